@@ -1,0 +1,156 @@
+//! Raw files of a run into rows of the table contract.
+//!
+//! # Brief overview
+//!
+//! [`ParserKind`] names every parser a pipeline or `schedlab parse KIND` can ask for. [`parse`]
+//! runs one parser on one file's bytes with a [`ParseContext`] (which run, which workload, when it
+//! ran) and returns a [`Parsed`]: the rows it produced for each table, plus quality rows for
+//! whatever it could not read. [`Parsed::write_to`] persists the non-empty tables.
+//!
+//! # Key design decision
+//!
+//! Text parsers do no file I/O: they take `&str` and a source name for error messages, so tests
+//! feed them fixture text and fuzzers feed them garbage. Only the perf.data reader takes a path,
+//! because it maps the file instead of reading it into memory.
+
+use std::path::{Path, PathBuf};
+
+use schedlab_tables::{
+    MigrationRow, QualityRow, SchedSliceRow, TableError, ThreadRow, WakeupRow, WorkloadMetricRow,
+};
+
+/// Every parser schedlab has, by the name pipelines and the command line use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ParserKind {
+    /// perf.data written by `perf sched record` (read natively, perf not needed).
+    PerfSched,
+    /// Text printed by `perf sched timehist [-M] [-V] [-w]`.
+    Timehist,
+    Turbostat,
+    StressNg,
+    Openssl,
+    /// `/usr/bin/time -v` or the shell's `time`.
+    Time,
+    PerfStat,
+}
+
+impl ParserKind {
+    pub const ALL: [ParserKind; 7] = [
+        ParserKind::PerfSched,
+        ParserKind::Timehist,
+        ParserKind::Turbostat,
+        ParserKind::StressNg,
+        ParserKind::Openssl,
+        ParserKind::Time,
+        ParserKind::PerfStat,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ParserKind::PerfSched => "perf-sched",
+            ParserKind::Timehist => "timehist",
+            ParserKind::Turbostat => "turbostat",
+            ParserKind::StressNg => "stress-ng",
+            ParserKind::Openssl => "openssl",
+            ParserKind::Time => "time",
+            ParserKind::PerfStat => "perf-stat",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<ParserKind> {
+        ParserKind::ALL.into_iter().find(|kind| kind.name() == name)
+    }
+}
+
+impl std::fmt::Display for ParserKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// What a parser needs to know about the run a file came from.
+#[derive(Debug, Clone, Default)]
+pub struct ParseContext {
+    pub run_id: String,
+    /// The workload whose output this is (text parsers), if any.
+    pub workload: Option<String>,
+    /// Which instance of the workload.
+    pub instance: u32,
+    /// CLOCK_MONOTONIC time the producing process started, when the runner knows it.
+    pub start_ns: Option<i64>,
+    /// CLOCK_MONOTONIC time the producing process ended, when the runner knows it.
+    pub end_ns: Option<i64>,
+    /// Processes the runner started, as (pid, workload name): threads descending from them
+    /// through fork events belong to that workload.
+    pub workload_pids: Vec<(i32, String)>,
+}
+
+/// Rows produced by parsing, one vector per table.
+#[derive(Debug, Default)]
+pub struct Parsed {
+    pub sched_slices: Vec<SchedSliceRow>,
+    pub migrations: Vec<MigrationRow>,
+    pub wakeups: Vec<WakeupRow>,
+    pub threads: Vec<ThreadRow>,
+    pub workload_metrics: Vec<WorkloadMetricRow>,
+    pub quality: Vec<QualityRow>,
+}
+
+impl Parsed {
+    /// Appends every table of `other` to this one.
+    pub fn extend(&mut self, other: Parsed) {
+        self.sched_slices.extend(other.sched_slices);
+        self.migrations.extend(other.migrations);
+        self.wakeups.extend(other.wakeups);
+        self.threads.extend(other.threads);
+        self.workload_metrics.extend(other.workload_metrics);
+        self.quality.extend(other.quality);
+    }
+
+    /// Writes every table as `DIR/<table>.parquet`, each atomically. Tables that no parser of
+    /// this kind produces are skipped; tables it produces are written even when empty, so a
+    /// reader can tell "nothing happened" from "not parsed".
+    pub fn write_to(&self, dir: &Path, kinds: &[ParserKind]) -> Result<Vec<PathBuf>, TableError> {
+        use schedlab_tables::{Table, write_rows};
+        let mut written = Vec::new();
+        let sched = kinds.iter().any(|k| matches!(k, ParserKind::PerfSched | ParserKind::Timehist));
+        let metrics = kinds.iter().any(|k| {
+            matches!(k, ParserKind::StressNg | ParserKind::Openssl | ParserKind::Time | ParserKind::PerfStat)
+        });
+        fn put<T: Table>(dir: &Path, rows: &[T], out: &mut Vec<PathBuf>) -> Result<(), TableError> {
+            let path = dir.join(format!("{}.parquet", T::NAME));
+            write_rows(&path, rows)?;
+            out.push(path);
+            Ok(())
+        }
+        if sched {
+            put(dir, &self.sched_slices, &mut written)?;
+            put(dir, &self.migrations, &mut written)?;
+            put(dir, &self.wakeups, &mut written)?;
+            put(dir, &self.threads, &mut written)?;
+        }
+        if metrics {
+            put(dir, &self.workload_metrics, &mut written)?;
+        }
+        put(dir, &self.quality, &mut written)?;
+        Ok(written)
+    }
+}
+
+/// A file a parser could not read at all.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ParseError {
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// Text the parser does not understand, at a line (1-based).
+    #[error("{source_name}:{line}: {message}")]
+    Text { source_name: String, line: usize, message: String },
+    /// A binary file that is not what the parser expects, at a byte offset.
+    #[error("{source_name}: at byte {offset}: {message}")]
+    Binary { source_name: String, offset: u64, message: String },
+}

@@ -1,0 +1,50 @@
+//! The table contract of schedlab: one Rust row type per table, and Parquet files of them.
+//!
+//! # Brief overview
+//!
+//! Every fact schedlab records or derives lands in one of the tables of DESIGN.md. Each table is
+//! a `#[derive(Serialize, Deserialize)]` struct in [`rows`]; its field names *are* the column
+//! names that notebooks and reports depend on, so renaming a field is a breaking change.
+//! [`Table`] ties a row type to its file name. [`write_rows`] and [`read_rows`] move rows to and
+//! from Parquet, and [`write_batch`] writes an Arrow batch built by hand (for tables whose columns
+//! depend on the input, like turbostat's).
+//!
+//! # Key design decision
+//!
+//! Schemas are derived from the row types (`serde_arrow`), not written twice. Strings are plain
+//! `Utf8` and lists plain `List`, so pyarrow, polars and DuckDB open the files without casts.
+//! Every file is written to a temporary name in the same directory and renamed into place, so a
+//! crash or Ctrl-C never leaves a half-written table.
+
+pub mod rows;
+mod parquet_io;
+
+pub use parquet_io::{read_batches, read_rows, schema_of, write_batch, write_rows};
+pub use rows::*;
+
+use std::path::PathBuf;
+
+/// Errors from reading or writing a table file.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum TableError {
+    /// The file could not be created, renamed or read.
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// The rows do not fit the schema, or the file's columns do not fit the row type.
+    #[error("{path}: {message} (hint: was the file written by another schedlab version?)")]
+    Schema { path: PathBuf, message: String },
+    /// The Parquet encoder or decoder failed.
+    #[error("{path}: {message}")]
+    Parquet { path: PathBuf, message: String },
+}
+
+/// A row type that is a table of the contract.
+pub trait Table: serde::Serialize + serde::de::DeserializeOwned {
+    /// File stem under `tables/`, e.g. `sched_slices` for `tables/sched_slices.parquet`.
+    const NAME: &'static str;
+}

@@ -1,0 +1,201 @@
+//! One struct per table. Field names are the column contract of DESIGN.md.
+//!
+//! Conventions: times are `*_ns` on CLOCK_MONOTONIC (i64), CPUs `cpu` (i32), thread and process
+//! ids `tid` / `pid` (i32, since perf uses -1 for "unknown"). Every row carries `run_id`.
+//! `Option` fields are nullable columns: null means "the source did not say", never zero.
+
+use serde::{Deserialize, Serialize};
+
+use crate::Table;
+
+macro_rules! table {
+    ($ty:ident, $name:literal) => {
+        impl Table for $ty {
+            const NAME: &'static str = $name;
+        }
+    };
+}
+
+/// One run of a pipeline: one expansion of the matrix, one repetition.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunRow {
+    pub run_id: String,
+    pub pipeline: String,
+    pub label: Option<String>,
+    /// The matrix values of this run as `key=value` pairs joined by `,` (empty without a matrix).
+    pub variant: String,
+    pub repetition: u32,
+    pub host: String,
+    pub kernel: String,
+    pub cpu_model: String,
+    /// RFC 3339 wall-clock time the run started.
+    pub started_at: String,
+    /// `completed`, `failed` or `interrupted`.
+    pub status: String,
+    /// Wall-clock length of the collection in nanoseconds.
+    pub duration_ns: i64,
+}
+table!(RunRow, "runs");
+
+/// One CPU of the run's machine and its core class.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CpuRow {
+    pub run_id: String,
+    pub cpu: i32,
+    pub core_id: Option<i32>,
+    pub package_id: Option<i32>,
+    /// Core class: `P`, `E`, `LPE`, or another name a pipeline declared.
+    pub class: String,
+    /// Where the class came from: `declared`, or the sysfs signal that decided it.
+    pub class_source: String,
+    /// Relative capacity (ARM `cpu_capacity`, or scaled from max frequency), where known.
+    pub capacity: Option<i64>,
+    pub max_khz: Option<i64>,
+}
+table!(CpuRow, "cpus");
+
+/// One process the runner started for a workload (or one built-in workload).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProcessRow {
+    pub run_id: String,
+    pub workload: String,
+    /// Index among the workload's identical instances (0 for the first).
+    pub instance: u32,
+    pub pid: i32,
+    pub start_ns: i64,
+    pub end_ns: Option<i64>,
+    pub exit_code: Option<i32>,
+    pub nice: i32,
+    /// CPU list the process was bound to (`0,2-3`), null when unbound.
+    pub affinity: Option<String>,
+    pub argv: Vec<String>,
+}
+table!(ProcessRow, "processes");
+
+/// A time a thread spent on a CPU, ended by its switch-out (perf sched timehist semantics).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SchedSliceRow {
+    pub run_id: String,
+    pub cpu: i32,
+    pub pid: i32,
+    pub tid: i32,
+    pub comm: String,
+    pub start_ns: i64,
+    pub end_ns: i64,
+    pub run_ns: i64,
+    /// Time since the thread's previous switch-out.
+    pub wait_ns: i64,
+    /// Wakeup to switch-in (perf 6.1 meaning: zero after a preemption).
+    pub sched_delay_ns: i64,
+    /// Time spent runnable after a preemption (what newer perf adds to the delay).
+    pub preempt_wait_ns: i64,
+    /// Task state at switch-out as perf prints it (`S`, `D`, `R`, `R+`, …).
+    pub prev_state: String,
+    pub workload: Option<String>,
+}
+table!(SchedSliceRow, "sched_slices");
+
+/// A sched_migrate_task event.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MigrationRow {
+    pub run_id: String,
+    pub time_ns: i64,
+    pub pid: i32,
+    pub tid: i32,
+    pub comm: String,
+    pub from_cpu: i32,
+    pub to_cpu: i32,
+    pub workload: Option<String>,
+}
+table!(MigrationRow, "migrations");
+
+/// A wakeup (sched_waking, sched_wakeup or sched_wakeup_new).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WakeupRow {
+    pub run_id: String,
+    pub time_ns: i64,
+    pub pid: i32,
+    pub tid: i32,
+    pub comm: String,
+    pub target_cpu: i32,
+    pub waker_tid: Option<i32>,
+    /// `waking`, `wakeup` or `wakeup_new`.
+    pub kind: String,
+    pub workload: Option<String>,
+}
+table!(WakeupRow, "wakeups");
+
+/// A thread seen in a trace or in /proc, with its process and parent.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ThreadRow {
+    pub run_id: String,
+    pub tid: i32,
+    pub pid: i32,
+    pub parent_tid: Option<i32>,
+    /// The thread's last command name.
+    pub comm: String,
+    pub start_ns: Option<i64>,
+    pub end_ns: Option<i64>,
+    pub workload: Option<String>,
+}
+table!(ThreadRow, "threads");
+
+/// A sample of the CPU a thread was on, read from /proc/PID/task/TID/stat.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PlacementRow {
+    pub run_id: String,
+    pub time_ns: i64,
+    pub pid: i32,
+    pub tid: i32,
+    pub comm: String,
+    pub cpu: i32,
+    /// Cumulative user + system CPU time of the thread at the sample.
+    pub cpu_time_ns: i64,
+    pub workload: Option<String>,
+}
+table!(PlacementRow, "placement");
+
+/// A built-in sampler row per CPU and interval.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CpuSampleRow {
+    pub run_id: String,
+    pub time_ns: i64,
+    pub cpu: i32,
+    pub busy_pct: Option<f64>,
+    pub freq_khz: Option<i64>,
+    /// Share of the interval in idle states deeper than polling, from cpuidle.
+    pub idle_state_pct: Option<f64>,
+    /// Package energy counter delta over the interval (RAPL), on the first CPU of a package only.
+    pub package_energy_uj: Option<i64>,
+}
+table!(CpuSampleRow, "cpu_samples");
+
+/// A figure a workload reported (or that the runner measured for it).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WorkloadMetricRow {
+    pub run_id: String,
+    pub workload: String,
+    pub instance: u32,
+    /// Thread the figure is about, when it is per thread (the periodic workload's threads).
+    pub tid: Option<i32>,
+    /// The tool that reported it: `stress-ng`, `openssl`, `time`, `periodic`, …
+    pub tool: String,
+    pub metric: String,
+    pub value: f64,
+    pub unit: String,
+}
+table!(WorkloadMetricRow, "workload_metrics");
+
+/// Something that makes a run's numbers less trustworthy.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct QualityRow {
+    pub run_id: String,
+    /// What reported it: a monitor or workload name, or a parser.
+    pub source: String,
+    /// `info`, `warning` or `error`.
+    pub severity: String,
+    pub message: String,
+    pub time_ns: Option<i64>,
+    pub cpu: Option<i32>,
+}
+table!(QualityRow, "quality");
