@@ -1,0 +1,26 @@
+//! The pipeline model: YAML in, a checked and expanded [`Plan`] out.
+//!
+//! # Brief overview
+//!
+//! Configuration is read in two steps (as Vector does): [`raw`] mirrors the YAML with
+//! `deny_unknown_fields` so typos fail at their line, and [`compile()`] checks what the shape cannot
+//! say (undefined `${vars}`, unknown parsers, one kind per monitor) and expands matrix × repeat into
+//! [`RunPlan`]s. All errors come back at once as [`Diagnostic`]s with file:line:column, the line,
+//! a caret and a hint.
+//!
+//! # Key design decision
+//!
+//! YAML is read with serde-saphyr rather than the archived serde_yaml: it is pure Rust, keeps
+//! exact line:column for every error (including custom ones raised while deserializing a value,
+//! such as a malformed duration), and `Spanned<T>` gives positions for the checks made after
+//! deserialization.
+
+mod compile;
+mod diagnostic;
+pub mod duration;
+mod plan;
+pub mod raw;
+
+pub use compile::{CompileOptions, compile, substitute};
+pub use diagnostic::{Diagnostic, closest};
+pub use plan::{CollectPlan, MonitorKind, MonitorPlan, Plan, Program, RunPlan, WorkloadPlan};

@@ -1,0 +1,131 @@
+//! The checked, expanded pipeline: what the runner executes. Every `${var}` is substituted, every
+//! matrix combination and repetition is its own [`RunPlan`], durations are resolved.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::raw::{AggregateStep, PeriodicOptions, PerfSchedOptions, PlacementOptions, Summarize, TurbostatOptions};
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Plan {
+    pub name: String,
+    pub description: Option<String>,
+    /// Runs in execution order: variants interleaved (a b c a b c …), so that drift over time
+    /// does not masquerade as a difference between variants.
+    pub runs: Vec<RunPlan>,
+    /// Core classes declared in the pipeline, overriding detection.
+    pub topology: Vec<(String, Vec<u32>)>,
+    pub aggregate: Vec<AggregateStep>,
+    pub summarize: Summarize,
+}
+
+impl Plan {
+    /// The part of the pipeline that decides what is collected: a change here means new runs.
+    pub fn collect_section(&self) -> serde_json::Value {
+        serde_json::json!({ "runs": self.runs })
+    }
+
+    /// The part that decides how raw files become tables.
+    pub fn parse_section(&self) -> serde_json::Value {
+        serde_json::json!({ "topology": self.topology })
+    }
+
+    pub fn aggregate_section(&self) -> serde_json::Value {
+        serde_json::json!({ "aggregate": self.aggregate })
+    }
+
+    pub fn summarize_section(&self) -> serde_json::Value {
+        serde_json::json!({ "summarize": self.summarize })
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct RunPlan {
+    /// `workers=4-r2`, or `r2` without a matrix: unique within the plan.
+    pub key: String,
+    /// This run's matrix values.
+    pub variant: BTreeMap<String, String>,
+    /// 1-based repetition number.
+    pub repetition: u32,
+    pub collect: CollectPlan,
+}
+
+impl RunPlan {
+    /// The matrix values as `k=v,k=v` (empty without a matrix).
+    pub fn variant_text(&self) -> String {
+        self.variant.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(",")
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct CollectPlan {
+    pub duration: Option<Duration>,
+    pub cooldown: Option<Duration>,
+    pub monitors: Vec<MonitorPlan>,
+    pub workloads: Vec<WorkloadPlan>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct MonitorPlan {
+    pub name: String,
+    pub kind: MonitorKind,
+    pub optional: bool,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum MonitorKind {
+    PerfSched(PerfSchedOptions),
+    Placement(PlacementOptions),
+    Turbostat(TurbostatOptions),
+    Command { argv: Vec<String>, parse: Option<String> },
+}
+
+impl MonitorKind {
+    pub fn name(&self) -> &'static str {
+        match self {
+            MonitorKind::PerfSched(_) => "perf-sched",
+            MonitorKind::Placement(_) => "placement",
+            MonitorKind::Turbostat(_) => "turbostat",
+            MonitorKind::Command { .. } => "command",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct WorkloadPlan {
+    pub name: String,
+    pub program: Program,
+    pub start_after: Duration,
+    pub nice: i32,
+    pub cpus: Option<Vec<u32>>,
+    pub timeout: Option<Duration>,
+    pub instances: u32,
+    pub parse: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Program {
+    /// An external program, run without a shell.
+    External { argv: Vec<String> },
+    /// schedlab's built-in periodic load.
+    Periodic(PeriodicOptions),
+}
+
+impl WorkloadPlan {
+    /// When this workload is expected to end, relative to the run's start (None: unknown).
+    pub fn expected_end(&self) -> Option<Duration> {
+        let own = match &self.program {
+            Program::Periodic(p) => Some(p.duration.0),
+            Program::External { .. } => None,
+        };
+        let bound = match (own, self.timeout) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        bound.map(|d| self.start_after + d)
+    }
+}

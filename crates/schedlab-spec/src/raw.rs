@@ -1,0 +1,252 @@
+//! The pipeline as written: serde types that mirror the YAML, with `deny_unknown_fields`
+//! everywhere so a typo is an error at its line instead of a silently ignored key.
+//!
+//! Nothing here is checked beyond its shape; [`crate::compile`] turns it into a [`crate::Plan`].
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_saphyr::Spanned;
+
+use crate::duration::Span;
+
+/// A YAML scalar used as a variable or matrix value; kept as text for substitution.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Scalar {
+    Int(i64),
+    Float(f64),
+    Bool(bool),
+    Text(String),
+}
+
+impl std::fmt::Display for Scalar {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Scalar::Int(v) => write!(f, "{v}"),
+            Scalar::Float(v) => write!(f, "{v}"),
+            Scalar::Bool(v) => write!(f, "{v}"),
+            Scalar::Text(v) => f.write_str(v),
+        }
+    }
+}
+
+/// A CPU or a range of CPUs: `3` or `"4-11"`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum CpuItem {
+    One(u32),
+    Range(String),
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawPipeline {
+    pub name: Spanned<String>,
+    #[serde(default)]
+    pub description: Option<String>,
+    /// User variables, substituted into argv as `${name}`.
+    #[serde(default)]
+    pub vars: BTreeMap<String, Scalar>,
+    /// Each combination of these values is one variant; also substituted as `${name}`.
+    #[serde(default)]
+    pub matrix: BTreeMap<String, Vec<Scalar>>,
+    /// Runs per variant.
+    #[serde(default)]
+    pub repeat: Option<u32>,
+    /// Core classes declared by hand, overriding detection: `{ P: [0-3], E: [4-11] }`.
+    #[serde(default)]
+    pub topology: Option<BTreeMap<String, Vec<CpuItem>>>,
+    pub collect: RawCollect,
+    #[serde(default)]
+    pub aggregate: Vec<AggregateStep>,
+    #[serde(default)]
+    pub summarize: Summarize,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawCollect {
+    /// How long monitors record. Without it the run ends when the last workload ends.
+    #[serde(default)]
+    pub duration: Option<Span>,
+    /// Pause between two runs, so that heat and turbo budget recover.
+    #[serde(default)]
+    pub cooldown: Option<Span>,
+    #[serde(default)]
+    pub monitors: BTreeMap<String, RawMonitor>,
+    pub workloads: BTreeMap<String, RawWorkload>,
+}
+
+/// One monitor: exactly one kind key plus `optional`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawMonitor {
+    #[serde(rename = "perf-sched", default)]
+    pub perf_sched: Option<PerfSchedOptions>,
+    #[serde(default)]
+    pub placement: Option<PlacementOptions>,
+    #[serde(default)]
+    pub turbostat: Option<TurbostatOptions>,
+    #[serde(default)]
+    pub command: Option<CommandOptions>,
+    /// When the monitor cannot start here, skip it with a recorded reason instead of failing.
+    #[serde(default)]
+    pub optional: bool,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PerfSchedOptions {
+    /// Ring-buffer size per CPU (`perf record -m`), e.g. `"64M"` or `"1024"` pages.
+    #[serde(default)]
+    pub buffer: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PlacementOptions {
+    #[serde(default = "default_placement_interval")]
+    pub interval: Span,
+}
+
+fn default_placement_interval() -> Span {
+    Span(std::time::Duration::from_millis(200))
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TurbostatOptions {
+    #[serde(default = "default_turbostat_interval")]
+    pub interval: Span,
+    /// Columns for `--show`, e.g. `[CPU, Core, Busy%, Bzy_MHz]`.
+    #[serde(default)]
+    pub show: Vec<String>,
+}
+
+fn default_turbostat_interval() -> Span {
+    Span(std::time::Duration::from_secs(1))
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CommandOptions {
+    pub run: Vec<Spanned<String>>,
+    #[serde(default)]
+    pub parse: Option<Spanned<String>>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawWorkload {
+    /// An external program as an argv list, run without a shell.
+    #[serde(default)]
+    pub run: Option<Vec<Spanned<String>>>,
+    /// The built-in periodic load, instead of `run`.
+    #[serde(default)]
+    pub periodic: Option<PeriodicOptions>,
+    #[serde(default)]
+    pub start_after: Option<Span>,
+    #[serde(default)]
+    pub nice: Option<i32>,
+    /// CPUs the workload may run on: `[0, 2-3]`.
+    #[serde(default)]
+    pub cpus: Option<Vec<CpuItem>>,
+    /// Stop the workload after this long.
+    #[serde(default)]
+    pub timeout: Option<Span>,
+    /// Identical processes started together.
+    #[serde(default)]
+    pub instances: Option<u32>,
+    /// Parser for the workload's output (`stress-ng`, `openssl`, `time`, …).
+    #[serde(default)]
+    pub parse: Option<Spanned<String>>,
+}
+
+/// rt-app-like periodic threads: each wakes every `period`, spins for `busy` (or `duty` percent
+/// of the period), and sleeps until the next period.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PeriodicOptions {
+    #[serde(default = "one")]
+    pub threads: u32,
+    pub period: Span,
+    #[serde(default)]
+    pub busy: Option<Span>,
+    /// Percent of each period spent busy, instead of `busy`.
+    #[serde(default)]
+    pub duty: Option<f64>,
+    pub duration: Span,
+}
+
+fn one() -> u32 {
+    1
+}
+
+/// One aggregate step: `- residency: { workload: burst }`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum AggregateStep {
+    /// Share of each thread's CPU time on each CPU and core class.
+    Residency(StepOptions),
+    /// Migration counts, start-up vs steady state, and the mean interval between them.
+    Migrations(StepOptions),
+    /// Scheduling delay (wakeup to run) mean and max.
+    SchedDelay(StepOptions),
+    /// CPU time against wall time per thread.
+    CpuTime(StepOptions),
+}
+
+impl AggregateStep {
+    pub fn name(&self) -> &'static str {
+        match self {
+            AggregateStep::Residency(_) => "residency",
+            AggregateStep::Migrations(_) => "migrations",
+            AggregateStep::SchedDelay(_) => "sched_delay",
+            AggregateStep::CpuTime(_) => "cpu_time",
+        }
+    }
+
+    pub fn options(&self) -> &StepOptions {
+        match self {
+            AggregateStep::Residency(o)
+            | AggregateStep::Migrations(o)
+            | AggregateStep::SchedDelay(o)
+            | AggregateStep::CpuTime(o) => o,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StepOptions {
+    /// Restrict to one workload (all workloads when absent).
+    #[serde(default)]
+    pub workload: Option<Spanned<String>>,
+    /// Migrations in the first `startup` of a workload count as start-up, the rest as steady.
+    #[serde(default)]
+    pub startup: Option<Span>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Summarize {
+    #[serde(default = "default_reports")]
+    pub report: Vec<ReportFormat>,
+}
+
+impl Default for Summarize {
+    fn default() -> Self {
+        Summarize { report: default_reports() }
+    }
+}
+
+fn default_reports() -> Vec<ReportFormat> {
+    vec![ReportFormat::Markdown]
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReportFormat {
+    Markdown,
+}
