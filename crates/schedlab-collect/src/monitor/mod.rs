@@ -1,0 +1,204 @@
+//! Monitors: started before the workloads, stopped after them, raw output kept under raw/.
+//!
+//! Each kind checks what it needs before starting (tool installed, privileges, tracefs) and
+//! returns [`Unavailable`] with the fix when it cannot run; the collector then fails the run or,
+//! for an `optional` monitor, skips it and records the reason.
+
+mod placement;
+
+use std::path::Path;
+use std::time::Duration;
+
+use rustix::process::Signal;
+use serde::{Deserialize, Serialize};
+
+use schedlab_spec::{MonitorKind, MonitorPlan};
+
+use crate::process::{self, Child, SpawnOptions};
+pub use placement::{Sampler, Tracked};
+
+/// Why a monitor cannot run on this machine, with the fix.
+#[derive(Debug, Clone)]
+pub struct Unavailable(pub String);
+
+/// What the manifest keeps of a monitor.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct MonitorRecord {
+    pub name: String,
+    pub kind: String,
+    /// The exact command line, for external tools.
+    pub argv: Vec<String>,
+    /// `ran`, `skipped` or `failed`.
+    pub status: String,
+    pub reason: Option<String>,
+    /// Raw files it wrote, relative to the run directory.
+    pub files: Vec<String>,
+    pub parse: Option<String>,
+    pub start_ns: Option<i64>,
+    pub end_ns: Option<i64>,
+}
+
+pub enum Running {
+    Tool { child: Box<Child>, stderr: std::path::PathBuf },
+    Placement(Sampler),
+}
+
+/// Everything a monitor start needs from the run.
+pub struct MonitorContext<'a> {
+    pub run_id: &'a str,
+    pub run_dir: &'a Path,
+    pub tracked: &'a Tracked,
+}
+
+/// Starts one monitor; `record` is filled with its command line and files.
+pub fn start(plan: &MonitorPlan, ctx: &MonitorContext<'_>, record: &mut MonitorRecord) -> Result<Running, Unavailable> {
+    let raw = |suffix: &str| format!("raw/{}.{suffix}", plan.name);
+    match &plan.kind {
+        MonitorKind::Placement(options) => {
+            let file = raw("placement.parquet");
+            record.files.push(file.clone());
+            Ok(Running::Placement(Sampler::start(
+                ctx.run_id.to_owned(),
+                options.interval.0,
+                ctx.tracked.clone(),
+                ctx.run_dir.join(file),
+            )))
+        }
+        MonitorKind::PerfSched(options) => {
+            check_perf_sched()?;
+            let file = raw("perf.data");
+            let mut argv: Vec<String> =
+                ["perf", "sched", "record", "-a", "-k", "CLOCK_MONOTONIC"].map(String::from).into();
+            if let Some(buffer) = &options.buffer {
+                argv.extend(["-m".into(), buffer.clone()]);
+            }
+            argv.extend(["-o".into(), ctx.run_dir.join(&file).display().to_string()]);
+            record.files.push(file.clone());
+            record.parse = Some("perf-sched".into());
+            let running = start_tool(plan, ctx, record, argv, None)?;
+            // perf writes its header at once; wait for it so the workloads start under tracing.
+            wait_for_file(&ctx.run_dir.join(&file), &running, Duration::from_secs(5))?;
+            Ok(running)
+        }
+        MonitorKind::Turbostat(options) => {
+            process::find_program("turbostat")
+                .ok_or_else(|| Unavailable("turbostat is not installed (hint: apt-get install linux-cpupower)".into()))?;
+            let secs = options.interval.0.as_secs_f64();
+            let mut argv: Vec<String> =
+                ["turbostat", "--quiet", "--interval"].map(String::from).into();
+            argv.push(format!("{secs}"));
+            if !options.show.is_empty() {
+                argv.extend(["--show".into(), options.show.join(",")]);
+            }
+            record.parse = Some("turbostat".into());
+            let running = start_tool(plan, ctx, record, argv, Some(raw("turbostat.txt")))?;
+            // turbostat fails within milliseconds where it cannot read MSRs; catch that now.
+            std::thread::sleep(Duration::from_millis(300));
+            exited_early(&running)?;
+            Ok(running)
+        }
+        MonitorKind::Command { argv, parse } => {
+            if process::find_program(&argv[0]).is_none() {
+                return Err(Unavailable(format!("`{}` is not installed or not on PATH", argv[0])));
+            }
+            record.parse = parse.clone();
+            start_tool(plan, ctx, record, argv.clone(), Some(raw("stdout.txt")))
+        }
+    }
+}
+
+fn start_tool(
+    plan: &MonitorPlan,
+    ctx: &MonitorContext<'_>,
+    record: &mut MonitorRecord,
+    argv: Vec<String>,
+    stdout: Option<String>,
+) -> Result<Running, Unavailable> {
+    let stderr = format!("raw/{}.stderr.txt", plan.name);
+    let stdout_path = stdout.as_ref().map(|f| ctx.run_dir.join(f));
+    let stderr_path = ctx.run_dir.join(&stderr);
+    let options = SpawnOptions { stdout: stdout_path.as_deref(), stderr: Some(&stderr_path), ..Default::default() };
+    let child = process::spawn(&argv, &options)
+        .map_err(|err| Unavailable(format!("cannot start `{}`: {err}", argv.join(" "))))?;
+    record.argv = argv;
+    record.files.extend(stdout);
+    record.files.push(stderr);
+    Ok(Running::Tool { child: Box::new(child), stderr: stderr_path })
+}
+
+fn exited_early(running: &Running) -> Result<(), Unavailable> {
+    if let Running::Tool { child, stderr } = running
+        && let Ok(Some(exit)) = child.try_exit()
+    {
+        let message = process::tail(stderr, 3);
+        return Err(Unavailable(format!("exited at once with code {}: {}", exit.code, message.trim())));
+    }
+    Ok(())
+}
+
+fn wait_for_file(path: &Path, running: &Running, limit: Duration) -> Result<(), Unavailable> {
+    let deadline = std::time::Instant::now() + limit;
+    while std::time::Instant::now() < deadline {
+        exited_early(running)?;
+        if std::fs::metadata(path).is_ok_and(|m| m.len() > 0) {
+            return Ok(());
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    Err(Unavailable(format!("{} did not appear within {limit:?}", path.display())))
+}
+
+/// perf sched record needs perf, the sched tracepoints (tracefs) and the right to trace all CPUs.
+fn check_perf_sched() -> Result<(), Unavailable> {
+    process::find_program("perf")
+        .ok_or_else(|| Unavailable("perf is not installed (hint: apt-get install linux-perf)".into()))?;
+    let root = rustix::process::geteuid().is_root();
+    let paranoid = std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid")
+        .ok()
+        .and_then(|t| t.trim().parse::<i32>().ok())
+        .unwrap_or(2);
+    if !root && paranoid > -1 {
+        return Err(Unavailable(format!(
+            "tracing every CPU needs root or kernel.perf_event_paranoid <= -1 (it is {paranoid}); \
+             hint: run as root, or `sysctl kernel.perf_event_paranoid=-1`"
+        )));
+    }
+    let events = ["/sys/kernel/tracing/events/sched", "/sys/kernel/debug/tracing/events/sched"];
+    if events.iter().any(|p| Path::new(p).exists()) {
+        return Ok(());
+    }
+    if !root {
+        return Err(Unavailable("tracefs is not mounted; hint: mount -t tracefs nodev /sys/kernel/tracing".into()));
+    }
+    let status = std::process::Command::new("mount")
+        .args(["-t", "tracefs", "nodev", "/sys/kernel/tracing"])
+        .status()
+        .map_err(|err| Unavailable(format!("cannot run mount for tracefs: {err}")))?;
+    if !status.success() || !Path::new(events[0]).exists() {
+        return Err(Unavailable("mounting tracefs on /sys/kernel/tracing failed; the kernel may lack sched tracepoints".into()));
+    }
+    tracing::info!("mounted tracefs on /sys/kernel/tracing");
+    Ok(())
+}
+
+impl Running {
+    /// Stops the monitor: SIGINT so tools flush what they buffered, then wait.
+    pub fn stop(self) -> Result<(), String> {
+        match self {
+            Running::Placement(sampler) => {
+                let cpu_ns = sampler.stop()?;
+                tracing::debug!(cpu_ms = cpu_ns / 1_000_000, "placement sampler CPU time");
+                Ok(())
+            }
+            Running::Tool { child, stderr } => {
+                let exit = child.stop(Signal::INT, Duration::from_secs(30)).map_err(|err| err.to_string())?;
+                // SIGINT is the requested way to end these tools: 130 or 0 are both clean.
+                if matches!(exit.code, 0 | 130) {
+                    Ok(())
+                } else {
+                    Err(format!("exited with code {}: {}", exit.code, process::tail(&stderr, 3).trim()))
+                }
+            }
+        }
+    }
+}

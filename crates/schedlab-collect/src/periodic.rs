@@ -1,0 +1,174 @@
+//! The built-in `periodic` workload, in the spirit of rt-app: N threads, each waking at the
+//! start of every period, spinning for its busy time, then sleeping until the next period.
+//!
+//! It runs as its own process (`schedlab periodic-worker …`, started by the collector like any
+//! other workload) so that nice, affinity, process-tree attribution and perf traces treat it
+//! exactly like an external program. Each thread records how late every period started against
+//! its deadline; the process writes a JSON [`Report`] the parse stage turns into
+//! `workload_metrics` rows.
+
+use std::path::Path;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use schedlab_tables::WorkloadMetricRow;
+
+use crate::clock::{monotonic_ns, thread_cpu_ns, timespec};
+
+/// What one periodic process is asked to do.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PeriodicConfig {
+    pub threads: u32,
+    pub period: Duration,
+    pub busy: Duration,
+    pub duration: Duration,
+}
+
+/// What one thread achieved.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ThreadReport {
+    pub tid: i32,
+    /// Periods whose busy part ran.
+    pub periods: u64,
+    /// Periods skipped because the previous one overran its deadline.
+    pub missed: u64,
+    /// How late each period's work started against its deadline.
+    pub lateness_mean_ns: f64,
+    pub lateness_p99_ns: i64,
+    pub lateness_max_ns: i64,
+    pub cpu_ns: i64,
+    pub wall_ns: i64,
+}
+
+impl ThreadReport {
+    pub fn duty_pct(&self) -> f64 {
+        if self.wall_ns == 0 { 0.0 } else { 100.0 * self.cpu_ns as f64 / self.wall_ns as f64 }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Report {
+    pub period_ns: i64,
+    pub busy_ns: i64,
+    pub threads: Vec<ThreadReport>,
+}
+
+/// Runs the workload in this process and returns what each thread achieved.
+pub fn run(config: PeriodicConfig) -> Report {
+    let start = monotonic_ns() + 1_000_000; // a common first deadline for all threads
+    let threads: Vec<ThreadReport> = std::thread::scope(|scope| {
+        let handles: Vec<_> =
+            (0..config.threads).map(|_| scope.spawn(move || run_thread(config, start))).collect();
+        handles.into_iter().map(|h| h.join().expect("periodic thread panicked")).collect()
+    });
+    Report {
+        period_ns: crate::clock::ns(config.period),
+        busy_ns: crate::clock::ns(config.busy),
+        threads,
+    }
+}
+
+fn run_thread(config: PeriodicConfig, start: i64) -> ThreadReport {
+    let period = crate::clock::ns(config.period).max(1);
+    let busy = crate::clock::ns(config.busy);
+    let end = start + crate::clock::ns(config.duration);
+    let cpu_start = thread_cpu_ns();
+    let mut lateness = Vec::new();
+    let mut missed = 0;
+    let mut deadline = start;
+    while deadline < end {
+        // An interrupted sleep just sleeps again: the deadline is absolute.
+        while rustix::thread::clock_nanosleep_absolute(rustix::thread::ClockId::Monotonic, &timespec(deadline)).is_err() {}
+        let woke = monotonic_ns();
+        lateness.push(woke - deadline);
+        while monotonic_ns() < woke + busy {
+            std::hint::spin_loop();
+        }
+        let mut next = deadline + period;
+        while next <= monotonic_ns() {
+            missed += 1;
+            next += period;
+        }
+        deadline = next;
+    }
+    let wall_ns = monotonic_ns().min(end) - start;
+    lateness.sort_unstable();
+    let count = lateness.len();
+    ThreadReport {
+        tid: rustix::thread::gettid().as_raw_nonzero().get(),
+        periods: count as u64,
+        missed,
+        lateness_mean_ns: if count == 0 { 0.0 } else { lateness.iter().sum::<i64>() as f64 / count as f64 },
+        lateness_p99_ns: lateness.get((count * 99 / 100).min(count.saturating_sub(1))).copied().unwrap_or(0),
+        lateness_max_ns: lateness.last().copied().unwrap_or(0),
+        cpu_ns: thread_cpu_ns() - cpu_start,
+        wall_ns,
+    }
+}
+
+impl Report {
+    pub fn write(&self, path: &Path) -> std::io::Result<()> {
+        let text = serde_json::to_vec_pretty(self).map_err(std::io::Error::other)?;
+        let tmp = path.with_extension("json.tmp");
+        std::fs::write(&tmp, text)?;
+        std::fs::rename(tmp, path)
+    }
+
+    pub fn read(path: &Path) -> Result<Report, String> {
+        let bytes = std::fs::read(path).map_err(|err| format!("{}: {err}", path.display()))?;
+        serde_json::from_slice(&bytes).map_err(|err| format!("{}: not a periodic report: {err}", path.display()))
+    }
+
+    /// The report as `workload_metrics` rows, one set per thread.
+    pub fn metrics(&self, run_id: &str, workload: &str, instance: u32) -> Vec<WorkloadMetricRow> {
+        let row = |tid: i32, metric: &str, value: f64, unit: &str| WorkloadMetricRow {
+            run_id: run_id.to_owned(),
+            workload: workload.to_owned(),
+            instance,
+            tid: Some(tid),
+            tool: "periodic".into(),
+            metric: metric.into(),
+            value,
+            unit: unit.into(),
+        };
+        self.threads
+            .iter()
+            .flat_map(|t| {
+                [
+                    row(t.tid, "periods", t.periods as f64, "count"),
+                    row(t.tid, "missed_periods", t.missed as f64, "count"),
+                    row(t.tid, "duty_cycle", t.duty_pct(), "%"),
+                    row(t.tid, "lateness_mean", t.lateness_mean_ns, "ns"),
+                    row(t.tid, "lateness_p99", t.lateness_p99_ns as f64, "ns"),
+                    row(t.tid, "lateness_max", t.lateness_max_ns as f64, "ns"),
+                    row(t.tid, "cpu_time", t.cpu_ns as f64, "ns"),
+                ]
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn two_threads_reach_their_duty_cycle_and_count_periods() {
+        let config = PeriodicConfig {
+            threads: 2,
+            period: Duration::from_millis(20),
+            busy: Duration::from_millis(5),
+            duration: Duration::from_millis(400),
+        };
+        let report = run(config);
+        assert_eq!(report.threads.len(), 2);
+        for thread in &report.threads {
+            assert_eq!(thread.periods + thread.missed, 20, "{thread:?}");
+            // 5 ms busy of 20 ms: 25 %, with slack for a busy 2-CPU machine.
+            assert!((15.0..40.0).contains(&thread.duty_pct()), "{thread:?}");
+            assert!(thread.lateness_max_ns >= thread.lateness_p99_ns);
+        }
+        assert_ne!(report.threads[0].tid, report.threads[1].tid);
+    }
+}

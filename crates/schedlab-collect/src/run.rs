@@ -1,0 +1,304 @@
+//! One run's timeline: start the monitors, start each workload at its `start_after`, stop what
+//! outlives its timeout or the collection, stop the monitors, and say how it went.
+
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use rustix::process::Signal;
+
+use schedlab_spec::{Program, RunPlan, WorkloadPlan};
+
+use crate::clock::{monotonic_ns, ns};
+use crate::manifest::{Manifest, Note, ProcessRecord, RunStatus};
+use crate::monitor::{self, MonitorContext, MonitorRecord, Running, Tracked};
+use crate::process::{self, Child, SpawnOptions};
+use crate::{CollectError, host};
+
+/// Grace period between asking a workload to stop (SIGTERM) and killing it.
+const STOP_GRACE: Duration = Duration::from_secs(3);
+
+/// What to collect, and where.
+pub struct RunRequest<'a> {
+    pub run_id: &'a str,
+    pub pipeline: &'a str,
+    pub label: Option<&'a str>,
+    pub plan: &'a RunPlan,
+    /// The run's directory; raw files go to `raw/` inside it.
+    pub run_dir: &'a Path,
+    /// The schedlab binary, which runs the built-in periodic workload as a child.
+    pub self_exe: &'a Path,
+    /// Set by the Ctrl-C / SIGTERM handler.
+    pub interrupt: &'a AtomicBool,
+    /// Called every tick with (elapsed, expected total) for a progress display.
+    pub on_tick: &'a dyn Fn(Duration, Option<Duration>),
+}
+
+struct Active {
+    index: usize,
+    child: Child,
+    deadline: Option<i64>,
+}
+
+/// Collects one run and returns its manifest (raw file digests are left to the caller).
+pub fn collect(request: &RunRequest<'_>) -> Result<Manifest, CollectError> {
+    let plan = &request.plan.collect;
+    std::fs::create_dir_all(request.run_dir.join("raw"))
+        .map_err(|source| CollectError::Io { path: request.run_dir.join("raw"), source })?;
+    check_programs(&plan.workloads)?;
+    let started_at = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
+    let host = host::facts();
+    let start_ns = monotonic_ns();
+    let tracked: Tracked = Arc::new(Mutex::new(Vec::new()));
+    let mut notes = Vec::new();
+
+    let ctx = MonitorContext { run_id: request.run_id, run_dir: request.run_dir, tracked: &tracked };
+    let mut monitors: Vec<(MonitorRecord, Option<Running>)> = Vec::new();
+    for monitor_plan in &plan.monitors {
+        let mut record = MonitorRecord {
+            name: monitor_plan.name.clone(),
+            kind: monitor_plan.kind.name().into(),
+            argv: Vec::new(),
+            status: "ran".into(),
+            reason: None,
+            files: Vec::new(),
+            parse: None,
+            start_ns: Some(monotonic_ns()),
+            end_ns: None,
+        };
+        match monitor::start(monitor_plan, &ctx, &mut record) {
+            Ok(running) => monitors.push((record, Some(running))),
+            Err(monitor::Unavailable(reason)) if monitor_plan.optional => {
+                tracing::warn!(monitor = %monitor_plan.name, "skipped: {reason}");
+                notes.push(Note {
+                    source: monitor_plan.name.clone(),
+                    severity: "warning".into(),
+                    message: format!("optional monitor {} skipped: {reason}", monitor_plan.kind.name()),
+                });
+                record.status = "skipped".into();
+                record.reason = Some(reason);
+                record.start_ns = None;
+                monitors.push((record, None));
+            }
+            Err(monitor::Unavailable(reason)) => {
+                stop_monitors(&mut monitors, &mut notes);
+                return Err(CollectError::MonitorUnavailable { monitor: monitor_plan.name.clone(), reason });
+            }
+        }
+    }
+
+    let zero = monotonic_ns();
+    let mut schedule: Vec<(i64, &WorkloadPlan, u32)> = plan
+        .workloads
+        .iter()
+        .flat_map(|w| (0..w.instances).map(move |i| (zero + ns(w.start_after), w, i)))
+        .collect();
+    schedule.sort_by_key(|(at, _, _)| std::cmp::Reverse(*at));
+    let end_at = plan.duration.map(|d| zero + ns(d));
+    let expected = plan
+        .duration
+        .or_else(|| plan.workloads.iter().map(WorkloadPlan::expected_end).collect::<Option<Vec<_>>>()?.into_iter().max());
+
+    let mut processes: Vec<ProcessRecord> = Vec::new();
+    let mut active: Vec<Active> = Vec::new();
+    let mut interrupted = false;
+    loop {
+        let now = monotonic_ns();
+        if request.interrupt.load(Ordering::SeqCst) {
+            interrupted = true;
+            stop_all(&mut active, &mut processes, "interrupted");
+            break;
+        }
+        while schedule.last().is_some_and(|(at, _, _)| *at <= now) {
+            let (_, workload, instance) = schedule.pop().expect("checked");
+            let (record, child) = start_workload(request, workload, instance)?;
+            tracked.lock().expect("tracked list").push((child.pid, workload.name.clone()));
+            let deadline = workload.timeout.map(|t| record.start_ns + ns(t));
+            processes.push(record);
+            active.push(Active { index: processes.len() - 1, child, deadline });
+        }
+        reap(&mut active, &mut processes, now);
+        if end_at.is_some_and(|end| now >= end) {
+            stop_all(&mut active, &mut processes, "end of collection");
+            break;
+        }
+        if end_at.is_none() && schedule.is_empty() && active.is_empty() {
+            break;
+        }
+        (request.on_tick)(Duration::from_nanos((now - zero).max(0) as u64), expected);
+        let next_start = schedule.last().map(|(at, _, _)| *at - now).unwrap_or(i64::MAX);
+        std::thread::sleep(Duration::from_nanos(next_start.clamp(0, 5_000_000) as u64));
+    }
+    stop_monitors(&mut monitors, &mut notes);
+
+    let mut status = if interrupted { RunStatus::Interrupted } else { RunStatus::Completed };
+    for record in &processes {
+        let failed = record.stopped.is_none() && record.exit_code != Some(0);
+        if failed {
+            let tail = process::tail(&request.run_dir.join(&record.stderr), 5);
+            notes.push(Note {
+                source: record.workload.clone(),
+                severity: "error".into(),
+                message: format!(
+                    "workload {} (instance {}) exited with code {}: {}",
+                    record.workload,
+                    record.instance,
+                    record.exit_code.map_or("?".into(), |c| c.to_string()),
+                    tail.trim()
+                ),
+            });
+            if status == RunStatus::Completed {
+                status = RunStatus::Failed;
+            }
+        }
+    }
+    if monitors.iter().any(|(m, _)| m.status == "failed") && status == RunStatus::Completed {
+        status = RunStatus::Failed;
+    }
+    Ok(Manifest {
+        run_id: request.run_id.to_owned(),
+        pipeline: request.pipeline.to_owned(),
+        label: request.label.map(str::to_owned),
+        key: request.plan.key.clone(),
+        variant: request.plan.variant.clone(),
+        repetition: request.plan.repetition,
+        status,
+        started_at,
+        start_ns,
+        end_ns: monotonic_ns(),
+        host,
+        monitors: monitors.into_iter().map(|(record, _)| record).collect(),
+        processes,
+        notes,
+        raw_files: Vec::new(),
+        plan: serde_json::to_value(request.plan).unwrap_or_default(),
+        schedlab_version: env!("CARGO_PKG_VERSION").to_owned(),
+    })
+}
+
+/// Refuses to start a run whose programs are missing, before any monitor runs.
+fn check_programs(workloads: &[WorkloadPlan]) -> Result<(), CollectError> {
+    for workload in workloads {
+        if let Program::External { argv } = &workload.program
+            && process::find_program(&argv[0]).is_none()
+        {
+            return Err(CollectError::MissingProgram { workload: workload.name.clone(), program: argv[0].clone() });
+        }
+    }
+    Ok(())
+}
+
+fn start_workload(
+    request: &RunRequest<'_>,
+    workload: &WorkloadPlan,
+    instance: u32,
+) -> Result<(ProcessRecord, Child), CollectError> {
+    let stem = format!("raw/{}.{instance}", workload.name);
+    let (argv, report) = match &workload.program {
+        Program::External { argv } => (argv.clone(), None),
+        Program::Periodic(options) => {
+            let report = format!("{stem}.periodic.json");
+            let busy = options
+                .busy
+                .map(|b| b.0)
+                .unwrap_or_else(|| options.period.0.mul_f64(options.duty.unwrap_or(0.0) / 100.0));
+            let argv = vec![
+                request.self_exe.display().to_string(),
+                "periodic-worker".into(),
+                "--threads".into(),
+                options.threads.to_string(),
+                "--period-ns".into(),
+                ns(options.period.0).to_string(),
+                "--busy-ns".into(),
+                ns(busy).to_string(),
+                "--duration-ns".into(),
+                ns(options.duration.0).to_string(),
+                "--report".into(),
+                request.run_dir.join(&report).display().to_string(),
+            ];
+            (argv, Some(report))
+        }
+    };
+    let stdout = format!("{stem}.stdout.txt");
+    let stderr = format!("{stem}.stderr.txt");
+    let options = SpawnOptions {
+        nice: workload.nice,
+        cpus: workload.cpus.as_deref(),
+        stdout: Some(&request.run_dir.join(&stdout)),
+        stderr: Some(&request.run_dir.join(&stderr)),
+    };
+    let start_ns = monotonic_ns();
+    let child = process::spawn(&argv, &options).map_err(|source| CollectError::Spawn {
+        workload: workload.name.clone(),
+        argv: argv.join(" "),
+        source,
+    })?;
+    tracing::info!(workload = %workload.name, instance, pid = child.pid, "started");
+    let record = ProcessRecord {
+        workload: workload.name.clone(),
+        instance,
+        pid: child.pid,
+        argv,
+        nice: workload.nice,
+        cpus: workload.cpus.clone(),
+        start_ns,
+        end_ns: None,
+        exit_code: None,
+        stopped: None,
+        stdout,
+        stderr,
+        report,
+        parse: workload.parse.clone(),
+    };
+    Ok((record, child))
+}
+
+/// Records workloads that ended and stops those past their timeout.
+fn reap(active: &mut Vec<Active>, processes: &mut [ProcessRecord], now: i64) {
+    active.retain(|proc| {
+        let record = &mut processes[proc.index];
+        match proc.child.try_exit() {
+            Ok(Some(exit)) => {
+                // Workers the leader forked must not outlive it.
+                proc.child.signal(Signal::KILL);
+                record.end_ns = Some(monotonic_ns());
+                record.exit_code = Some(exit.code);
+                false
+            }
+            _ if proc.deadline.is_some_and(|d| now >= d) => {
+                let exit = proc.child.stop(Signal::TERM, STOP_GRACE).ok();
+                record.end_ns = Some(monotonic_ns());
+                record.exit_code = exit.map(|e| e.code);
+                record.stopped = Some("timeout".into());
+                false
+            }
+            _ => true,
+        }
+    });
+}
+
+fn stop_all(active: &mut Vec<Active>, processes: &mut [ProcessRecord], why: &str) {
+    for proc in active.iter() {
+        proc.child.signal(Signal::TERM);
+    }
+    for proc in active.drain(..) {
+        let exit = proc.child.stop(Signal::TERM, STOP_GRACE).ok();
+        let record = &mut processes[proc.index];
+        record.end_ns = Some(monotonic_ns());
+        record.exit_code = exit.map(|e| e.code);
+        record.stopped = Some(why.to_owned());
+    }
+}
+
+fn stop_monitors(monitors: &mut [(MonitorRecord, Option<Running>)], notes: &mut Vec<Note>) {
+    for (record, running) in monitors.iter_mut().rev() {
+        let Some(running) = running.take() else { continue };
+        if let Err(reason) = running.stop() {
+            notes.push(Note { source: record.name.clone(), severity: "error".into(), message: reason.clone() });
+            record.status = "failed".into();
+            record.reason = Some(reason);
+        }
+        record.end_ns = Some(monotonic_ns());
+    }
+}
