@@ -1,1 +1,146 @@
-//! CPUs and their core classes from a sysfs tree (work in progress: issue 3, point 5).
+//! CPUs and their core classes (P, E, LPE; big, mid, little) read from a sysfs tree.
+//!
+//! # Brief overview
+//!
+//! [`detect`] reads `devices/system/cpu` under a sysfs root, live (`/sys`) or captured, and
+//! returns one [`CpuInfo`] per CPU: its class, the signal that decided the class
+//! ([`CpuInfo::class_source`]), and the facts a report wants next to it (core, package,
+//! capacity, frequencies). [`apply_declared`] overrides the classes with a pipeline's
+//! `topology:` section, and [`render_table`] is what `schedlab topology` prints.
+//! [`parse_cpu_list`] and [`format_cpu_list`] speak the kernel's `0,2-3` list format.
+//!
+//! Class names: `P`, `E`, `LPE` on x86 (`E2`… for a rare further tier); `big`, `mid`, `little`
+//! on ARM (more tiers: `mid1`, `mid2`…); `offline` for an offline CPU; `unknown` for an online
+//! CPU that Intel's PMU lists leave out. A machine with one kind of core is all `P`, with class
+//! source `uniform`. Class sources: `pmu:cpu_core`, `pmu:cpu_atom`, `pmu:cpu_lowpower`, `l3`
+//! (an E-core with no L3 is an LP E-core), `cpu_capacity+midr` or `cpu_capacity`,
+//! `amd-pstate+l3`, `base_freq+max_freq` (or either alone, or `cppc_highest_perf`), `uniform`,
+//! `declared`.
+//!
+//! # Key design decision
+//!
+//! One trusted signal decides for the whole machine, tried in a fixed order: Intel's hybrid
+//! PMU lists, ARM `cpu_capacity`, AMD amd-pstate ranking, then frequencies (see [`classify`]'s
+//! module docs for why each comes where it does). Signals are never mixed CPU by CPU, because
+//! real machines disagree with any single proxy somewhere: max frequency varies inside the P
+//! class, capacity inside one ARM core type, and LP E-cores share frequency and CPPC values
+//! with E-cores. The evidence is in `shared/notes/hybrid-topology.md`, and the tests check every
+//! real capture in `shared/fixtures/real/sysfs` against its documented classes.
+//!
+//! # Example
+//!
+//! ```no_run
+//! let cpus = schedlab_topology::detect(std::path::Path::new("/sys"))?;
+//! print!("{}", schedlab_topology::render_table(&cpus));
+//! # Ok::<(), schedlab_topology::TopologyError>(())
+//! ```
+
+mod classify;
+mod cpulist;
+mod error;
+mod render;
+mod sysfs;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+pub use cpulist::{format_cpu_list, parse_cpu_list};
+pub use error::TopologyError;
+pub use render::render_table;
+
+/// One CPU (hardware thread) and its class: a row of the `cpus` table.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CpuInfo {
+    /// The kernel's CPU number.
+    pub cpu: u32,
+    /// `topology/core_id`; absent in some captures (pepc) and for offline CPUs.
+    pub core_id: Option<i32>,
+    /// `topology/physical_package_id`. On phones this numbers clusters, not sockets.
+    pub package_id: Option<i32>,
+    /// `P`, `E`, `LPE`, `big`, `mid`, `little`, `offline`, `unknown`, or a declared name (see
+    /// the crate docs).
+    pub class: String,
+    /// The signal that decided `class` (see the crate docs for the list).
+    pub class_source: String,
+    /// `cpu_capacity`, where the kernel exports it (1024 = the fastest CPU).
+    pub capacity: Option<i64>,
+    /// `cpufreq/cpuinfo_max_freq`, kHz.
+    pub max_khz: Option<i64>,
+    /// `cpufreq/base_frequency`, kHz (intel_pstate only).
+    pub base_khz: Option<i64>,
+}
+
+/// Detects the CPUs under a sysfs root and classifies them.
+///
+/// `sysfs_root` is the directory holding `devices/system/cpu` (`/sys` on a live machine), or a
+/// capture's root directory holding `sys/`. Every file is optional; a file that exists but does
+/// not hold what the kernel writes there is an error naming it. CPUs are returned by number.
+pub fn detect(sysfs_root: &Path) -> Result<Vec<CpuInfo>, TopologyError> {
+    let sys = sysfs::sys_dir(sysfs_root)?;
+    let machine = sysfs::read_machine(&sys)?;
+    let mut classes = classify::classify(&machine);
+    Ok(machine
+        .cpus
+        .iter()
+        .map(|raw| {
+            let assignment = classes
+                .remove(&raw.cpu)
+                .unwrap_or_else(|| classify::Assignment {
+                    class: classify::UNIFORM_CLASS.to_owned(),
+                    source: "uniform".to_owned(),
+                });
+            CpuInfo {
+                cpu: raw.cpu,
+                core_id: raw.core_id,
+                package_id: raw.package_id,
+                class: assignment.class,
+                class_source: assignment.source,
+                capacity: raw.capacity,
+                max_khz: raw.max_khz,
+                base_khz: raw.base_khz,
+            }
+        })
+        .collect())
+}
+
+/// Overrides detected classes with declared ones, e.g. a pipeline's
+/// `topology: { P: [0-3], E: [4-11] }`; overridden CPUs get class source `declared`.
+///
+/// CPUs not named keep their detected class. Nothing is changed if any declared CPU does not
+/// exist or is declared twice: the error says which.
+pub fn apply_declared(
+    cpus: &mut [CpuInfo],
+    declared: &[(String, Vec<u32>)],
+) -> Result<(), TopologyError> {
+    let mut class_of: BTreeMap<u32, &str> = BTreeMap::new();
+    for (class, members) in declared {
+        for &cpu in members {
+            if !cpus.iter().any(|c| c.cpu == cpu) {
+                let present: Vec<u32> = cpus.iter().map(|c| c.cpu).collect();
+                return Err(TopologyError::UnknownCpu {
+                    class: class.clone(),
+                    cpu,
+                    present: format_cpu_list(&present),
+                });
+            }
+            if let Some(first) = class_of.insert(cpu, class)
+                && first != class
+            {
+                return Err(TopologyError::DuplicateCpu {
+                    cpu,
+                    first: first.to_owned(),
+                    second: class.clone(),
+                });
+            }
+        }
+    }
+    for info in cpus.iter_mut() {
+        if let Some(class) = class_of.get(&info.cpu) {
+            info.class = (*class).to_owned();
+            info.class_source = "declared".to_owned();
+        }
+    }
+    Ok(())
+}
