@@ -15,9 +15,21 @@
 
 use std::path::{Path, PathBuf};
 
+use arrow_array::RecordBatch;
 use schedlab_tables::{
-    MigrationRow, QualityRow, SchedSliceRow, TableError, ThreadRow, WakeupRow, WorkloadMetricRow,
+    MigrationRow, PerfStatRow, QualityRow, SchedSliceRow, TableError, ThreadRow,
+    TimehistSummaryRow, WakeupRow, WorkloadMetricRow,
 };
+
+pub mod openssl;
+pub mod perf_stat;
+pub mod stress_ng;
+mod text;
+pub mod time;
+pub mod timehist;
+pub mod turbostat;
+
+pub use turbostat::concat_turbostat;
 
 /// Every parser schedlab has, by the name pipelines and the command line use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -94,6 +106,11 @@ pub struct Parsed {
     pub threads: Vec<ThreadRow>,
     pub workload_metrics: Vec<WorkloadMetricRow>,
     pub quality: Vec<QualityRow>,
+    /// One batch per turbostat file; columns differ between machines and `--show` sets, so
+    /// [`concat_turbostat`] unifies them (null fill) before writing.
+    pub turbostat: Vec<RecordBatch>,
+    pub perf_stat: Vec<PerfStatRow>,
+    pub timehist_summary: Vec<TimehistSummaryRow>,
 }
 
 impl Parsed {
@@ -105,6 +122,9 @@ impl Parsed {
         self.threads.extend(other.threads);
         self.workload_metrics.extend(other.workload_metrics);
         self.quality.extend(other.quality);
+        self.turbostat.extend(other.turbostat);
+        self.perf_stat.extend(other.perf_stat);
+        self.timehist_summary.extend(other.timehist_summary);
     }
 
     /// Writes every table as `DIR/<table>.parquet`, each atomically. Tables that no parser of
@@ -113,9 +133,17 @@ impl Parsed {
     pub fn write_to(&self, dir: &Path, kinds: &[ParserKind]) -> Result<Vec<PathBuf>, TableError> {
         use schedlab_tables::{Table, write_rows};
         let mut written = Vec::new();
-        let sched = kinds.iter().any(|k| matches!(k, ParserKind::PerfSched | ParserKind::Timehist));
+        let sched = kinds
+            .iter()
+            .any(|k| matches!(k, ParserKind::PerfSched | ParserKind::Timehist));
         let metrics = kinds.iter().any(|k| {
-            matches!(k, ParserKind::StressNg | ParserKind::Openssl | ParserKind::Time | ParserKind::PerfStat)
+            matches!(
+                k,
+                ParserKind::StressNg
+                    | ParserKind::Openssl
+                    | ParserKind::Time
+                    | ParserKind::PerfStat
+            )
         });
         fn put<T: Table>(dir: &Path, rows: &[T], out: &mut Vec<PathBuf>) -> Result<(), TableError> {
             let path = dir.join(format!("{}.parquet", T::NAME));
@@ -129,11 +157,50 @@ impl Parsed {
             put(dir, &self.wakeups, &mut written)?;
             put(dir, &self.threads, &mut written)?;
         }
+        if kinds.contains(&ParserKind::Timehist) {
+            put(dir, &self.timehist_summary, &mut written)?;
+        }
         if metrics {
             put(dir, &self.workload_metrics, &mut written)?;
         }
+        if kinds.contains(&ParserKind::PerfStat) {
+            put(dir, &self.perf_stat, &mut written)?;
+        }
+        if kinds.contains(&ParserKind::Turbostat) {
+            let path = dir.join("turbostat.parquet");
+            schedlab_tables::write_batch(&path, &concat_turbostat(&self.turbostat))?;
+            written.push(path);
+        }
         put(dir, &self.quality, &mut written)?;
         Ok(written)
+    }
+}
+
+/// Runs the text parser `kind` on one file's bytes (invalid UTF-8 is replaced, not fatal).
+///
+/// `source_name` names the file in errors and quality rows. [`ParserKind::PerfSched`] is not a
+/// text format: perf.data is mapped and read by `parse_perf_data(path)`, so it is an error here.
+pub fn parse(
+    kind: ParserKind,
+    source_name: &str,
+    bytes: &[u8],
+    ctx: &ParseContext,
+) -> Result<Parsed, ParseError> {
+    let text = String::from_utf8_lossy(bytes);
+    match kind {
+        ParserKind::PerfSched => Err(ParseError::Binary {
+            source_name: source_name.to_owned(),
+            offset: 0,
+            message: "perf.data is read by `parse_perf_data(path)`, not from bytes (hint: use the \
+                      timehist parser for text printed by `perf sched timehist`)"
+                .to_owned(),
+        }),
+        ParserKind::Timehist => timehist::parse(&text, source_name, ctx),
+        ParserKind::Turbostat => turbostat::parse(&text, source_name, ctx),
+        ParserKind::StressNg => stress_ng::parse(&text, source_name, ctx),
+        ParserKind::Openssl => openssl::parse(&text, source_name, ctx),
+        ParserKind::Time => time::parse(&text, source_name, ctx),
+        ParserKind::PerfStat => perf_stat::parse(&text, source_name, ctx),
     }
 }
 
@@ -149,8 +216,16 @@ pub enum ParseError {
     },
     /// Text the parser does not understand, at a line (1-based).
     #[error("{source_name}:{line}: {message}")]
-    Text { source_name: String, line: usize, message: String },
+    Text {
+        source_name: String,
+        line: usize,
+        message: String,
+    },
     /// A binary file that is not what the parser expects, at a byte offset.
     #[error("{source_name}: at byte {offset}: {message}")]
-    Binary { source_name: String, offset: u64, message: String },
+    Binary {
+        source_name: String,
+        offset: u64,
+        message: String,
+    },
 }

@@ -199,3 +199,55 @@ pub struct QualityRow {
     pub cpu: Option<i32>,
 }
 table!(QualityRow, "quality");
+
+/// One counter value printed by `perf stat` (per interval with `-I`, per CPU with `-A`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PerfStatRow {
+    pub run_id: String,
+    /// End of the interval on the run clock (`-I`), when the runner knows when perf started.
+    pub time_ns: Option<i64>,
+    /// End of the interval since perf started, as `-I` prints it.
+    pub offset_ns: Option<i64>,
+    /// The CPU of a `-A` per-CPU row; null for aggregated counts.
+    pub cpu: Option<i32>,
+    /// Event name without its PMU (`cycles`, `task-clock`; `aperf` for `msr/aperf/`).
+    pub event: String,
+    /// The PMU of a `pmu/event/` name (`cpu_core`, `cpu_atom`, `msr`), null for plain names.
+    pub pmu: Option<String>,
+    /// Null when perf printed `<not counted>` or `<not supported>`.
+    pub value: Option<f64>,
+    /// The counter's unit as perf prints it (`msec` for task-clock), empty for plain counts.
+    pub unit: String,
+    /// Share of the time the counter was running (multiplexing), in percent.
+    pub run_pct: Option<f64>,
+    /// perf's derived metric next to the count (`1.56` of `insn per cycle`).
+    pub metric_value: Option<f64>,
+    pub metric_unit: Option<String>,
+    pub workload: Option<String>,
+}
+table!(PerfStatRow, "perf_stat");
+
+/// One thread's line of the `perf sched timehist -s` runtime summary.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TimehistSummaryRow {
+    pub run_id: String,
+    pub tid: i32,
+    pub pid: i32,
+    pub comm: String,
+    /// Parent pid as perf prints it (`-1` when perf did not see the fork).
+    pub parent_pid: i32,
+    /// Number of times the thread was switched in.
+    pub sched_in: i64,
+    pub run_ns: i64,
+    pub min_run_ns: i64,
+    pub avg_run_ns: i64,
+    pub max_run_ns: i64,
+    /// Standard deviation of the run times, in percent of the mean.
+    pub stddev_pct: f64,
+    /// Migration count (perf prints 0 unless `-M` was given).
+    pub migrations: i64,
+    /// Listed under `Terminated tasks:`.
+    pub terminated: bool,
+    pub workload: Option<String>,
+}
+table!(TimehistSummaryRow, "timehist_summary");
