@@ -72,7 +72,10 @@ impl Capture {
 fn expand_inline_files(top: &Path) {
     let list = top.join("sys/inlinefiles.txt");
     let text = fs::read_to_string(&list).expect("inlinefiles.txt");
-    for line in text.lines().filter(|l| !l.starts_with('#') && !l.is_empty()) {
+    for line in text
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+    {
         let mut fields = line.splitn(3, '|');
         let (Some(_mode), Some(path), Some(value)) = (fields.next(), fields.next(), fields.next())
         else {
