@@ -20,8 +20,8 @@
 //! # Key design decision
 //!
 //! One trusted signal decides for the whole machine, tried in a fixed order: Intel's hybrid
-//! PMU lists, ARM `cpu_capacity`, AMD amd-pstate ranking, then frequencies (see [`classify`]'s
-//! module docs for why each comes where it does). Signals are never mixed CPU by CPU, because
+//! PMU lists, ARM `cpu_capacity`, AMD amd-pstate ranking, then frequencies (the `classify`
+//! module's docs say why each comes where it does). Signals are never mixed CPU by CPU, because
 //! real machines disagree with any single proxy somewhere: max frequency varies inside the P
 //! class, capacity inside one ARM core type, and LP E-cores share frequency and CPPC values
 //! with E-cores. The evidence is in `shared/notes/hybrid-topology.md`, and the tests check every
@@ -80,27 +80,20 @@ pub struct CpuInfo {
 pub fn detect(sysfs_root: &Path) -> Result<Vec<CpuInfo>, TopologyError> {
     let sys = sysfs::sys_dir(sysfs_root)?;
     let machine = sysfs::read_machine(&sys)?;
-    let mut classes = classify::classify(&machine);
+    let classes = classify::classify(&machine);
     Ok(machine
         .cpus
         .iter()
-        .map(|raw| {
-            let assignment = classes
-                .remove(&raw.cpu)
-                .unwrap_or_else(|| classify::Assignment {
-                    class: classify::UNIFORM_CLASS.to_owned(),
-                    source: "uniform".to_owned(),
-                });
-            CpuInfo {
-                cpu: raw.cpu,
-                core_id: raw.core_id,
-                package_id: raw.package_id,
-                class: assignment.class,
-                class_source: assignment.source,
-                capacity: raw.capacity,
-                max_khz: raw.max_khz,
-                base_khz: raw.base_khz,
-            }
+        .zip(classes)
+        .map(|(raw, assignment)| CpuInfo {
+            cpu: raw.cpu,
+            core_id: raw.core_id,
+            package_id: raw.package_id,
+            class: assignment.class,
+            class_source: assignment.source,
+            capacity: raw.capacity,
+            max_khz: raw.max_khz,
+            base_khz: raw.base_khz,
         })
         .collect())
 }

@@ -23,7 +23,7 @@ use crate::sysfs::Machine;
 ///
 /// `P` rather than a name of its own: every CPU there is the machine's fastest, tables grouped by
 /// class keep one row, and a pipeline written for hybrid machines (`cpus: P`) still runs.
-pub(crate) const UNIFORM_CLASS: &str = "P";
+const UNIFORM_CLASS: &str = "P";
 
 /// One CPU's class and the signal that decided it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -41,11 +41,11 @@ impl Assignment {
     }
 }
 
-/// Classes by CPU number.
-pub(crate) type Classes = BTreeMap<u32, Assignment>;
+/// Classes by CPU number, as each source returns them.
+type Classes = BTreeMap<u32, Assignment>;
 
-/// Classifies every CPU of `machine`.
-pub(crate) fn classify(machine: &Machine) -> Classes {
+/// Classifies every CPU of `machine`, in the order of `machine.cpus`.
+pub(crate) fn classify(machine: &Machine) -> Vec<Assignment> {
     let detected = pmu::classify(machine)
         .or_else(|| capacity::classify(machine))
         .or_else(|| amd::classify(machine))
@@ -54,16 +54,10 @@ pub(crate) fn classify(machine: &Machine) -> Classes {
     machine
         .cpus
         .iter()
-        .map(|raw| {
-            let assignment = if !raw.online {
-                Assignment::new("offline", "offline")
-            } else {
-                detected
-                    .get(&raw.cpu)
-                    .cloned()
-                    .unwrap_or_else(|| Assignment::new(UNIFORM_CLASS, "uniform"))
-            };
-            (raw.cpu, assignment)
+        .map(|raw| match detected.get(&raw.cpu) {
+            _ if !raw.online => Assignment::new("offline", "offline"),
+            Some(assignment) => assignment.clone(),
+            None => Assignment::new(UNIFORM_CLASS, "uniform"),
         })
         .collect()
 }
