@@ -21,10 +21,11 @@
 //!
 //! One trusted signal decides for the whole machine, tried in a fixed order: Intel's hybrid
 //! PMU lists, ARM `cpu_capacity`, AMD amd-pstate ranking, then frequencies (the `classify`
-//! module's docs say why each comes where it does). Signals are never mixed CPU by CPU, because
+//! module's docs say why each comes where it does). Sources are never mixed CPU by CPU, because
 //! real machines disagree with any single proxy somewhere: max frequency varies inside the P
 //! class, capacity inside one ARM core type, and LP E-cores share frequency and CPPC values
-//! with E-cores. The evidence is in `shared/notes/hybrid-topology.md`, and the tests check every
+//! with E-cores. The one signal read alongside others is a missing L3, the only thing that
+//! separates LP E-cores from E-cores on Meteor and Panther Lake. The evidence is in `shared/notes/hybrid-topology.md`, and the tests check every
 //! real capture in `shared/fixtures/real/sysfs` against its documented classes.
 //!
 //! # Example

@@ -366,7 +366,7 @@ fn offline_cpus_are_set_aside() {
 }
 
 #[test]
-fn a_cpu_no_pmu_lists_is_unknown_not_guessed() {
+fn a_cpu_in_no_pmu_list_is_unknown_not_guessed() {
     let capture = Capture::unpack("intel-alderlake-i7-1260P-4p8e-pepc.tar.xz");
     let root = capture.path("intel-alderlake-i7-1260P-4p8e-pepc");
     put(&root, "sys/devices/cpu_atom/cpus", "8-14");
