@@ -21,6 +21,7 @@ use schedlab_tables::{
     TimehistSummaryRow, WakeupRow, WorkloadMetricRow,
 };
 
+mod file;
 pub mod openssl;
 pub mod perf_stat;
 pub mod stress_ng;
@@ -29,6 +30,7 @@ pub mod time;
 pub mod timehist;
 pub mod turbostat;
 
+pub use file::parse_file;
 pub use turbostat::concat_turbostat;
 
 /// Every parser schedlab has, by the name pipelines and the command line use.
@@ -221,6 +223,9 @@ pub enum ParseError {
         line: usize,
         message: String,
     },
+    /// A perf.data file the native reader rejected (its message names the file and offset).
+    #[error(transparent)]
+    Perf(#[from] schedlab_perf::PerfError),
     /// A binary file that is not what the parser expects, at a byte offset.
     #[error("{source_name}: at byte {offset}: {message}")]
     Binary {

@@ -165,7 +165,12 @@ fn read_misc_metric(message: &str, metrics: &mut Metrics<'_>) -> bool {
         }
         let (value_text, description) = after.trim_start().split_once(char::is_whitespace)?;
         let value = number(value_text)?;
-        let description = description.split(" (").next().unwrap_or(description).trim();
+        // Drop the trailing "(average per stressor)" / "(geometric mean of 128 instances)".
+        let description = match description.rsplit_once(" (") {
+            Some((head, how)) if how.contains("mean") || how.contains("average") => head,
+            _ => description,
+        }
+        .trim();
         if description.is_empty() {
             return None;
         }

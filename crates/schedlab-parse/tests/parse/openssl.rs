@@ -1,0 +1,242 @@
+use schedlab_parse::ParserKind;
+
+use crate::util::{all_tested, check_metrics, ctx, parse, quality};
+
+const DIR: &str = "openssl-speed";
+
+fn openssl(dir: &str, file: &str) -> schedlab_parse::Parsed {
+    parse(ParserKind::Openssl, dir, file)
+}
+
+#[test]
+fn recorded_cpu_time_run() {
+    // Without -elapsed openssl measures CPU time: 76478 × 16 KiB in 0.72 s of CPU.
+    let parsed = openssl("local", "openssl-speed-seconds1-bytes16384-sha256.txt");
+    check_metrics(
+        &parsed,
+        &[
+            ("sha256/16384/ops", 76478.0, "ops"),
+            ("sha256/16384/cpu_time_s", 0.72, "s"),
+            ("sha256/16384/bytes_per_s", 1740299380.0, "B/s"),
+        ],
+    );
+    assert_eq!(parsed.workload_metrics.len(), 3);
+    assert!(parsed.quality.is_empty());
+}
+
+#[test]
+fn recorded_elapsed_run() {
+    let parsed = openssl(
+        "local",
+        "openssl-speed-elapsed-seconds1-bytes16384-sha256.txt",
+    );
+    check_metrics(
+        &parsed,
+        &[
+            ("sha256/16384/ops", 90618.0, "ops"),
+            ("sha256/16384/wall_time_s", 1.00, "s"),
+            ("sha256/16384/bytes_per_s", 1484685310.0, "B/s"),
+        ],
+    );
+}
+
+#[test]
+fn openssl_3_ops_lines_with_elapsed() {
+    let parsed = openssl(
+        DIR,
+        "openssl-3.5.5-al2023-xeon8488c-elapsed-seconds10-sha256.txt",
+    );
+    check_metrics(
+        &parsed,
+        &[
+            ("sha256/16/ops", 69225838.0, "ops"),
+            ("sha256/64/wall_time_s", 10.01, "s"),
+            ("sha256/16384/ops", 1044280.0, "ops"),
+            ("sha256/16384/bytes_per_s", 1710948350.0, "B/s"),
+        ],
+    );
+    assert_eq!(parsed.workload_metrics.len(), 18);
+}
+
+#[test]
+fn multi_without_a_type_header_uses_the_got_h_sizes() {
+    let parsed = openssl(DIR, "lkp-openssl-3.0.1-multi16-seconds30-sha256.txt");
+    check_metrics(
+        &parsed,
+        &[
+            ("sha256/16/bytes_per_s", 771620330.0, "B/s"),
+            ("sha256/16384/bytes_per_s", 13758062050.0, "B/s"),
+        ],
+    );
+    assert_eq!(parsed.workload_metrics.len(), 6);
+}
+
+#[test]
+fn rsa_sign_verify_table() {
+    let parsed = openssl(DIR, "lkp-openssl-3.0.1-multi16-seconds30-rsa4096.txt");
+    check_metrics(
+        &parsed,
+        &[
+            ("rsa 4096 bits/sign_s", 0.000510, "s"),
+            ("rsa 4096 bits/verify_s", 0.000008, "s"),
+            ("rsa 4096 bits/sign_per_s", 1959.9, "ops/s"),
+            ("rsa 4096 bits/verify_per_s", 129694.5, "ops/s"),
+        ],
+    );
+    assert_eq!(
+        quality(&parsed),
+        [
+            "warning: lkp-openssl-3.0.1-multi16-seconds30-rsa4096.txt:1: skipped 2 line(s) of a form the openssl parser does not know, first: \"Running openssl-speed benchmark...\""
+        ]
+    );
+}
+
+#[test]
+fn openssl_4_rsa_kem_and_signature_tables() {
+    let parsed = openssl(
+        DIR,
+        "lkp-openssl-4.0.0-dev-multi256-seconds30-rsa4096-kem-sig-tables.txt",
+    );
+    let keygen: Vec<f64> = parsed
+        .workload_metrics
+        .iter()
+        .filter(|m| m.metric == "rsa4096/keygen_per_s")
+        .map(|m| m.value)
+        .collect();
+    assert_eq!(keygen, [173.2, 174.3]);
+    check_metrics(
+        &parsed,
+        &[
+            ("rsa 4096 bits/encrypt_per_s", 1249692.8, "ops/s"),
+            ("rsa 4096 bits/decrypt_s", 0.000027, "s"),
+            ("rsa4096/encaps_per_s", 1243835.5, "ops/s"),
+            ("rsa4096/sign_per_s", 37077.0, "ops/s"),
+        ],
+    );
+}
+
+#[test]
+fn openssl_1_0_five_sizes_cpu_time() {
+    // No "You have chosen…" line was captured, so the time is read as CPU time.
+    let parsed = openssl(DIR, "openssl-1.0.2o-armv7-zynq-elapsed-evp-aes-128-ecb.txt");
+    check_metrics(
+        &parsed,
+        &[
+            ("aes-128-ecb/16/ops", 4131616.0, "ops"),
+            ("aes-128-ecb/8192/cpu_time_s", 3.00, "s"),
+            ("aes-128-ecb/8192/bytes_per_s", 25182210.0, "B/s"),
+        ],
+    );
+    assert_eq!(parsed.workload_metrics.len(), 15);
+}
+
+#[test]
+fn openssl_1_1_nine_sizes_and_legacy_names_with_spaces() {
+    let parsed = openssl(
+        DIR,
+        "openssl-1.1.1a-armv7-zynq-elapsed-evp-aes-128-ecb-9sizes-stderr-and-stdout.txt",
+    );
+    check_metrics(
+        &parsed,
+        &[
+            ("aes-128-ecb/512/ops", 147615.0, "ops"),
+            ("aes-128-ecb/512/wall_time_s", 3.00, "s"),
+            ("aes-128-ecb/4096/bytes_per_s", 25333760.0, "B/s"),
+        ],
+    );
+    assert_eq!(parsed.workload_metrics.len(), 27);
+    let parsed = openssl(
+        DIR,
+        "openssl-1.1.1a-armv7-zynq-elapsed-legacy-aes-128-cbc-name-with-space.txt",
+    );
+    check_metrics(
+        &parsed,
+        &[
+            ("aes-128 cbc/16/ops", 3901399.0, "ops"),
+            ("aes-128 cbc/16384/bytes_per_s", 22801070.0, "B/s"),
+        ],
+    );
+}
+
+#[test]
+fn stdout_only_three_digests() {
+    let parsed = openssl(DIR, "openssl-1.1.1f-sha-stdout-only-i7-3770.txt");
+    check_metrics(
+        &parsed,
+        &[
+            ("sha1/16384/bytes_per_s", 849619630.0, "B/s"),
+            ("sha256/16/bytes_per_s", 75659300.0, "B/s"),
+            ("sha512/8192/bytes_per_s", 533897220.0, "B/s"),
+        ],
+    );
+    assert_eq!(parsed.workload_metrics.len(), 18);
+}
+
+#[test]
+fn appended_single_size_tables() {
+    let parsed = openssl(
+        DIR,
+        "openssl-3.0.14-macos-m1-bytes-evp-aes-256-gcm-appended.txt",
+    );
+    check_metrics(
+        &parsed,
+        &[
+            ("AES-256-GCM/16384/bytes_per_s", 5813272580.0, "B/s"),
+            ("AES-256-GCM/1024/bytes_per_s", 4659683330.0, "B/s"),
+        ],
+    );
+    assert_eq!(parsed.workload_metrics.len(), 7);
+    let parsed = openssl(
+        DIR,
+        "openssl-3.0.2-ryzen9-7950x-bytes-evp-aes-ctr-gcm-10rounds-wrapper.txt",
+    );
+    assert_eq!(parsed.workload_metrics.len(), 140);
+    let first = &parsed.workload_metrics[0];
+    assert_eq!(
+        (first.metric.as_str(), first.value),
+        ("AES-256-CTR/16384/bytes_per_s", 11873550340.0)
+    );
+    assert_eq!(
+        quality(&parsed),
+        [
+            "warning: openssl-3.0.2-ryzen9-7950x-bytes-evp-aes-ctr-gcm-10rounds-wrapper.txt:1: skipped 11 line(s) of a form the openssl parser does not know, first: \"Openssl AES\""
+        ]
+    );
+}
+
+#[test]
+fn text_without_results_is_an_error() {
+    let err = schedlab_parse::parse(
+        ParserKind::Openssl,
+        "o.txt",
+        b"version: 3.0.1\nsomething else\n",
+        &ctx(),
+    )
+    .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "o.txt:2: no `Doing …` line and no result table (hint: is this `openssl speed` output?)"
+    );
+}
+
+#[test]
+fn every_openssl_fixture_is_tested() {
+    all_tested(
+        DIR,
+        &["openssl-"],
+        &[
+            "lkp-openssl-3.0.1-multi16-seconds30-rsa4096.txt",
+            "lkp-openssl-3.0.1-multi16-seconds30-sha256.txt",
+            "lkp-openssl-4.0.0-dev-multi256-seconds30-rsa4096-kem-sig-tables.txt",
+            "openssl-1.0.2o-armv7-zynq-elapsed-evp-aes-128-ecb.txt",
+            "openssl-1.1.1a-armv7-zynq-elapsed-evp-aes-128-ecb-9sizes-stderr-and-stdout.txt",
+            "openssl-1.1.1a-armv7-zynq-elapsed-legacy-aes-128-cbc-name-with-space.txt",
+            "openssl-1.1.1f-sha-stdout-only-i7-3770.txt",
+            "openssl-3.0.14-macos-m1-bytes-evp-aes-256-gcm-appended.txt",
+            "openssl-3.0.2-ryzen9-7950x-bytes-evp-aes-ctr-gcm-10rounds-wrapper.txt",
+            "openssl-3.5.5-al2023-xeon8488c-elapsed-seconds10-sha256.txt",
+            "openssl-speed-elapsed-seconds1-bytes16384-sha256.txt",
+            "openssl-speed-seconds1-bytes16384-sha256.txt",
+        ],
+    );
+}
