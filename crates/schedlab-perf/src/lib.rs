@@ -1,1 +1,124 @@
-//! A native reader for perf.data files written by `perf sched record` (work in progress: issue 4).
+//! Reads perf.data files written by `perf sched record` into schedlab's tables, with the
+//! semantics of `perf sched timehist` (perf 6.1) and without needing perf.
+//!
+//! # Brief overview
+//!
+//! * [`read_sched`] reads one file into [`SchedTables`]: `sched_slices` (one row per time a
+//!   thread spent on a CPU, ended by its switch-out), `migrations`, `wakeups`, `threads` (the
+//!   process tree with comm, fork and exit times), `quality` (lost events, damage) and the
+//!   `window` in which every CPU has data.
+//! * [`stream_sched`] does the same but hands the three per-event tables over in
+//!   [`SchedBatch`]es as it goes, so memory stays bounded whatever the trace size.
+//! * [`SchedOptions`] names the run and the processes the runner started; every row of a thread
+//!   forked (directly or transitively) from one of them carries that workload's name.
+//! * [`PerfError`] says what is wrong with a file, where (byte offset) and what to do.
+//!
+//! Per thread, the number of slices, total and per-CPU run time, migrations and the mean and
+//! maximum scheduling delay equal what `perf sched timehist` and `perf sched timehist -M -s`
+//! print for the same file (the tests check this on real recordings), with one deliberate
+//! difference: perf 6.1 files the last switch-outs of an exiting thread under the sample's
+//! tid, which the kernel reports as -1 by then, and prints them as a fake `:-1[-1/pid]` task.
+//! This reader attributes a switch-out to the sched_switch payload's `prev_pid`, the thread
+//! that really ran, so those slices count for the exiting thread. `sched_delay_ns` keeps the
+//! perf 6.1 meaning (wakeup to switch-in, zero after a preemption); the runnable wait after a
+//! preemption, which newer perf adds to the delay, is `preempt_wait_ns`.
+//!
+//! # Key design decision
+//!
+//! perf's metadata (header, attributes, feature sections) is read with linux-perf-data, but the
+//! record stream is framed here directly on a memory map: linux-perf-data's record iterator
+//! copies every record. Framing reads only record headers and cuts the stream into perf's
+//! rounds (FINISHED_ROUND); rounds decode in parallel with rayon into small owned events while
+//! the previous block runs through the sequential timehist state machine; events are then
+//! ordered exactly as perf orders them (its two-round rule, a per-CPU merge in practice). Field
+//! offsets of the tracepoints come from the format text stored in the file, never constants.
+//!
+//! # Example
+//!
+//! ```no_run
+//! use schedlab_perf::{read_sched, SchedOptions};
+//!
+//! let opts = SchedOptions { run_id: "r1".into(), workload_pids: vec![(4242, "burst".into())] };
+//! let tables = read_sched("perf.data".as_ref(), &opts)?;
+//! let burst_ns: i64 = tables
+//!     .sched_slices
+//!     .iter()
+//!     .filter(|s| s.workload.as_deref() == Some("burst"))
+//!     .map(|s| s.run_ns)
+//!     .sum();
+//! println!("burst ran {burst_ns} ns; {} quality notes", tables.quality.len());
+//! # Ok::<(), schedlab_perf::PerfError>(())
+//! ```
+
+mod decode;
+mod error;
+mod framing;
+mod le;
+mod metadata;
+mod order;
+mod reader;
+mod threads;
+mod timehist;
+mod tracefmt;
+
+use std::path::Path;
+
+pub use error::PerfError;
+pub use schedlab_tables::rows::{MigrationRow, QualityRow, SchedSliceRow, ThreadRow, WakeupRow};
+
+/// What the caller knows about the run a trace belongs to.
+#[derive(Debug, Clone, Default)]
+pub struct SchedOptions {
+    /// Copied into every row.
+    pub run_id: String,
+    /// Processes the runner started, with their workload names. Threads of these processes and
+    /// every descendant forked while recording inherit the name.
+    pub workload_pids: Vec<(i32, String)>,
+}
+
+/// Everything read from one perf.data file.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SchedTables {
+    pub sched_slices: Vec<SchedSliceRow>,
+    pub migrations: Vec<MigrationRow>,
+    pub wakeups: Vec<WakeupRow>,
+    pub threads: Vec<ThreadRow>,
+    pub quality: Vec<QualityRow>,
+    /// `(start_ns, end_ns)` in which every CPU that recorded anything has data: per-CPU ring
+    /// buffers start and stop at different times, so analyses should clip to this span.
+    /// `None` when no such span exists.
+    pub window: Option<(i64, i64)>,
+}
+
+/// A batch of per-event rows from [`stream_sched`], in time order within each table.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SchedBatch {
+    pub sched_slices: Vec<SchedSliceRow>,
+    pub migrations: Vec<MigrationRow>,
+    pub wakeups: Vec<WakeupRow>,
+}
+
+/// Reads a perf.data file into tables. See the crate documentation for the semantics.
+pub fn read_sched(path: &Path, opts: &SchedOptions) -> Result<SchedTables, PerfError> {
+    let mut all = SchedBatch::default();
+    let mut tables = stream_sched(path, opts, |b| {
+        all.sched_slices.extend(b.sched_slices);
+        all.migrations.extend(b.migrations);
+        all.wakeups.extend(b.wakeups);
+    })?;
+    tables.sched_slices = all.sched_slices;
+    tables.migrations = all.migrations;
+    tables.wakeups = all.wakeups;
+    Ok(tables)
+}
+
+/// Reads a perf.data file, handing slices, migrations and wakeups to `on_batch` as they are
+/// produced (a few megabytes of trace at a time). The returned tables hold the threads, the
+/// quality rows and the window; their per-event tables are empty.
+pub fn stream_sched(
+    path: &Path,
+    opts: &SchedOptions,
+    on_batch: impl FnMut(SchedBatch) + Send,
+) -> Result<SchedTables, PerfError> {
+    reader::run(path, opts, on_batch)
+}

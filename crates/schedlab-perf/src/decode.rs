@@ -1,0 +1,282 @@
+//! Decoding of one round's records into compact, owned [`Event`]s.
+//!
+//! Rounds decode independently, so the driver decodes several at once with rayon. Only the
+//! record kinds the timehist state machine and the thread table need are kept; everything
+//! else (MMAP, sched_stat_runtime, …) is skipped here.
+
+use crate::framing::Round;
+use crate::le::{Comm, comm_from, i32_at, u32_at, u64_at};
+use crate::metadata::SAMPLE_IDENTIFIER;
+use crate::metadata::{Metadata, Tracepoint, WakeKind};
+
+const RECORD_LOST: u32 = 2;
+const RECORD_COMM: u32 = 3;
+const RECORD_EXIT: u32 = 4;
+const RECORD_FORK: u32 = 7;
+const RECORD_SAMPLE: u32 = 9;
+const RECORD_LOST_SAMPLES: u32 = 13;
+
+/// A decoded record: when and where it happened, the task the kernel sampled, and what it says.
+#[derive(Debug, Clone)]
+pub(crate) struct Event {
+    /// Nanoseconds on the recording clock; 0 when the record carries no time (perf delivers
+    /// those at once, outside the time ordering).
+    pub time: u64,
+    pub cpu: i32,
+    /// The sampled task (`-1` when the kernel could no longer name it, as for exiting tasks).
+    pub pid: i32,
+    pub tid: i32,
+    pub body: Body,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) enum Body {
+    Switch {
+        prev_pid: i32,
+        prev_state: i64,
+        prev_comm: Comm,
+    },
+    Wake {
+        kind: WakeKind,
+        pid: i32,
+        target_cpu: i32,
+        comm: Comm,
+    },
+    Migrate {
+        pid: i32,
+        orig_cpu: i32,
+        dest_cpu: i32,
+        comm: Comm,
+    },
+    ProcessFork {
+        parent_pid: i32,
+        child_pid: i32,
+        child_comm: Comm,
+    },
+    ProcessExec {
+        pid: i32,
+        comm: Comm,
+    },
+    ProcessExit {
+        pid: i32,
+    },
+    Comm {
+        pid: i32,
+        tid: i32,
+        comm: Comm,
+    },
+    Fork {
+        pid: i32,
+        tid: i32,
+        ptid: i32,
+    },
+    Exit {
+        tid: i32,
+    },
+    Lost {
+        count: u64,
+    },
+    LostSamples {
+        id: Option<u64>,
+        count: u64,
+    },
+}
+
+/// The events of one round in file order, and the records that could not be decoded.
+#[derive(Debug, Default)]
+pub(crate) struct Decoded {
+    pub events: Vec<Event>,
+    pub bad: u64,
+    /// File offset and reason of the first undecodable record.
+    pub first_bad: Option<(u64, &'static str)>,
+}
+
+pub(crate) fn decode_round(meta: &Metadata, data: &[u8], base: u64, round: Round) -> Decoded {
+    let mut out = Decoded {
+        events: Vec::with_capacity((round.end - round.start) / 96),
+        ..Decoded::default()
+    };
+    let mut pos = round.start;
+    while pos + 8 <= round.end {
+        let size = u16_at_usize(data, pos + 6);
+        if size < 8 || pos + size > round.end {
+            break; // framing already validated this range
+        }
+        match decode_record(meta, &data[pos..pos + size]) {
+            Ok(Some(e)) => out.events.push(e),
+            Ok(None) => {}
+            Err(why) => {
+                out.bad += 1;
+                out.first_bad.get_or_insert((base + pos as u64, why));
+            }
+        }
+        pos += size;
+    }
+    out
+}
+
+fn u16_at_usize(b: &[u8], off: usize) -> usize {
+    crate::le::u16_at(b, off).map_or(0, |v| v as usize)
+}
+
+const SHORT: &str = "record shorter than its layout";
+
+fn decode_record(meta: &Metadata, rec: &[u8]) -> Result<Option<Event>, &'static str> {
+    let ty = u32_at(rec, 0).ok_or(SHORT)?;
+    let body = &rec[8..];
+    match ty {
+        RECORD_SAMPLE => decode_sample(meta, body),
+        RECORD_COMM | RECORD_FORK | RECORD_EXIT | RECORD_LOST | RECORD_LOST_SAMPLES => {
+            decode_other(meta, ty, body).map(Some)
+        }
+        _ => Ok(None),
+    }
+}
+
+fn decode_sample(meta: &Metadata, body: &[u8]) -> Result<Option<Event>, &'static str> {
+    let index = match meta.sample_id_pos {
+        Some(p) if meta.attrs.len() > 1 => {
+            let id = u64_at(body, p).ok_or(SHORT)?;
+            meta.attr_of_id(id)
+                .ok_or("sample of an event id the header does not list")?
+        }
+        _ => 0,
+    };
+    let attr = &meta.attrs[index];
+    let Some(tp) = attr.tracepoint else {
+        return Ok(None);
+    };
+    let l = &attr.layout;
+    let time = l.time.and_then(|p| u64_at(body, p)).ok_or(SHORT)?;
+    let cpu = l.cpu.and_then(|p| i32_at(body, p)).ok_or(SHORT)?;
+    let (pid, tid) = l
+        .tid
+        .and_then(|p| Some((i32_at(body, p)?, i32_at(body, p + 4)?)))
+        .ok_or(SHORT)?;
+    let raw = l.raw(body).ok_or("sample RAW data runs past the record")?;
+    const FIELD: &str = "tracepoint field outside the RAW data";
+    let body = match tp {
+        Tracepoint::Switch {
+            prev_comm,
+            prev_pid,
+            prev_state,
+        } => Body::Switch {
+            prev_pid: prev_pid.i32(raw).ok_or(FIELD)?,
+            prev_state: prev_state.int(raw).ok_or(FIELD)?,
+            prev_comm: prev_comm.comm(raw).ok_or(FIELD)?,
+        },
+        Tracepoint::Wake {
+            kind,
+            comm,
+            pid,
+            target_cpu,
+        } => Body::Wake {
+            kind,
+            pid: pid.i32(raw).ok_or(FIELD)?,
+            target_cpu: target_cpu.and_then(|f| f.i32(raw)).unwrap_or(-1),
+            comm: comm.comm(raw).ok_or(FIELD)?,
+        },
+        Tracepoint::Migrate {
+            comm,
+            pid,
+            orig_cpu,
+            dest_cpu,
+        } => Body::Migrate {
+            pid: pid.i32(raw).ok_or(FIELD)?,
+            orig_cpu: orig_cpu.i32(raw).ok_or(FIELD)?,
+            dest_cpu: dest_cpu.i32(raw).ok_or(FIELD)?,
+            comm: comm.comm(raw).ok_or(FIELD)?,
+        },
+        Tracepoint::Fork {
+            parent_pid,
+            child_comm,
+            child_pid,
+        } => Body::ProcessFork {
+            parent_pid: parent_pid.i32(raw).ok_or(FIELD)?,
+            child_pid: child_pid.i32(raw).ok_or(FIELD)?,
+            child_comm: child_comm.comm(raw).ok_or(FIELD)?,
+        },
+        Tracepoint::Exec { filename, pid } => {
+            // The kernel names the task after the file's basename, cut to 15 bytes.
+            let path = filename.bytes(raw).ok_or(FIELD)?;
+            let base = path.rsplit(|&b| b == b'/').next().unwrap_or(path);
+            Body::ProcessExec {
+                pid: pid.i32(raw).ok_or(FIELD)?,
+                comm: comm_from(&base[..base.len().min(15)]),
+            }
+        }
+        Tracepoint::Exit { pid } => Body::ProcessExit {
+            pid: pid.i32(raw).ok_or(FIELD)?,
+        },
+    };
+    Ok(Some(Event {
+        time,
+        cpu,
+        pid,
+        tid,
+        body,
+    }))
+}
+
+/// COMM, FORK, EXIT, LOST and LOST_SAMPLES: fixed fields, then the `sample_id_all` trailer
+/// with time, CPU and task.
+fn decode_other(meta: &Metadata, ty: u32, body: &[u8]) -> Result<Event, &'static str> {
+    let index = if meta.attrs.len() == 1 {
+        Some(0)
+    } else {
+        body.len()
+            .checked_sub(8)
+            .and_then(|p| u64_at(body, p))
+            .and_then(|id| meta.attr_of_id(id))
+    };
+    let layout = index
+        .map(|i| &meta.attrs[i].layout)
+        .filter(|l| l.sample_id_all);
+    let (mut time, mut cpu, mut pid, mut tid) = (0, -1, -1, -1);
+    let mut fixed_end = body.len();
+    if let Some(l) = layout {
+        let start = body.len().checked_sub(l.trailer_len).ok_or(SHORT)?;
+        let t = &body[start..];
+        time = l.t_time.and_then(|p| u64_at(t, p)).unwrap_or(0);
+        cpu = l.t_cpu.and_then(|p| i32_at(t, p)).unwrap_or(-1);
+        if let Some(p) = l.t_tid {
+            pid = i32_at(t, p).unwrap_or(-1);
+            tid = i32_at(t, p + 4).unwrap_or(-1);
+        }
+        fixed_end = start;
+    }
+    let fixed = &body[..fixed_end];
+    let word = |off| i32_at(fixed, off).ok_or(SHORT);
+    let body = match ty {
+        RECORD_COMM => {
+            let name = fixed.get(8..).ok_or(SHORT)?;
+            Body::Comm {
+                pid: word(0)?,
+                tid: word(4)?,
+                comm: comm_from(name),
+            }
+        }
+        RECORD_FORK => Body::Fork {
+            pid: word(0)?,
+            tid: word(8)?,
+            ptid: word(12)?,
+        },
+        RECORD_EXIT => Body::Exit { tid: word(8)? },
+        RECORD_LOST => Body::Lost {
+            count: u64_at(fixed, 8).ok_or(SHORT)?,
+        },
+        _ => Body::LostSamples {
+            id: layout
+                .filter(|l| l.sample_type & SAMPLE_IDENTIFIER != 0)
+                .and_then(|_| u64_at(body, body.len().checked_sub(8)?)),
+            count: u64_at(fixed, 0).ok_or(SHORT)?,
+        },
+    };
+    Ok(Event {
+        time,
+        cpu,
+        pid,
+        tid,
+        body,
+    })
+}

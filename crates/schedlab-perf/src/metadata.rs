@@ -1,0 +1,561 @@
+//! The file header, event attributes and feature sections: everything needed before the first
+//! record can be decoded.
+//!
+//! linux-perf-data parses the attributes and feature sections. Before handing it the bytes, the
+//! header and the section table are checked against the file length here, so a truncated or
+//! damaged file gives an error with a byte offset instead of a huge allocation or a short read
+//! deep inside the library.
+
+use std::io::Cursor;
+use std::path::Path;
+
+use linux_perf_data::linux_perf_event_reader::{AttrFlags, PerfEventType};
+use linux_perf_data::{Feature, PerfFileReader};
+
+use crate::error::PerfError;
+use crate::le::{u32_at, u64_at};
+use crate::tracefmt::{Field, Format, parse_tracing_data};
+
+const HEADER_LEN: u64 = 104;
+const FEATURE_BITS: u32 = 256;
+const HINT_DAMAGED: &str = "the header is damaged: copy the file again or re-record";
+
+pub(crate) const SAMPLE_IP: u64 = 1 << 0;
+pub(crate) const SAMPLE_TID: u64 = 1 << 1;
+pub(crate) const SAMPLE_TIME: u64 = 1 << 2;
+pub(crate) const SAMPLE_ADDR: u64 = 1 << 3;
+pub(crate) const SAMPLE_READ: u64 = 1 << 4;
+pub(crate) const SAMPLE_CALLCHAIN: u64 = 1 << 5;
+pub(crate) const SAMPLE_ID: u64 = 1 << 6;
+pub(crate) const SAMPLE_CPU: u64 = 1 << 7;
+pub(crate) const SAMPLE_PERIOD: u64 = 1 << 8;
+pub(crate) const SAMPLE_STREAM_ID: u64 = 1 << 9;
+pub(crate) const SAMPLE_RAW: u64 = 1 << 10;
+pub(crate) const SAMPLE_IDENTIFIER: u64 = 1 << 16;
+
+const READ_TOTAL_TIME_ENABLED: u64 = 1 << 0;
+const READ_TOTAL_TIME_RUNNING: u64 = 1 << 1;
+const READ_ID: u64 = 1 << 2;
+const READ_GROUP: u64 = 1 << 3;
+const READ_LOST: u64 = 1 << 4;
+
+/// Where the fields this reader needs sit in a sample record and in the `sample_id_all`
+/// trailer of other records, derived from `sample_type`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Layout {
+    pub sample_type: u64,
+    read_format: u64,
+    /// Offsets within a sample body (after the 8-byte record header).
+    pub id: Option<usize>,
+    pub tid: Option<usize>,
+    pub time: Option<usize>,
+    pub cpu: Option<usize>,
+    /// End of the fixed-size fields; READ, CALLCHAIN and RAW follow in that order.
+    fixed_end: usize,
+    /// Whether non-sample records carry the trailer at all.
+    pub sample_id_all: bool,
+    /// Trailer length and offsets within the trailer.
+    pub trailer_len: usize,
+    pub t_tid: Option<usize>,
+    pub t_time: Option<usize>,
+    pub t_cpu: Option<usize>,
+}
+
+impl Layout {
+    fn new(sample_type: u64, read_format: u64, sample_id_all: bool) -> Layout {
+        let has = |bit| sample_type & bit != 0;
+        let mut pos = 0;
+        let at = |bit, pos: &mut usize| {
+            if has(bit) {
+                let p = *pos;
+                *pos += 8;
+                Some(p)
+            } else {
+                None
+            }
+        };
+        let identifier = at(SAMPLE_IDENTIFIER, &mut pos);
+        at(SAMPLE_IP, &mut pos);
+        let tid = at(SAMPLE_TID, &mut pos);
+        let time = at(SAMPLE_TIME, &mut pos);
+        at(SAMPLE_ADDR, &mut pos);
+        let id = at(SAMPLE_ID, &mut pos);
+        at(SAMPLE_STREAM_ID, &mut pos);
+        let cpu = at(SAMPLE_CPU, &mut pos);
+        at(SAMPLE_PERIOD, &mut pos);
+        let fixed_end = pos;
+
+        let mut t = 0;
+        let t_tid = at(SAMPLE_TID, &mut t);
+        let t_time = at(SAMPLE_TIME, &mut t);
+        at(SAMPLE_ID, &mut t);
+        at(SAMPLE_STREAM_ID, &mut t);
+        let t_cpu = at(SAMPLE_CPU, &mut t);
+        at(SAMPLE_IDENTIFIER, &mut t);
+        Layout {
+            sample_type,
+            read_format,
+            id: identifier.or(id),
+            tid,
+            time,
+            cpu,
+            fixed_end,
+            sample_id_all,
+            trailer_len: if sample_id_all { t } else { 0 },
+            t_tid,
+            t_time,
+            t_cpu,
+        }
+    }
+
+    /// The RAW payload of a sample body, walking the variable-size READ and CALLCHAIN parts.
+    pub(crate) fn raw<'a>(&self, body: &'a [u8]) -> Option<&'a [u8]> {
+        if self.sample_type & SAMPLE_RAW == 0 {
+            return None;
+        }
+        let mut pos = self.fixed_end;
+        if self.sample_type & SAMPLE_READ != 0 {
+            let rf = self.read_format;
+            let extra = |bit| if rf & bit != 0 { 8 } else { 0 };
+            if rf & READ_GROUP != 0 {
+                let nr = usize::try_from(u64_at(body, pos)?).ok()?;
+                let per = 8 + extra(READ_ID) + extra(READ_LOST);
+                let values = nr.checked_mul(per)?;
+                pos = pos
+                    .checked_add(
+                        8 + extra(READ_TOTAL_TIME_ENABLED) + extra(READ_TOTAL_TIME_RUNNING),
+                    )?
+                    .checked_add(values)?;
+            } else {
+                pos += 8
+                    + extra(READ_TOTAL_TIME_ENABLED)
+                    + extra(READ_TOTAL_TIME_RUNNING)
+                    + extra(READ_ID)
+                    + extra(READ_LOST);
+            }
+        }
+        if self.sample_type & SAMPLE_CALLCHAIN != 0 {
+            let nr = usize::try_from(u64_at(body, pos)?).ok()?;
+            pos = pos.checked_add(8)?.checked_add(nr.checked_mul(8)?)?;
+        }
+        let size = u32_at(body, pos)? as usize;
+        body.get(pos + 4..(pos + 4).checked_add(size)?)
+    }
+}
+
+/// Which wakeup tracepoint a record came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum WakeKind {
+    Waking,
+    Wakeup,
+    WakeupNew,
+}
+
+impl WakeKind {
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            WakeKind::Waking => "waking",
+            WakeKind::Wakeup => "wakeup",
+            WakeKind::WakeupNew => "wakeup_new",
+        }
+    }
+}
+
+/// The sched tracepoints this reader decodes, with their field locations from the file.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Tracepoint {
+    Switch {
+        prev_comm: Field,
+        prev_pid: Field,
+        prev_state: Field,
+    },
+    Wake {
+        kind: WakeKind,
+        comm: Field,
+        pid: Field,
+        target_cpu: Option<Field>,
+    },
+    Migrate {
+        comm: Field,
+        pid: Field,
+        orig_cpu: Field,
+        dest_cpu: Field,
+    },
+    Fork {
+        parent_pid: Field,
+        child_comm: Field,
+        child_pid: Field,
+    },
+    Exec {
+        filename: Field,
+        pid: Field,
+    },
+    Exit {
+        pid: Field,
+    },
+}
+
+/// One `perf_event_attr` of the file.
+#[derive(Debug, Clone)]
+pub(crate) struct Attr {
+    pub name: String,
+    pub layout: Layout,
+    pub tracepoint: Option<Tracepoint>,
+}
+
+/// What the reader knows before the record stream.
+#[derive(Debug)]
+pub(crate) struct Metadata {
+    pub data_start: u64,
+    pub data_end: u64,
+    pub attrs: Vec<Attr>,
+    /// Event id → attribute index, sorted by id.
+    ids: Vec<(u64, usize)>,
+    /// Where a sample's event id sits, when the file has several attributes.
+    pub sample_id_pos: Option<usize>,
+    pub nr_cpus_online: Option<u32>,
+    /// perf prefers sched_waking over sched_wakeup for the delay when both were recorded.
+    pub has_waking: bool,
+}
+
+impl Metadata {
+    pub(crate) fn attr_of_id(&self, id: u64) -> Option<usize> {
+        if self.attrs.len() == 1 {
+            return Some(0);
+        }
+        self.ids
+            .binary_search_by_key(&id, |&(i, _)| i)
+            .ok()
+            .map(|k| self.ids[k].1)
+    }
+
+    pub(crate) fn read(path: &Path, file: &[u8]) -> Result<Metadata, PerfError> {
+        let len = file.len() as u64;
+        let malformed = |offset: u64, what: String| PerfError::Malformed {
+            path: path.to_path_buf(),
+            offset,
+            what,
+            hint: HINT_DAMAGED,
+        };
+        let truncated = |offset: u64, what: String| PerfError::Truncated {
+            path: path.to_path_buf(),
+            offset,
+            len,
+            what,
+        };
+        let unsupported = |offset: u64, what: &str, hint: &'static str| PerfError::Unsupported {
+            path: path.to_path_buf(),
+            offset,
+            what: what.to_string(),
+            hint,
+        };
+
+        let magic = file.get(..8).unwrap_or(file);
+        match magic {
+            b"PERFILE2" => {}
+            b"2ELIFREP" => {
+                return Err(unsupported(
+                    0,
+                    "big-endian perf.data",
+                    "convert it on a big-endian machine with `perf script`, or record on little-endian",
+                ));
+            }
+            b"PERFFILE" => {
+                return Err(unsupported(
+                    0,
+                    "version 1 perf.data (perf before 2.6.3x)",
+                    "re-record with a current perf",
+                ));
+            }
+            _ if magic.len() < 8 && b"PERFILE2".starts_with(magic) => {
+                return Err(truncated(len, "the 8-byte magic is incomplete".into()));
+            }
+            _ => {
+                return Err(PerfError::NotPerfData {
+                    path: path.to_path_buf(),
+                    magic: format!("{:?}", String::from_utf8_lossy(magic)),
+                });
+            }
+        }
+        let hdr = |off: usize| u64_at(file, off).unwrap_or(0);
+        if len >= 16 && hdr(8) == 16 {
+            return Err(unsupported(
+                8,
+                "pipe-mode perf.data (`perf record -o -`)",
+                "record to a file: `perf sched record -o FILE`, or `perf inject -i IN -o OUT` to convert",
+            ));
+        }
+        if len < HEADER_LEN {
+            return Err(truncated(
+                len,
+                format!("the header needs {HEADER_LEN} bytes"),
+            ));
+        }
+        let attr_size = hdr(16);
+        let (attrs_off, attrs_size) = (hdr(24), hdr(32));
+        let (data_start, data_size) = (hdr(40), hdr(48));
+        if !(64..=4096).contains(&attr_size) {
+            return Err(malformed(
+                16,
+                format!("attribute size {attr_size} is not plausible"),
+            ));
+        }
+        check_section(
+            attrs_off,
+            attrs_size,
+            len,
+            "the attribute section",
+            24,
+            &truncated,
+            &malformed,
+        )?;
+        let data_end = check_section(
+            data_start,
+            data_size,
+            len,
+            "the data section",
+            40,
+            &truncated,
+            &malformed,
+        )?;
+        if data_start < HEADER_LEN {
+            return Err(malformed(
+                40,
+                format!("data section starts at {data_start}, inside the header"),
+            ));
+        }
+
+        // The feature section table follows the data; one 16-byte entry per feature bit set.
+        let mut table = data_end;
+        let mut features = Vec::new();
+        for bit in 0..FEATURE_BITS {
+            let word = u64_at(file, 72 + (bit / 64) as usize * 8).unwrap_or(0);
+            if word & (1 << (bit % 64)) == 0 {
+                continue;
+            }
+            let entry_end = table + 16;
+            if entry_end > len {
+                return Err(truncated(
+                    table,
+                    format!("the feature section table needs bytes up to {entry_end}"),
+                ));
+            }
+            let (off, size) = (hdr(table as usize), hdr(table as usize + 8));
+            let what = format!("feature section {bit}");
+            check_section(off, size, len, &what, table, &truncated, &malformed)?;
+            features.push((bit, off, size));
+            table = entry_end;
+        }
+        let section = |bit: u32| {
+            features
+                .iter()
+                .find(|f| f.0 == bit)
+                .map(|&(_, off, size)| (off, &file[off as usize..(off + size) as usize]))
+        };
+        if let Some((off, desc)) = section(Feature::EVENT_DESC.0) {
+            check_event_desc(desc).map_err(|at| {
+                malformed(
+                    off + at as u64,
+                    "the EVENT_DESC section is inconsistent".into(),
+                )
+            })?;
+        }
+        if section(Feature::COMPRESSED.0).is_some() {
+            return Err(unsupported(
+                0,
+                "compressed records (`perf record -z`)",
+                "decompress with `perf inject -i IN -o OUT`, or record without -z",
+            ));
+        }
+
+        let reader = PerfFileReader::parse_file(Cursor::new(file))
+            .map_err(|e| malformed(attrs_off, format!("cannot read the event attributes: {e}")))?;
+        let perf_file = reader.perf_file;
+        let nr_cpus_online = perf_file.nr_cpus().ok().flatten().map(|n| n.nr_cpus_online);
+
+        let formats = match section(Feature::TRACING_DATA.0) {
+            Some((off, data)) => parse_tracing_data(data).map_err(|(at, what)| {
+                malformed(off + at as u64, format!("tracing data: {what}"))
+            })?,
+            None => Vec::new(),
+        };
+        let tracing_off = section(Feature::TRACING_DATA.0).map_or(0, |s| s.0);
+
+        let mut attrs = Vec::new();
+        let mut ids = Vec::new();
+        for (index, desc) in perf_file.event_attributes().iter().enumerate() {
+            let a = desc.attributes();
+            let layout = Layout::new(
+                a.sample_format.bits(),
+                a.read_format.bits(),
+                a.flags.contains(AttrFlags::SAMPLE_ID_ALL),
+            );
+            let format = match a.type_ {
+                PerfEventType::Tracepoint(config) => formats.iter().find(|f| f.id == config),
+                _ => None,
+            };
+            let name = match (desc.name(), format) {
+                (Some(n), _) => n.to_string(),
+                (None, Some(f)) => format!("{}:{}", f.system, f.name),
+                (None, None) => format!("event{index}"),
+            };
+            let tracepoint = match format {
+                Some(f) if f.system == "sched" => bind(f).map_err(|field| {
+                    malformed(
+                        tracing_off,
+                        format!(
+                            "the format of sched:{} has no usable field `{field}`",
+                            f.name
+                        ),
+                    )
+                })?,
+                _ => None,
+            };
+            ids.extend(desc.ids().iter().map(|&id| (id, index)));
+            attrs.push(Attr {
+                name,
+                layout,
+                tracepoint,
+            });
+        }
+        ids.sort_unstable();
+
+        if !attrs
+            .iter()
+            .any(|a| matches!(a.tracepoint, Some(Tracepoint::Switch { .. })))
+        {
+            let names: Vec<&str> = attrs.iter().map(|a| a.name.as_str()).collect();
+            return Err(PerfError::NoSchedEvents {
+                path: path.to_path_buf(),
+                events: names.join(", "),
+            });
+        }
+        let sample_id_pos = attrs[0].layout.id;
+        if attrs.len() > 1
+            && attrs
+                .iter()
+                .any(|a| a.layout.id != sample_id_pos || a.layout.id.is_none())
+        {
+            return Err(unsupported(
+                attrs_off,
+                "several events whose samples carry their id at different places",
+                "record with `perf sched record` or add `--sample-identifier`",
+            ));
+        }
+        let sample_types_need = SAMPLE_TID | SAMPLE_TIME | SAMPLE_CPU | SAMPLE_RAW;
+        if let Some(a) = attrs.iter().find(|a| {
+            a.tracepoint.is_some() && a.layout.sample_type & sample_types_need != sample_types_need
+        }) {
+            return Err(unsupported(
+                attrs_off,
+                &format!("{} samples lack TID, TIME, CPU or RAW", a.name),
+                "record with `perf sched record` (it asks for all of them)",
+            ));
+        }
+        let has_waking = attrs.iter().any(|a| {
+            matches!(
+                a.tracepoint,
+                Some(Tracepoint::Wake {
+                    kind: WakeKind::Waking,
+                    ..
+                })
+            )
+        });
+        Ok(Metadata {
+            data_start,
+            data_end,
+            attrs,
+            ids,
+            sample_id_pos,
+            nr_cpus_online,
+            has_waking,
+        })
+    }
+}
+
+/// Checks that `[off, off + size)` lies within the file and returns its end.
+fn check_section(
+    off: u64,
+    size: u64,
+    len: u64,
+    what: &str,
+    at: u64,
+    truncated: &dyn Fn(u64, String) -> PerfError,
+    malformed: &dyn Fn(u64, String) -> PerfError,
+) -> Result<u64, PerfError> {
+    let end = off
+        .checked_add(size)
+        .ok_or_else(|| malformed(at, format!("{what} has an impossible size {size}")))?;
+    if end > len {
+        if off > len {
+            return Err(malformed(
+                at,
+                format!("{what} starts at byte {off}, past the end of the file"),
+            ));
+        }
+        return Err(truncated(off, format!("{what} spans bytes {off}..{end}")));
+    }
+    Ok(end)
+}
+
+/// Walks EVENT_DESC with bounds checks (counts inside it size allocations in linux-perf-data).
+/// Returns the offset of the first inconsistency.
+fn check_event_desc(d: &[u8]) -> Result<(), usize> {
+    let nr = u32_at(d, 0).ok_or(0usize)? as usize;
+    let attr_size = u32_at(d, 4).ok_or(4usize)? as usize;
+    if !(64..=4096).contains(&attr_size) || nr > d.len() / attr_size {
+        return Err(0);
+    }
+    let mut pos = 8usize;
+    for _ in 0..nr {
+        pos = pos.checked_add(attr_size).ok_or(pos)?;
+        let nr_ids = u32_at(d, pos).ok_or(pos)? as usize;
+        let str_len = u32_at(d, pos + 4).ok_or(pos)? as usize;
+        let end = (pos + 8)
+            .checked_add(str_len)
+            .and_then(|p| p.checked_add(nr_ids.checked_mul(8)?))
+            .filter(|&e| e <= d.len())
+            .ok_or(pos)?;
+        pos = end;
+    }
+    Ok(())
+}
+
+/// Binds a sched tracepoint's format to the fields the reader uses. `Err` names a missing field.
+fn bind(f: &Format) -> Result<Option<Tracepoint>, &'static str> {
+    let need = |name: &'static str| f.field(name).ok_or(name);
+    Ok(Some(match f.name.as_str() {
+        "sched_switch" => Tracepoint::Switch {
+            prev_comm: need("prev_comm")?,
+            prev_pid: need("prev_pid")?,
+            prev_state: need("prev_state")?,
+        },
+        "sched_waking" | "sched_wakeup" | "sched_wakeup_new" => Tracepoint::Wake {
+            kind: match f.name.as_str() {
+                "sched_waking" => WakeKind::Waking,
+                "sched_wakeup" => WakeKind::Wakeup,
+                _ => WakeKind::WakeupNew,
+            },
+            comm: need("comm")?,
+            pid: need("pid")?,
+            target_cpu: f.field("target_cpu"),
+        },
+        "sched_migrate_task" => Tracepoint::Migrate {
+            comm: need("comm")?,
+            pid: need("pid")?,
+            orig_cpu: need("orig_cpu")?,
+            dest_cpu: need("dest_cpu")?,
+        },
+        "sched_process_fork" => Tracepoint::Fork {
+            parent_pid: need("parent_pid")?,
+            child_comm: need("child_comm")?,
+            child_pid: need("child_pid")?,
+        },
+        "sched_process_exec" => Tracepoint::Exec {
+            filename: need("filename")?,
+            pid: need("pid")?,
+        },
+        "sched_process_exit" => Tracepoint::Exit { pid: need("pid")? },
+        _ => return Ok(None),
+    }))
+}

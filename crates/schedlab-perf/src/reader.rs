@@ -1,0 +1,368 @@
+//! The driver: map the file, read the metadata, then frame, decode, order and run the
+//! timehist state machine block by block, turning its output into table rows.
+//!
+//! Decoding block N+1 (parallel over its rounds) overlaps with ordering and processing block N,
+//! and each block's pages are released from the mapping once decoded, so resident memory is a
+//! few blocks plus the per-thread state, whatever the file size.
+
+use std::fs::File;
+use std::path::Path;
+
+use memmap2::{Mmap, UncheckedAdvice};
+use rayon::prelude::*;
+
+use crate::decode::{Decoded, decode_round};
+use crate::error::PerfError;
+use crate::framing::{Block, Damage, Framer};
+use crate::le::comm_str;
+use crate::metadata::Metadata;
+use crate::order::Orderer;
+use crate::threads::Threads;
+use crate::timehist::Timehist;
+use crate::{
+    MigrationRow, QualityRow, SchedBatch, SchedOptions, SchedSliceRow, SchedTables, ThreadRow,
+    WakeupRow,
+};
+
+/// Bytes of records per block: big enough to amortise the hand-off between threads, small
+/// enough to bound memory.
+const BLOCK_BYTES: usize = 8 << 20;
+const SOURCE: &str = "perf-sched";
+
+pub(crate) fn run(
+    path: &Path,
+    opts: &SchedOptions,
+    mut on_batch: impl FnMut(SchedBatch) + Send,
+) -> Result<SchedTables, PerfError> {
+    let io = |source| PerfError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let file = File::open(path).map_err(io)?;
+    let len = file.metadata().map_err(io)?.len();
+    if len == 0 {
+        return Err(PerfError::Truncated {
+            path: path.to_path_buf(),
+            offset: 0,
+            len: 0,
+            what: "the file is empty".into(),
+        });
+    }
+    // SAFETY: the mapping is read-only and private to this call. perf.data files are written
+    // once and not modified while schedlab reads them (raw data is immutable after a run).
+    let map = unsafe { Mmap::map(&file) }.map_err(io)?;
+    let meta = Metadata::read(path, &map)?;
+    let data = &map[meta.data_start as usize..meta.data_end as usize];
+
+    let names: Vec<&str> = opts.workload_pids.iter().map(|(_, n)| n.as_str()).collect();
+    let roots = (opts.workload_pids.iter().enumerate())
+        .map(|(i, (pid, _))| (*pid, i as u16))
+        .collect();
+    let emit = Emit {
+        run_id: &opts.run_id,
+        names: &names,
+    };
+    let mut th = Timehist::new(Threads::new(roots), meta.has_waking);
+    let mut order = Orderer::default();
+    let mut framer = Framer::new(data, meta.data_start);
+    let mut notes = Notes::default();
+
+    let decode = |block: Block| -> (Vec<Decoded>, Option<Damage>) {
+        let decoded = (block.rounds.par_iter())
+            .map(|&r| decode_round(&meta, data, meta.data_start, r))
+            .collect();
+        if let (Some(first), Some(last)) = (block.rounds.first(), block.rounds.last()) {
+            // SAFETY: DONTNEED on a read-only file mapping only drops resident pages; a later
+            // access reads them from the file again, and nothing still borrows these bytes
+            // beyond the events, which own copies.
+            let offset = meta.data_start as usize + first.start;
+            let _ = unsafe {
+                map.unchecked_advise_range(
+                    UncheckedAdvice::DontNeed,
+                    offset,
+                    last.end - first.start,
+                )
+            };
+        }
+        (decoded, block.damage)
+    };
+
+    let mut current = framer.next_block(BLOCK_BYTES).map(decode);
+    while let Some((rounds, damage)) = current.take() {
+        let next = if damage.is_none() {
+            framer.next_block(BLOCK_BYTES)
+        } else {
+            None
+        };
+        let (decoded_next, batch) = rayon::join(
+            || next.map(decode),
+            || {
+                for round in rounds {
+                    notes.bad_records(&round);
+                    order.round(round.events, &mut |e| th.event(e));
+                }
+                emit.batch(&mut th)
+            },
+        );
+        on_batch(batch);
+        notes.damage = notes.damage.take().or(damage);
+        current = decoded_next;
+    }
+    order.finish(&mut |e| th.event(e));
+    on_batch(emit.batch(&mut th));
+
+    let quality = notes.rows(path, opts, &meta, &th, &framer);
+    let window = window(&th);
+    let threads = (th.threads.all.iter())
+        .filter(|t| t.tid > 0)
+        .map(|t| ThreadRow {
+            run_id: opts.run_id.clone(),
+            tid: t.tid,
+            pid: t.pid,
+            parent_tid: t.parent,
+            comm: comm_str(&t.comm),
+            start_ns: t.start.map(|v| v as i64),
+            end_ns: t.end.map(|v| v as i64),
+            workload: emit.workload(t.workload),
+        })
+        .collect();
+    Ok(SchedTables {
+        threads,
+        quality,
+        window,
+        ..SchedTables::default()
+    })
+}
+
+/// The span in which every CPU that has data has data.
+fn window(th: &Timehist) -> Option<(i64, i64)> {
+    let spans = th.cpu_spans();
+    let start = spans.iter().map(|s| s.1).max()?;
+    let end = spans.iter().map(|s| s.2).min()?;
+    (start <= end).then_some((start as i64, end as i64))
+}
+
+/// Turns the state machine's compact output into rows.
+struct Emit<'a> {
+    run_id: &'a str,
+    names: &'a [&'a str],
+}
+
+impl Emit<'_> {
+    fn workload(&self, w: Option<u16>) -> Option<String> {
+        w.and_then(|i| self.names.get(i as usize))
+            .map(|n| n.to_string())
+    }
+
+    fn batch(&self, th: &mut Timehist) -> SchedBatch {
+        let sched_slices = (th.slices.drain(..))
+            .map(|s| SchedSliceRow {
+                run_id: self.run_id.to_string(),
+                cpu: s.cpu,
+                pid: s.pid,
+                tid: s.tid,
+                comm: comm_str(&s.comm),
+                start_ns: s.start as i64,
+                end_ns: s.end as i64,
+                run_ns: s.run as i64,
+                wait_ns: s.wait as i64,
+                sched_delay_ns: s.delay as i64,
+                preempt_wait_ns: s.preempt_wait as i64,
+                prev_state: state_str(s.state),
+                workload: self.workload(s.workload),
+            })
+            .collect();
+        let migrations = (th.migrations.drain(..))
+            .map(|m| MigrationRow {
+                run_id: self.run_id.to_string(),
+                time_ns: m.time as i64,
+                pid: m.pid,
+                tid: m.tid,
+                comm: comm_str(&m.comm),
+                from_cpu: m.from,
+                to_cpu: m.to,
+                workload: self.workload(m.workload),
+            })
+            .collect();
+        let wakeups = (th.wakeups.drain(..))
+            .map(|w| WakeupRow {
+                run_id: self.run_id.to_string(),
+                time_ns: w.time as i64,
+                pid: w.pid,
+                tid: w.tid,
+                comm: comm_str(&w.comm),
+                target_cpu: w.target_cpu,
+                waker_tid: (w.waker >= 0).then_some(w.waker),
+                kind: w.kind.as_str().to_string(),
+                workload: self.workload(w.workload),
+            })
+            .collect();
+        SchedBatch {
+            sched_slices,
+            migrations,
+            wakeups,
+        }
+    }
+}
+
+/// `prev_state` as perf's sched_switch format prints it: `R`, `S`, `D`, `S|D`, … with `+`
+/// when TASK_REPORT_MAX (0x100, set on preemption) is present.
+pub(crate) fn state_str(state: i64) -> String {
+    const NAMES: [&str; 8] = ["S", "D", "T", "t", "X", "Z", "P", "I"];
+    let low = state & 0xff;
+    let mut s = if low == 0 {
+        String::from("R")
+    } else {
+        let set: Vec<&str> = (0..8)
+            .filter(|b| low & (1 << b) != 0)
+            .map(|b| NAMES[b])
+            .collect();
+        set.join("|")
+    };
+    if state & 0x100 != 0 {
+        s.push('+');
+    }
+    s
+}
+
+/// What goes into the quality table besides lost events.
+#[derive(Default)]
+struct Notes {
+    bad: u64,
+    first_bad: Option<(u64, &'static str)>,
+    damage: Option<Damage>,
+}
+
+impl Notes {
+    fn bad_records(&mut self, d: &Decoded) {
+        self.bad += d.bad;
+        if self.first_bad.is_none() {
+            self.first_bad = d.first_bad;
+        }
+    }
+
+    fn rows(
+        &self,
+        path: &Path,
+        opts: &SchedOptions,
+        meta: &Metadata,
+        th: &Timehist,
+        framer: &Framer,
+    ) -> Vec<QualityRow> {
+        let row =
+            |severity: &str, message: String, time: Option<u64>, cpu: Option<i32>| QualityRow {
+                run_id: opts.run_id.clone(),
+                source: SOURCE.to_string(),
+                severity: severity.to_string(),
+                message,
+                time_ns: time.map(|t| t as i64),
+                cpu,
+            };
+        let file = path.display();
+        let mut rows = Vec::new();
+        let mut lost_total = 0u64;
+        for l in &th.lost {
+            lost_total += l.count;
+            rows.push(match l.id {
+                None => row(
+                    "warning",
+                    format!(
+                        "perf lost {} events on cpu {} (its ring buffer overflowed before this time): slices, wakeups and migrations there are incomplete",
+                        l.count, l.cpu
+                    ),
+                    Some(l.time).filter(|&t| t != 0),
+                    Some(l.cpu),
+                ),
+                Some(id) => {
+                    let cpu = (framer.id_cpu.iter()).find(|e| e.0 == id).map(|e| e.1);
+                    let event = (meta.attr_of_id(id)).map_or("an event", |i| meta.attrs[i].name.as_str());
+                    row(
+                        "warning",
+                        format!(
+                            "perf lost {} samples of {event} on cpu {}",
+                            l.count,
+                            cpu.map_or("?".to_string(), |c| c.to_string())
+                        ),
+                        None,
+                        cpu,
+                    )
+                }
+            });
+        }
+        if lost_total > 0 {
+            rows.push(row(
+                "warning",
+                format!(
+                    "{file}: {lost_total} events lost in {} places; figures over windows with losses are not trustworthy; hint: record with bigger buffers (`perf sched record -m 16M`)",
+                    th.lost.len()
+                ),
+                None,
+                None,
+            ));
+        }
+        if let Some((offset, why)) = self.first_bad {
+            rows.push(row(
+                "warning",
+                format!("{file}: byte {offset}: {} records could not be decoded (the first: {why}); they were skipped", self.bad),
+                None,
+                None,
+            ));
+        }
+        if th.bad_cpu > 0 {
+            rows.push(row(
+                "warning",
+                format!(
+                    "{file}: {} events named an impossible CPU and were skipped",
+                    th.bad_cpu
+                ),
+                None,
+                None,
+            ));
+        }
+        if let Some(d) = &self.damage {
+            rows.push(row(
+                "error",
+                format!(
+                    "{file}: byte {}: {}; the records after it were not read, so the tables stop there; hint: the file is damaged or was cut short: copy it again or re-record",
+                    d.offset, d.what
+                ),
+                None,
+                None,
+            ));
+        }
+        let spans = th.cpu_spans();
+        if let Some(online) = meta.nr_cpus_online {
+            let silent: Vec<String> = (0..online as i32)
+                .filter(|c| !spans.iter().any(|s| s.0 == *c))
+                .map(|c| c.to_string())
+                .collect();
+            if !silent.is_empty() {
+                rows.push(row(
+                    "info",
+                    format!(
+                        "{file}: cpus {} recorded no sched events (not traced, or never switched); the window covers the other cpus",
+                        silent.join(",")
+                    ),
+                    None,
+                    None,
+                ));
+            }
+        }
+        rows
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::state_str;
+
+    #[test]
+    fn states_print_like_perf() {
+        assert_eq!(state_str(0), "R");
+        assert_eq!(state_str(0x100), "R+");
+        assert_eq!(state_str(1), "S");
+        assert_eq!(state_str(2), "D");
+        assert_eq!(state_str(0x80), "I");
+        assert_eq!(state_str(3), "S|D");
+    }
+}

@@ -1,0 +1,280 @@
+//! The `perf sched timehist` state machine (perf 6.1, `tools/perf/builtin-sched.c`).
+//!
+//! Every sched_switch on CPU `c` at time `t` ends a slice of the task switched out: it ran
+//! from the previous switch on `c` (`tprev`) to `t`. Its wait is `tprev` minus its own
+//! previous switch-out; its scheduling delay is `tprev` minus its first wakeup since that
+//! switch-out. The first switch on a CPU has no `tprev` and counts as a slice of length 0, as
+//! in perf. Idle (`prev_pid == 0`) is a separate task per CPU.
+//!
+//! One deliberate difference: perf files a switch-out under the *sample's* tid, which is -1
+//! for the last switches of an exiting task, so perf 6.1 lumps those into a fake `:-1` task.
+//! Here the payload's `prev_pid` decides, which is the task that actually ran.
+
+use crate::decode::{Body, Event};
+use crate::le::Comm;
+use crate::metadata::WakeKind;
+use crate::threads::{Runtime, Threads};
+
+/// CPUs beyond this are taken for damaged data rather than a real machine.
+const MAX_CPUS: i32 = 1 << 14;
+
+/// A slice in compact form; turned into a `SchedSliceRow` in batches.
+#[derive(Debug, Clone)]
+pub(crate) struct Slice {
+    pub cpu: i32,
+    pub pid: i32,
+    pub tid: i32,
+    pub comm: Comm,
+    pub start: u64,
+    pub end: u64,
+    pub run: u64,
+    pub wait: u64,
+    pub delay: u64,
+    pub preempt_wait: u64,
+    pub state: i64,
+    pub workload: Option<u16>,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct Migration {
+    pub time: u64,
+    pub pid: i32,
+    pub tid: i32,
+    pub comm: Comm,
+    pub from: i32,
+    pub to: i32,
+    pub workload: Option<u16>,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct Wakeup {
+    pub time: u64,
+    pub pid: i32,
+    pub tid: i32,
+    pub comm: Comm,
+    pub target_cpu: i32,
+    pub waker: i32,
+    pub kind: WakeKind,
+    pub workload: Option<u16>,
+}
+
+/// A PERF_RECORD_LOST (`id == None`, time and CPU known) or LOST_SAMPLES (matched by event id).
+#[derive(Debug, Clone)]
+pub(crate) struct Lost {
+    pub time: u64,
+    pub cpu: i32,
+    pub count: u64,
+    pub id: Option<u64>,
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+struct Cpu {
+    /// Time of the last sched_switch on this CPU (perf's `evsel__get_time`).
+    tprev: u64,
+    idle: Runtime,
+    /// First and last sample time, for the window where every CPU has data.
+    first: u64,
+    last: u64,
+}
+
+/// True when a task switched out in this state was still runnable (preempted): `R`, or `R+`
+/// where the kernel sets TASK_REPORT_MAX (0x100) on preemption.
+fn runnable(state: i64) -> bool {
+    state & 0xff == 0
+}
+
+pub(crate) struct Timehist {
+    pub threads: Threads,
+    cpus: Vec<Cpu>,
+    has_waking: bool,
+    pub slices: Vec<Slice>,
+    pub migrations: Vec<Migration>,
+    pub wakeups: Vec<Wakeup>,
+    pub lost: Vec<Lost>,
+    /// Events whose CPU was out of range.
+    pub bad_cpu: u64,
+}
+
+impl Timehist {
+    pub(crate) fn new(threads: Threads, has_waking: bool) -> Self {
+        Timehist {
+            threads,
+            cpus: Vec::new(),
+            has_waking,
+            slices: Vec::new(),
+            migrations: Vec::new(),
+            wakeups: Vec::new(),
+            lost: Vec::new(),
+            bad_cpu: 0,
+        }
+    }
+
+    fn cpu(&mut self, cpu: i32) -> Option<&mut Cpu> {
+        if !(0..MAX_CPUS).contains(&cpu) {
+            self.bad_cpu += 1;
+            return None;
+        }
+        let i = cpu as usize;
+        if i >= self.cpus.len() {
+            self.cpus.resize(i + 1, Cpu::default());
+        }
+        Some(&mut self.cpus[i])
+    }
+
+    /// Per CPU with data: (cpu, first sample time, last sample time).
+    pub(crate) fn cpu_spans(&self) -> Vec<(i32, u64, u64)> {
+        (self.cpus.iter().enumerate())
+            .filter(|(_, c)| c.first != 0)
+            .map(|(i, c)| (i as i32, c.first, c.last))
+            .collect()
+    }
+
+    pub(crate) fn event(&mut self, e: &Event) {
+        match e.body {
+            Body::Switch {
+                prev_pid,
+                prev_state,
+                prev_comm,
+                ..
+            } => self.switch(e, prev_pid, prev_state, prev_comm),
+            Body::Wake {
+                kind,
+                pid,
+                target_cpu,
+                comm,
+            } => {
+                self.span(e);
+                let t = self.threads.get_or_create(pid, None, Some(&comm));
+                let counts = kind != WakeKind::Wakeup || !self.has_waking;
+                if counts && pid != 0 && t.runtime.ready_to_run == 0 {
+                    t.runtime.ready_to_run = e.time;
+                }
+                let (pid_of, workload) = (t.pid, t.workload);
+                self.wakeups.push(Wakeup {
+                    time: e.time,
+                    pid: pid_of,
+                    tid: pid,
+                    comm,
+                    target_cpu,
+                    waker: e.tid,
+                    kind,
+                    workload,
+                });
+            }
+            Body::Migrate {
+                pid,
+                orig_cpu,
+                dest_cpu,
+                comm,
+            } => {
+                self.span(e);
+                let t = self.threads.get_or_create(pid, None, Some(&comm));
+                let (pid_of, workload) = (t.pid, t.workload);
+                self.migrations.push(Migration {
+                    time: e.time,
+                    pid: pid_of,
+                    tid: pid,
+                    comm,
+                    from: orig_cpu,
+                    to: dest_cpu,
+                    workload,
+                });
+            }
+            Body::ProcessFork {
+                parent_pid,
+                child_pid,
+                child_comm,
+            } => {
+                self.span(e);
+                self.threads
+                    .fork_tracepoint(e.time, parent_pid, child_pid, &child_comm);
+            }
+            Body::ProcessExec { pid, comm } => {
+                self.span(e);
+                self.threads.get_or_create(pid, None, Some(&comm)).comm = comm;
+            }
+            Body::ProcessExit { pid } => {
+                self.span(e);
+                self.threads.exit(e.time, pid);
+            }
+            Body::Comm { pid, tid, comm, .. } => self.threads.set_comm(Some(pid), tid, &comm),
+            Body::Fork { pid, tid, ptid, .. } => self.threads.fork(e.time, pid, tid, ptid),
+            Body::Exit { tid, .. } => self.threads.exit(e.time, tid),
+            Body::Lost { count } => self.lost.push(Lost {
+                time: e.time,
+                cpu: e.cpu,
+                count,
+                id: None,
+            }),
+            Body::LostSamples { id, count } => self.lost.push(Lost {
+                time: e.time,
+                cpu: e.cpu,
+                count,
+                id,
+            }),
+        }
+    }
+
+    /// Notes that CPU `e.cpu` has data at `e.time`.
+    fn span(&mut self, e: &Event) {
+        if let Some(c) = self.cpu(e.cpu) {
+            if c.first == 0 {
+                c.first = e.time;
+            }
+            c.last = e.time;
+        }
+    }
+
+    fn switch(&mut self, e: &Event, prev_pid: i32, state: i64, comm: Comm) {
+        let t = e.time;
+        let Some(cpu) = self.cpu(e.cpu) else {
+            return;
+        };
+        if cpu.first == 0 {
+            cpu.first = t;
+        }
+        cpu.last = t;
+        let tprev = cpu.tprev;
+        cpu.tprev = t;
+        let (runtime, pid, workload) = if prev_pid == 0 {
+            (&mut cpu.idle, 0, None)
+        } else {
+            let th = self
+                .threads
+                .get_or_create(prev_pid, Some(e.pid), Some(&comm));
+            (&mut th.runtime, th.pid, th.workload)
+        };
+        let (mut run, mut wait, mut delay, mut preempt_wait) = (0, 0, 0, 0);
+        if tprev != 0 {
+            run = t.wrapping_sub(tprev);
+            if runtime.ready_to_run != 0 && runtime.ready_to_run <= tprev {
+                delay = tprev - runtime.ready_to_run;
+            }
+            if runtime.last_time != 0 && runtime.last_time <= tprev {
+                wait = tprev - runtime.last_time;
+                if runnable(runtime.last_state) {
+                    preempt_wait = wait;
+                }
+            }
+        }
+        *runtime = Runtime {
+            last_time: t,
+            last_state: state,
+            ready_to_run: 0,
+        };
+        self.slices.push(Slice {
+            cpu: e.cpu,
+            pid,
+            tid: prev_pid,
+            comm,
+            start: if tprev != 0 { tprev } else { t },
+            end: t,
+            run,
+            wait,
+            delay,
+            preempt_wait,
+            state,
+            workload,
+        });
+    }
+}

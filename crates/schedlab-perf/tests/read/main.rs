@@ -1,0 +1,6 @@
+//! Integration tests of the perf.data reader: agreement with perf's own output on real
+//! recordings, lost events and the window, attribution, and bad input.
+
+mod agreement;
+mod bad_input;
+mod util;
