@@ -181,7 +181,9 @@ mod tests {
         let mut data = rec(9, 16);
         data.extend(rec(RECORD_FINISHED_ROUND, 8));
         data.extend(rec(9, 24));
-        data.extend(rec(9, 0)); // damaged
+        let mut damaged = rec(9, 8);
+        damaged[6] = 0; // size 0
+        data.extend(damaged);
         let mut f = Framer::new(&data, 1000);
         let b = f.next_block(1).unwrap();
         assert_eq!(b.rounds, vec![Round { start: 0, end: 16 }]);

@@ -45,7 +45,7 @@ pub(crate) fn run(
             path: path.to_path_buf(),
             offset: 0,
             len: 0,
-            what: "the file is empty".into(),
+            what: "a perf.data file starts with a 104-byte header".into(),
         });
     }
     // SAFETY: the mapping is read-only and private to this call. perf.data files are written
@@ -260,41 +260,45 @@ impl Notes {
             };
         let file = path.display();
         let mut rows = Vec::new();
-        let mut lost_total = 0u64;
-        for l in &th.lost {
-            lost_total += l.count;
-            rows.push(match l.id {
-                None => row(
-                    "warning",
-                    format!(
-                        "perf lost {} events on cpu {} (its ring buffer overflowed before this time): slices, wakeups and migrations there are incomplete",
-                        l.count, l.cpu
-                    ),
-                    Some(l.time).filter(|&t| t != 0),
-                    Some(l.cpu),
+        // LOST records say when and where a ring buffer overflowed; the LOST_SAMPLES records
+        // perf writes at the end break the same losses down per event, so they are not added.
+        let gaps: Vec<_> = th.lost.iter().filter(|l| l.id.is_none()).collect();
+        let mut lost_total: u64 = gaps.iter().map(|l| l.count).sum();
+        for l in &gaps {
+            rows.push(row(
+                "warning",
+                format!(
+                    "perf lost {} events on cpu {} (its ring buffer overflowed before this time): slices, wakeups and migrations there are incomplete",
+                    l.count, l.cpu
                 ),
-                Some(id) => {
-                    let cpu = (framer.id_cpu.iter()).find(|e| e.0 == id).map(|e| e.1);
-                    let event = (meta.attr_of_id(id)).map_or("an event", |i| meta.attrs[i].name.as_str());
-                    row(
-                        "warning",
-                        format!(
-                            "perf lost {} samples of {event} on cpu {}",
-                            l.count,
-                            cpu.map_or("?".to_string(), |c| c.to_string())
-                        ),
-                        None,
-                        cpu,
-                    )
-                }
-            });
+                Some(l.time).filter(|&t| t != 0),
+                Some(l.cpu),
+            ));
+        }
+        for l in th.lost.iter().filter(|l| l.id.is_some()) {
+            let id = l.id.unwrap_or_default();
+            let cpu = (framer.id_cpu.iter()).find(|e| e.0 == id).map(|e| e.1);
+            let event = (meta.attr_of_id(id)).map_or("an event", |i| meta.attrs[i].name.as_str());
+            let cpu_text = cpu.map_or("?".to_string(), |c| c.to_string());
+            rows.push(row(
+                "warning",
+                format!(
+                    "perf lost {} samples of {event} on cpu {cpu_text} (part of the losses above)",
+                    l.count
+                ),
+                None,
+                cpu,
+            ));
+            if gaps.is_empty() {
+                lost_total += l.count;
+            }
         }
         if lost_total > 0 {
             rows.push(row(
                 "warning",
                 format!(
-                    "{file}: {lost_total} events lost in {} places; figures over windows with losses are not trustworthy; hint: record with bigger buffers (`perf sched record -m 16M`)",
-                    th.lost.len()
+                    "{file}: {lost_total} events lost in {} ring buffer overflows; figures over windows with losses are not trustworthy; hint: record with bigger buffers (`perf sched record -m 16M`)",
+                    gaps.len()
                 ),
                 None,
                 None,

@@ -72,7 +72,8 @@ struct Cpu {
     /// Time of the last sched_switch on this CPU (perf's `evsel__get_time`).
     tprev: u64,
     idle: Runtime,
-    /// First and last sample time, for the window where every CPU has data.
+    /// First and last sched_switch time: slices cover exactly this span of the CPU, so the
+    /// window where every CPU has data is the intersection of these spans.
     first: u64,
     last: u64,
 }
@@ -143,7 +144,6 @@ impl Timehist {
                 target_cpu,
                 comm,
             } => {
-                self.span(e);
                 let t = self.threads.get_or_create(pid, None, Some(&comm));
                 let counts = kind != WakeKind::Wakeup || !self.has_waking;
                 if counts && pid != 0 && t.runtime.ready_to_run == 0 {
@@ -167,7 +167,6 @@ impl Timehist {
                 dest_cpu,
                 comm,
             } => {
-                self.span(e);
                 let t = self.threads.get_or_create(pid, None, Some(&comm));
                 let (pid_of, workload) = (t.pid, t.workload);
                 self.migrations.push(Migration {
@@ -185,18 +184,13 @@ impl Timehist {
                 child_pid,
                 child_comm,
             } => {
-                self.span(e);
                 self.threads
                     .fork_tracepoint(e.time, parent_pid, child_pid, &child_comm);
             }
             Body::ProcessExec { pid, comm } => {
-                self.span(e);
                 self.threads.get_or_create(pid, None, Some(&comm)).comm = comm;
             }
-            Body::ProcessExit { pid } => {
-                self.span(e);
-                self.threads.exit(e.time, pid);
-            }
+            Body::ProcessExit { pid } => self.threads.exit(e.time, pid),
             Body::Comm { pid, tid, comm, .. } => self.threads.set_comm(Some(pid), tid, &comm),
             Body::Fork { pid, tid, ptid, .. } => self.threads.fork(e.time, pid, tid, ptid),
             Body::Exit { tid, .. } => self.threads.exit(e.time, tid),
@@ -212,16 +206,6 @@ impl Timehist {
                 count,
                 id,
             }),
-        }
-    }
-
-    /// Notes that CPU `e.cpu` has data at `e.time`.
-    fn span(&mut self, e: &Event) {
-        if let Some(c) = self.cpu(e.cpu) {
-            if c.first == 0 {
-                c.first = e.time;
-            }
-            c.last = e.time;
         }
     }
 

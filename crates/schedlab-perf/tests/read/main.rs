@@ -2,5 +2,7 @@
 //! recordings, lost events and the window, attribution, and bad input.
 
 mod agreement;
+mod attribution;
 mod bad_input;
+mod quality;
 mod util;
