@@ -74,7 +74,7 @@ fn to_row(count: Count<'_>, ctx: &ParseContext) -> PerfStatRow {
         time_ns: count
             .offset_ns
             .zip(ctx.start_ns)
-            .map(|(offset, start)| start + offset),
+            .and_then(|(offset, start)| start.checked_add(offset)),
         offset_ns: count.offset_ns,
         cpu: count.cpu,
         event,

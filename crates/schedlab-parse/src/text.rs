@@ -95,7 +95,11 @@ pub(crate) fn split_last_tokens(line: &str, n: usize) -> Option<(&str, Vec<&str>
     let mut tokens = Vec::with_capacity(n);
     for _ in 0..n {
         let head = line[..end].trim_end();
-        let start = head.rfind(char::is_whitespace).map_or(0, |i| i + 1);
+        let start = head
+            .char_indices()
+            .rev()
+            .find(|(_, c)| c.is_whitespace())
+            .map_or(0, |(i, c)| i + c.len_utf8());
         if start >= head.len() {
             return None;
         }
@@ -288,5 +292,7 @@ mod tests {
         let (name, tokens) = split_last_tokens("aes-128 cbc   1.5k  2.5k ", 2).unwrap();
         assert_eq!((name, tokens), ("aes-128 cbc", vec!["1.5k", "2.5k"]));
         assert!(split_last_tokens("one", 2).is_none());
+        let (name, tokens) = split_last_tokens("a\u{a0}b", 1).unwrap();
+        assert_eq!((name, tokens), ("a", vec!["b"]));
     }
 }

@@ -201,7 +201,7 @@ fn read_listing_row(
         pid: task.pid,
         tid: task.tid,
         comm: task.comm.to_owned(),
-        start_ns: time_ns - run_ns,
+        start_ns: time_ns.checked_sub(run_ns)?,
         end_ns: time_ns,
         run_ns,
         wait_ns,

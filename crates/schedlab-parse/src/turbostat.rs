@@ -173,7 +173,7 @@ pub fn parse_with(
                 .or(banner_interval_ns);
             offset_ns = offset_ns
                 .zip(duration)
-                .map(|(offset, duration)| offset + duration);
+                .and_then(|(offset, duration)| offset.checked_add(duration));
         }
         new_block = false;
         rows_in_block += 1;
@@ -182,7 +182,7 @@ pub fn parse_with(
             time_ns: ctx
                 .start_ns
                 .zip(offset_ns)
-                .map(|(start, offset)| start + offset),
+                .and_then(|(start, offset)| start.checked_add(offset)),
             summary,
             cpu: None,
             core: None,

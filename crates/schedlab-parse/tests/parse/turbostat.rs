@@ -428,3 +428,34 @@ fn batches_with_different_columns_concatenate_with_nulls() {
     assert_eq!((gfx.is_null(0), gfx.value(1)), (true, 0.46));
     assert_eq!(concat_turbostat(&[]).num_columns(), 7);
 }
+
+#[test]
+fn write_to_puts_all_turbostat_files_in_one_parquet_table() {
+    let mut parsed = parse(
+        ParserKind::Turbostat,
+        DIR,
+        "amd-genoa-summary-S-c0-v2024.12.03.txt",
+    );
+    parsed.extend(parse(
+        ParserKind::Turbostat,
+        DIR,
+        "t14-intel-4c8t-quiet-show22-interval10-n6-idle.txt",
+    ));
+    let dir = tempfile::tempdir().unwrap();
+    let written = parsed
+        .write_to(dir.path(), &[ParserKind::Turbostat])
+        .unwrap();
+    let names: Vec<String> = written
+        .iter()
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, ["turbostat.parquet", "quality.parquet"]);
+    let batches = schedlab_tables::read_batches(&dir.path().join("turbostat.parquet")).unwrap();
+    let rows: usize = batches.iter().map(RecordBatch::num_rows).sum();
+    assert_eq!(rows, 1 + 54);
+    let schema = batches[0].schema();
+    assert!(
+        schema.field_with_name("c2_req_pct").is_ok()
+            && schema.field_with_name("pkg_pc10_pct").is_ok()
+    );
+}
