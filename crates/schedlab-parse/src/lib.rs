@@ -7,6 +7,20 @@
 //! ran) and returns a [`Parsed`]: the rows it produced for each table, plus quality rows for
 //! whatever it could not read. [`Parsed::write_to`] persists the non-empty tables.
 //!
+//! One module per tool, each owning its output's schema: [`turbostat`] (an Arrow batch per
+//! file, since its columns depend on the machine and `--show` set), [`stress_ng`], [`openssl`]
+//! and [`time`] (rows of `workload_metrics`), [`perf_stat`] (`perf_stat`), [`timehist`]
+//! (`sched_slices`, `migrations`, `wakeups`, `timehist_summary`). Each has
+//! `parse(text, source_name, ctx) -> Result<Parsed, ParseError>`.
+//!
+//! Workload metric names are paths: `<subject>/<measure>` with the unit in its own column
+//! (`cpu/bogo_ops` ops, `cpu/usr_time_s` s, `sha256/16384/bytes_per_s` B/s); figures about the
+//! whole run have no subject (`completed_in_s`, `wall_time_s`).
+//!
+//! Every parser keeps the lines it understands. Lines of a form it does not know become one
+//! `warning` quality row (source = the parser's name) naming the first of them as file:line;
+//! only text with nothing readable at all is a [`ParseError::Text`].
+//!
 //! # Key design decision
 //!
 //! Text parsers do no file I/O: they take `&str` and a source name for error messages, so tests

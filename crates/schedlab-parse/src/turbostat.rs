@@ -8,6 +8,10 @@
 //! column per turbostat field under a normalised name ([`normalise_column`]). Unknown fields are
 //! kept, under their snake_case name.
 //!
+//! Columns before the fields: `run_id`, `sample` (interval index from 0), `time_ns` (end of the
+//! interval on the run clock, null when unknown), `row` (position in the sample's block),
+//! `summary` (the `-` row, or the only row of `-S`).
+//!
 //! The table is read by shape: a header is a line of names that includes a turbostat column;
 //! a data row is a line of numbers (or `-`) no longer than the header. Fields map by header
 //! position, and a row that stops early (core- and package-scope columns are printed only on
@@ -48,10 +52,11 @@ const ANCHORS: [&str; 14] = [
 ];
 
 /// The columns every turbostat batch starts with, before the per-field Float64 columns.
-const BASE_COLUMNS: [(&str, DataType, bool); 7] = [
+const BASE_COLUMNS: [(&str, DataType, bool); 8] = [
     ("run_id", DataType::Utf8, false),
     ("sample", DataType::Int64, false),
     ("time_ns", DataType::Int64, true),
+    ("row", DataType::Int32, false),
     ("summary", DataType::Boolean, false),
     ("cpu", DataType::Int32, true),
     ("core", DataType::Int32, true),
@@ -79,6 +84,9 @@ enum Slot {
 /// One data row, values sparse by field index.
 struct Row {
     sample: i64,
+    /// Position in the sample's block (0 = first row printed): the only way to tell CPU rows
+    /// apart when a `--show` set leaves out the CPU column.
+    position: i32,
     time_ns: Option<i64>,
     summary: bool,
     cpu: Option<i32>,
@@ -176,9 +184,11 @@ pub fn parse_with(
                 .and_then(|(offset, duration)| offset.checked_add(duration));
         }
         new_block = false;
+        let position = i32::try_from(rows_in_block).unwrap_or(i32::MAX);
         rows_in_block += 1;
         let mut row = Row {
             sample,
+            position,
             time_ns: ctx
                 .start_ns
                 .zip(offset_ns)
@@ -359,6 +369,9 @@ fn to_batch(run_id: &str, fields: &[String], rows: &[Row]) -> RecordBatch {
         Arc::new(StringArray::from(vec![run_id; rows.len()])),
         Arc::new(Int64Array::from_iter_values(rows.iter().map(|r| r.sample))),
         Arc::new(Int64Array::from_iter(rows.iter().map(|r| r.time_ns))),
+        Arc::new(Int32Array::from_iter_values(
+            rows.iter().map(|r| r.position),
+        )),
         Arc::new(BooleanArray::from_iter(
             rows.iter().map(|r| Some(r.summary)),
         )),

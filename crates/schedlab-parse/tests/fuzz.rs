@@ -131,7 +131,7 @@ fn parse_all(bytes: &[u8]) {
         match schedlab_parse::parse(kind, "fuzz.txt", bytes, &ctx) {
             Ok(parsed) => {
                 for batch in &parsed.turbostat {
-                    assert!(batch.num_columns() >= 7);
+                    assert!(batch.num_columns() >= 8);
                 }
             }
             Err(ParseError::Text { line, .. }) => assert!(

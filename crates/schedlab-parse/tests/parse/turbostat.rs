@@ -426,7 +426,7 @@ fn batches_with_different_columns_concatenate_with_nulls() {
         .downcast_ref::<Float64Array>()
         .unwrap();
     assert_eq!((gfx.is_null(0), gfx.value(1)), (true, 0.46));
-    assert_eq!(concat_turbostat(&[]).num_columns(), 7);
+    assert_eq!(concat_turbostat(&[]).num_columns(), 8);
 }
 
 #[test]
@@ -458,4 +458,45 @@ fn write_to_puts_all_turbostat_files_in_one_parquet_table() {
         schema.field_with_name("c2_req_pct").is_ok()
             && schema.field_with_name("pkg_pc10_pct").is_ok()
     );
+}
+
+#[test]
+fn show_sets_without_a_cpu_column_are_told_apart_by_row_position() {
+    // `--show frequency` on Arrow Lake: a summary row, then 24 CPU rows; only the first two
+    // carry the package columns (GFXMHz … UncMHz).
+    let batch =
+        batch("arrowlake-hybrid-show-frequency-v2025.02.02-indented2-tabs-expanded-lkml.txt");
+    let rows = batch
+        .column_by_name("row")
+        .unwrap()
+        .as_any()
+        .downcast_ref::<Int32Array>()
+        .unwrap();
+    assert_eq!(rows.values().to_vec(), (0..25).collect::<Vec<i32>>());
+    let summary = batch
+        .column_by_name("summary")
+        .unwrap()
+        .as_any()
+        .downcast_ref::<BooleanArray>()
+        .unwrap();
+    assert_eq!(summary.true_count(), 1);
+    assert!(summary.value(0));
+    let unc = batch
+        .column_by_name("unc_mhz")
+        .unwrap()
+        .as_any()
+        .downcast_ref::<Float64Array>()
+        .unwrap();
+    assert_eq!(
+        (unc.value(0), unc.value(1), unc.is_null(2)),
+        (1800.0, 1800.0, true)
+    );
+    let avg = batch
+        .column_by_name("avg_mhz")
+        .unwrap()
+        .as_any()
+        .downcast_ref::<Float64Array>()
+        .unwrap();
+    assert_eq!((avg.value(15), avg.value(24)), (14.0, 3.0));
+    assert!(batch.column_by_name("cpu").unwrap().null_count() == 25);
 }
