@@ -16,10 +16,12 @@
 //! Every file is written to a temporary name in the same directory and renamed into place, so a
 //! crash or Ctrl-C never leaves a half-written table.
 
-pub mod rows;
+pub mod aggregates;
 mod parquet_io;
+pub mod rows;
 
 pub use parquet_io::{read_batches, read_rows, schema_of, write_batch, write_rows};
+pub use aggregates::*;
 pub use rows::*;
 
 use std::path::PathBuf;

@@ -1,0 +1,199 @@
+//! Tables into aggregates: the figures the seed articles report, per run and thread.
+//!
+//! # Brief overview
+//!
+//! [`Tables::load`] reads the parse stage's Parquet files; [`aggregate`] runs the pipeline's
+//! aggregate steps over them and writes one file per step under `aggregates/` (row types in
+//! [`schedlab_tables::aggregates`]). Each run is aggregated from the best source it has: a perf
+//! trace ([`from_sched`]) when one was recorded, otherwise the /proc placement samples
+//! ([`from_placement`]), and every row names its source.
+//!
+//! # Key design decision
+//!
+//! Aggregation reads only `tables/` and writes only `aggregates/`: it never looks at raw files, so
+//! it reruns in a notebook-sized moment after an edit to the aggregate section.
+
+pub mod from_placement;
+pub mod from_sched;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use rayon::prelude::*;
+use schedlab_spec::raw::AggregateStep;
+use schedlab_tables::{
+    CpuRow, CpuTimeRow, MigrationRow, MigrationSummaryRow, PlacementRow, ProcessRow, ResidencyRow, SchedDelayRow,
+    SchedSliceRow, Table, TableError, read_rows, write_rows,
+};
+
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum AnalyzeError {
+    #[error(transparent)]
+    Table(#[from] TableError),
+}
+
+/// The parse stage's tables that aggregation reads.
+#[derive(Debug, Default)]
+pub struct Tables {
+    pub cpus: Vec<CpuRow>,
+    pub processes: Vec<ProcessRow>,
+    pub sched_slices: Vec<SchedSliceRow>,
+    pub migrations: Vec<MigrationRow>,
+    pub placement: Vec<PlacementRow>,
+}
+
+fn load<T: Table>(dir: &Path) -> Result<Vec<T>, TableError> {
+    let path = dir.join(format!("{}.parquet", T::NAME));
+    if path.exists() { read_rows(&path) } else { Ok(Vec::new()) }
+}
+
+impl Tables {
+    /// Reads the tables under `dir`; a table that was not produced reads as empty.
+    pub fn load(dir: &Path) -> Result<Tables, TableError> {
+        Ok(Tables {
+            cpus: load(dir)?,
+            processes: load(dir)?,
+            sched_slices: load(dir)?,
+            migrations: load(dir)?,
+            placement: load(dir)?,
+        })
+    }
+}
+
+/// All aggregates of one run, before the steps pick which to keep.
+#[derive(Debug, Default)]
+pub struct Aggregates {
+    pub residency: Vec<ResidencyRow>,
+    pub migrations: Vec<MigrationSummaryRow>,
+    pub sched_delay: Vec<SchedDelayRow>,
+    pub cpu_time: Vec<CpuTimeRow>,
+}
+
+impl Aggregates {
+    fn extend(&mut self, other: Aggregates) {
+        self.residency.extend(other.residency);
+        self.migrations.extend(other.migrations);
+        self.sched_delay.extend(other.sched_delay);
+        self.cpu_time.extend(other.cpu_time);
+    }
+}
+
+/// One run's rows of every table, borrowed.
+pub struct RunTables<'a> {
+    pub run_id: &'a str,
+    pub class_of_cpu: BTreeMap<i32, &'a str>,
+    pub processes: Vec<&'a ProcessRow>,
+    pub sched_slices: Vec<&'a SchedSliceRow>,
+    pub migrations: Vec<&'a MigrationRow>,
+    pub placement: Vec<&'a PlacementRow>,
+}
+
+impl RunTables<'_> {
+    pub fn class(&self, cpu: i32) -> String {
+        self.class_of_cpu.get(&cpu).map_or_else(|| "?".to_owned(), |c| (*c).to_owned())
+    }
+}
+
+fn by_run(tables: &Tables) -> Vec<RunTables<'_>> {
+    let mut runs: BTreeMap<&str, RunTables<'_>> = BTreeMap::new();
+    for p in &tables.processes {
+        runs.entry(&p.run_id).or_insert_with(|| RunTables {
+            run_id: &p.run_id,
+            class_of_cpu: BTreeMap::new(),
+            processes: Vec::new(),
+            sched_slices: Vec::new(),
+            migrations: Vec::new(),
+            placement: Vec::new(),
+        });
+    }
+    for c in &tables.cpus {
+        if let Some(run) = runs.get_mut(c.run_id.as_str()) {
+            run.class_of_cpu.insert(c.cpu, &c.class);
+        }
+    }
+    for p in &tables.processes {
+        runs.get_mut(p.run_id.as_str()).expect("inserted").processes.push(p);
+    }
+    for s in tables.sched_slices.iter().filter(|s| s.workload.is_some()) {
+        if let Some(run) = runs.get_mut(s.run_id.as_str()) {
+            run.sched_slices.push(s);
+        }
+    }
+    for m in tables.migrations.iter().filter(|m| m.workload.is_some()) {
+        if let Some(run) = runs.get_mut(m.run_id.as_str()) {
+            run.migrations.push(m);
+        }
+    }
+    for p in tables.placement.iter().filter(|p| p.workload.is_some()) {
+        if let Some(run) = runs.get_mut(p.run_id.as_str()) {
+            run.placement.push(p);
+        }
+    }
+    runs.into_values().collect()
+}
+
+/// Computes every aggregate for every run, each run from its best source.
+pub fn compute(tables: &Tables, startup_ns: i64) -> Aggregates {
+    by_run(tables)
+        .par_iter()
+        .map(|run| {
+            if run.sched_slices.is_empty() {
+                from_placement::aggregate(run, startup_ns)
+            } else {
+                from_sched::aggregate(run, startup_ns)
+            }
+        })
+        .collect::<Vec<_>>()
+        .into_iter()
+        .fold(Aggregates::default(), |mut all, one| {
+            all.extend(one);
+            all
+        })
+}
+
+/// Runs the aggregate steps of a pipeline: reads `tables_dir`, writes one file per step into
+/// `out_dir`. Without steps, every aggregate is written.
+pub fn aggregate(tables_dir: &Path, steps: &[AggregateStep], out_dir: &Path) -> Result<Vec<PathBuf>, AnalyzeError> {
+    let tables = Tables::load(tables_dir)?;
+    let startup_ns = steps
+        .iter()
+        .filter_map(|s| s.options().startup)
+        .map(|d| d.as_nanos())
+        .next()
+        .unwrap_or(0);
+    let mut all = compute(&tables, startup_ns);
+    let mut written = Vec::new();
+    macro_rules! write_step {
+        ($field:ident, $name:literal) => {
+            if let Some(workloads) = selection(steps, $name) {
+                if !workloads.is_empty() {
+                    all.$field.retain(|row| workloads.contains(&row.workload));
+                }
+                let path = out_dir.join(concat!($name, ".parquet"));
+                write_rows(&path, &all.$field)?;
+                written.push(path);
+            }
+        };
+    }
+    write_step!(residency, "residency");
+    write_step!(migrations, "migrations");
+    write_step!(sched_delay, "sched_delay");
+    write_step!(cpu_time, "cpu_time");
+    Ok(written)
+}
+
+/// Which workloads step `name` keeps: `None` when the pipeline has no such step, an empty list
+/// for every workload. A pipeline without aggregate steps gets every step for every workload.
+fn selection(steps: &[AggregateStep], name: &str) -> Option<Vec<String>> {
+    if steps.is_empty() {
+        return Some(Vec::new());
+    }
+    let matching: Vec<&AggregateStep> = steps.iter().filter(|s| s.name() == name).collect();
+    if matching.is_empty() {
+        return None;
+    }
+    let named: Option<Vec<String>> =
+        matching.iter().map(|s| s.options().workload.as_ref().map(|w| w.value.clone())).collect();
+    Some(named.unwrap_or_default())
+}

@@ -1,0 +1,152 @@
+//! Aggregates into reports: the per-thread summary a user reads first.
+//!
+//! # Brief overview
+//!
+//! [`summarize`] reads `aggregates/` (and, for what aggregation does not cover, the
+//! `workload_metrics` and `quality` tables), renders one [`Summary`] per pipeline and writes it to
+//! `report/summary.md`; the same Markdown table is what the terminal shows.
+//!
+//! # Key design decision
+//!
+//! A report never recomputes a figure: it formats aggregate rows. If a number in a report looks
+//! wrong, the place to look is the aggregate table it came from.
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+use std::path::{Path, PathBuf};
+
+use schedlab_tables::{
+    CpuTimeRow, MigrationSummaryRow, QualityRow, ResidencyRow, SchedDelayRow, Table, TableError, WorkloadMetricRow,
+    read_rows,
+};
+
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ReportError {
+    #[error(transparent)]
+    Table(#[from] TableError),
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+fn load<T: Table>(dir: &Path) -> Result<Vec<T>, TableError> {
+    let path = dir.join(format!("{}.parquet", T::NAME));
+    if path.exists() { read_rows(&path) } else { Ok(Vec::new()) }
+}
+
+/// The rendered summary.
+#[derive(Debug, Clone)]
+pub struct Summary {
+    /// The per-thread table, Markdown (readable as plain text in a terminal).
+    pub table: String,
+    /// Quality warnings, one line each.
+    pub warnings: Vec<String>,
+}
+
+/// Where the summary reads from and writes to.
+pub struct SummaryPaths<'a> {
+    pub tables: &'a Path,
+    pub aggregates: &'a Path,
+    pub report: &'a Path,
+}
+
+fn ms(ns: f64) -> String {
+    format!("{:.3} ms", ns / 1e6)
+}
+
+/// Builds the summary and writes `report/summary.md` atomically.
+pub fn summarize(pipeline: &str, paths: &SummaryPaths<'_>) -> Result<Summary, ReportError> {
+    let cpu_time: Vec<CpuTimeRow> = load(paths.aggregates)?;
+    let residency: Vec<ResidencyRow> = load(paths.aggregates)?;
+    let migrations: Vec<MigrationSummaryRow> = load(paths.aggregates)?;
+    let delays: Vec<SchedDelayRow> = load(paths.aggregates)?;
+    let metrics: Vec<WorkloadMetricRow> = load(paths.tables)?;
+    let quality: Vec<QualityRow> = load(paths.tables)?;
+
+    type Key<'a> = (&'a str, i32);
+    let mut cpus: BTreeMap<Key<'_>, Vec<(i32, f64)>> = BTreeMap::new();
+    let mut classes: BTreeMap<Key<'_>, BTreeMap<&str, f64>> = BTreeMap::new();
+    for r in &residency {
+        cpus.entry((&r.run_id, r.tid)).or_default().push((r.cpu, r.share));
+        *classes.entry((&r.run_id, r.tid)).or_default().entry(&r.class).or_default() += r.share;
+    }
+    let migrations: BTreeMap<Key<'_>, &MigrationSummaryRow> =
+        migrations.iter().map(|m| ((m.run_id.as_str(), m.tid), m)).collect();
+    let delays: BTreeMap<Key<'_>, &SchedDelayRow> = delays.iter().map(|d| ((d.run_id.as_str(), d.tid), d)).collect();
+    let mut lateness: BTreeMap<Key<'_>, (f64, f64)> = BTreeMap::new();
+    for m in metrics.iter().filter(|m| m.tool == "periodic") {
+        let Some(tid) = m.tid else { continue };
+        let entry = lateness.entry((&m.run_id, tid)).or_default();
+        match m.metric.as_str() {
+            "lateness_mean" => entry.0 = m.value,
+            "lateness_max" => entry.1 = m.value,
+            _ => {}
+        }
+    }
+
+    let mut table = String::from(
+        "| run | workload | tid | comm | CPU time | CPU share | class share | migrations | sched delay mean / max | lateness mean / max | source |\n\
+         |---|---|---|---|---:|---|---|---:|---|---|---|\n",
+    );
+    for row in &cpu_time {
+        let key = (row.run_id.as_str(), row.tid);
+        let mut on_cpus = cpus.get(&key).cloned().unwrap_or_default();
+        on_cpus.sort_by(|a, b| b.1.total_cmp(&a.1));
+        let on_cpus: Vec<String> = on_cpus.iter().map(|(cpu, share)| format!("{cpu}: {:.1}%", share * 100.0)).collect();
+        let on_classes: Vec<String> = classes
+            .get(&key)
+            .map(|c| c.iter().map(|(class, share)| format!("{class}: {:.1}%", share * 100.0)).collect())
+            .unwrap_or_default();
+        let migrations = migrations.get(&key).map_or("–".into(), |m| m.migrations.to_string());
+        let delay = delays
+            .get(&key)
+            .and_then(|d| Some(format!("{} / {}", ms(d.mean_ns?), ms(d.max_ns? as f64))))
+            .unwrap_or_else(|| "–".into());
+        let late = lateness.get(&key).map_or("–".into(), |(mean, max)| format!("{} / {}", ms(*mean), ms(*max)));
+        writeln!(
+            table,
+            "| {} | {} | {} | {} | {:.3} s | {} | {} | {} | {} | {} | {} |",
+            row.run_id,
+            row.workload,
+            row.tid,
+            row.comm,
+            row.cpu_time_ns as f64 / 1e9,
+            on_cpus.join(", "),
+            on_classes.join(", "),
+            migrations,
+            delay,
+            late,
+            row.source
+        )
+        .expect("writing to a String");
+    }
+    let warnings: Vec<String> = quality
+        .iter()
+        .filter(|q| q.severity != "info")
+        .map(|q| format!("{} [{}] {}: {}", q.run_id, q.severity, q.source, q.message))
+        .collect();
+
+    let mut markdown = format!("# {pipeline}: summary\n\nPer workload thread, per run.\n\n{table}");
+    if !warnings.is_empty() {
+        markdown.push_str("\n## Quality\n\n");
+        for w in &warnings {
+            writeln!(markdown, "- {w}").expect("writing to a String");
+        }
+    }
+    write_atomic(&paths.report.join("summary.md"), markdown.as_bytes())?;
+    Ok(Summary { table, warnings })
+}
+
+fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ReportError> {
+    let io = |source| ReportError::Io { path: path.to_owned(), source };
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(io)?;
+    }
+    let tmp = path.with_extension("tmp");
+    std::fs::write(&tmp, bytes).map_err(io)?;
+    std::fs::rename(&tmp, path).map_err(io)
+}

@@ -1,0 +1,96 @@
+//! File digests that stay cheap on gigabytes: a file whose size, mtime and inode match the last
+//! time it was hashed keeps its recorded BLAKE3 digest; only a changed file is read again.
+
+use std::collections::BTreeMap;
+use std::io;
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+/// What a file looked like when it was hashed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Stamp {
+    pub size: u64,
+    pub mtime_ns: i64,
+    pub inode: u64,
+    pub blake3: String,
+}
+
+impl Stamp {
+    fn same_file(&self, meta: &std::fs::Metadata) -> bool {
+        self.size == meta.len() && self.mtime_ns == mtime_ns(meta) && self.inode == meta.ino()
+    }
+}
+
+fn mtime_ns(meta: &std::fs::Metadata) -> i64 {
+    meta.mtime() * 1_000_000_000 + meta.mtime_nsec()
+}
+
+/// Hashes `path` (streaming, so memory stays flat on a large trace).
+pub fn stamp(path: &Path) -> io::Result<Stamp> {
+    let meta = std::fs::metadata(path)?;
+    let mut hasher = blake3::Hasher::new();
+    hasher.update_mmap(path)?;
+    Ok(Stamp { size: meta.len(), mtime_ns: mtime_ns(&meta), inode: meta.ino(), blake3: hasher.finalize().to_hex().to_string() })
+}
+
+/// Known digests by path; [`Digests::digest`] re-hashes only files that changed on disk.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Digests(pub BTreeMap<String, Stamp>);
+
+impl Digests {
+    /// The digest of `path`, known as `key`; `None` when the file does not exist.
+    pub fn digest(&mut self, key: &str, path: &Path) -> io::Result<Option<String>> {
+        let meta = match std::fs::metadata(path) {
+            Ok(meta) => meta,
+            Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(err) => return Err(err),
+        };
+        if let Some(known) = self.0.get(key)
+            && known.same_file(&meta)
+        {
+            return Ok(Some(known.blake3.clone()));
+        }
+        let fresh = stamp(path)?;
+        let hash = fresh.blake3.clone();
+        self.0.insert(key.to_owned(), fresh);
+        Ok(Some(hash))
+    }
+
+    /// True when `path` is exactly as recorded under `key`, judged by stat alone.
+    pub fn unchanged(&self, key: &str, path: &Path) -> bool {
+        match (self.0.get(key), std::fs::metadata(path)) {
+            (Some(known), Ok(meta)) => known.same_file(&meta),
+            _ => false,
+        }
+    }
+}
+
+/// A stable digest of a JSON value (object keys are sorted by serde_json's map).
+pub fn of_json(value: &serde_json::Value) -> String {
+    blake3::hash(value.to_string().as_bytes()).to_hex().to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unchanged_files_are_not_read_again_and_changed_ones_are() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("raw.bin");
+        std::fs::write(&path, b"first").unwrap();
+        let mut digests = Digests::default();
+        let first = digests.digest("raw.bin", &path).unwrap().unwrap();
+        // Poison the recorded hash: a digest served from the stamp proves no re-read happened.
+        digests.0.get_mut("raw.bin").unwrap().blake3 = "recorded".into();
+        assert_eq!(digests.digest("raw.bin", &path).unwrap().unwrap(), "recorded");
+        std::fs::write(&path, b"second, longer").unwrap();
+        let second = digests.digest("raw.bin", &path).unwrap().unwrap();
+        assert_ne!(second, first);
+        assert_ne!(second, "recorded");
+        assert_eq!(digests.digest("missing", &dir.path().join("missing")).unwrap(), None);
+    }
+}

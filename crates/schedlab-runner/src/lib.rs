@@ -1,0 +1,519 @@
+//! The stage graph: collect → parse → aggregate → summarize, with persistent fingerprints.
+//!
+//! # Brief overview
+//!
+//! [`Runner::execute`] runs a [`schedlab_spec::Plan`]'s stages over the data layout of
+//! [`layout`]; [`Runner::status`] says which runs are on disk and which stages are fresh.
+//! Collection is per run: a run whose directory exists was collected and is never collected again
+//! (unless forced). Later stages are fingerprinted ([`state`]): the stage's part of the YAML, the
+//! program version and the digests of its input files. A stage whose fingerprint is unchanged is
+//! skipped, and a stale one is explained.
+//!
+//! # Key design decision
+//!
+//! A stage reads files and writes files; nothing passes between stages in memory, so any stage
+//! can run alone and an analyst reruns only the analysis. Digests are cheap on gigabytes of raw
+//! data ([`digest`]): raw files are hashed once, when their run ends, and trusted afterwards while
+//! their size, mtime and inode are unchanged. The collect fingerprint names the run set
+//! (`<set>-<variant>-r<n>`), so an edited collect section collects new runs beside the old ones.
+
+pub mod digest;
+pub mod layout;
+mod lock;
+mod parse_stage;
+pub mod progress;
+pub mod state;
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use schedlab_collect::{Manifest, RawFile, RunRequest, RunStatus};
+use schedlab_spec::Plan;
+
+pub use layout::Layout;
+pub use parse_stage::CollectedRun;
+pub use state::Stage;
+use state::{Inputs, StageRecord, State};
+
+/// Everything that can stop a command.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum RunnerError {
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{} is in use: {holder} (hint: wait for that command to finish)", path.display())]
+    Locked { path: PathBuf, holder: String },
+    #[error("run {run_id}: {source}")]
+    Collect {
+        run_id: String,
+        #[source]
+        source: schedlab_collect::CollectError,
+    },
+    #[error("no collected runs for this pipeline's collect section under {} (hint: `schedlab run` collects them{})", dir.display(), if *older { "; the runs on disk were collected with an earlier collect section" } else { "" })]
+    NothingCollected { dir: PathBuf, older: bool },
+    #[error("run {run_id}: declared topology: {message}")]
+    Topology { run_id: String, message: String },
+    #[error("{}: {message}", path.display())]
+    BadManifest { path: PathBuf, message: String },
+    #[error(transparent)]
+    Table(#[from] schedlab_tables::TableError),
+    #[error(transparent)]
+    Analyze(#[from] schedlab_analyze::AnalyzeError),
+    #[error(transparent)]
+    Report(#[from] schedlab_report::ReportError),
+}
+
+/// Which stages a command runs, and which it recomputes whatever their fingerprints say.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StageSelection {
+    pub stages: BTreeSet<Stage>,
+    pub forced: BTreeSet<Stage>,
+}
+
+impl StageSelection {
+    /// All four stages, each skipped when fresh.
+    pub fn all() -> StageSelection {
+        StageSelection { stages: Stage::ALL.into_iter().collect(), forced: BTreeSet::new() }
+    }
+
+    /// Parse, aggregate and summarize: never collect.
+    pub fn analysis() -> StageSelection {
+        StageSelection { stages: Stage::ALL[1..].iter().copied().collect(), forced: BTreeSet::new() }
+    }
+
+    /// `--from STAGE`: that stage and the ones after it, all recomputed.
+    pub fn from(stage: Stage) -> StageSelection {
+        let stages: BTreeSet<Stage> = Stage::ALL.into_iter().filter(|s| *s >= stage).collect();
+        StageSelection { forced: stages.clone(), stages }
+    }
+
+    /// `--only STAGE`: that stage alone, recomputed.
+    pub fn only(stage: Stage) -> StageSelection {
+        StageSelection { stages: [stage].into(), forced: [stage].into() }
+    }
+
+    /// `--force`: every selected stage recomputed (collect: every run collected again).
+    pub fn forcing_all(mut self) -> StageSelection {
+        self.forced = self.stages.clone();
+        self
+    }
+}
+
+/// How a command is run.
+#[derive(Debug, Clone)]
+pub struct RunnerOptions {
+    pub data_dir: PathBuf,
+    /// The pipeline file as the user named it, for messages.
+    pub pipeline_file: String,
+    pub label: Option<String>,
+    pub selection: StageSelection,
+    /// The schedlab binary (runs the built-in periodic workload).
+    pub self_exe: PathBuf,
+    /// Set by the Ctrl-C / SIGTERM handler.
+    pub interrupt: Arc<AtomicBool>,
+    pub progress: bool,
+}
+
+/// What a command did.
+#[derive(Debug, Default)]
+pub struct Outcome {
+    /// The summary, when summarize ran or its report was fresh.
+    pub summary: Option<String>,
+    pub interrupted: bool,
+    /// Runs collected by this command that ended `failed`.
+    pub failed_runs: Vec<String>,
+}
+
+/// A run directory found on disk.
+#[derive(Debug, Clone)]
+pub struct RunOnDisk {
+    pub run_id: String,
+    pub status: String,
+    pub started_at: String,
+    /// Collected with the pipeline's current collect section.
+    pub current: bool,
+}
+
+/// What `schedlab status` prints.
+#[derive(Debug, Clone)]
+pub struct StatusReport {
+    pub root: PathBuf,
+    pub runs: Vec<RunOnDisk>,
+    /// Per stage: the reasons it is stale; empty when fresh.
+    pub stages: Vec<(Stage, Vec<String>)>,
+}
+
+pub struct Runner<'a> {
+    plan: &'a Plan,
+    options: &'a RunnerOptions,
+    layout: Layout,
+    set: String,
+    say: &'a dyn Fn(&str),
+}
+
+const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+impl<'a> Runner<'a> {
+    /// `say` receives one line per decision ("parse: fresh, nothing to do").
+    pub fn new(plan: &'a Plan, options: &'a RunnerOptions, say: &'a dyn Fn(&str)) -> Runner<'a> {
+        let set = digest::of_json(&plan.collect_section())[..8].to_owned();
+        Runner { plan, options, layout: Layout::new(&options.data_dir, &plan.name), set, say }
+    }
+
+    pub fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    fn run_id(&self, key: &str) -> String {
+        match &self.options.label {
+            Some(label) => format!("{}-{label}-{key}", self.set),
+            None => format!("{}-{key}", self.set),
+        }
+    }
+
+    /// Runs the selected stages.
+    pub fn execute(&self) -> Result<Outcome, RunnerError> {
+        let _lock = lock::acquire(&self.layout.lock(), "schedlab run")?;
+        let mut state = State::load(&self.layout.state());
+        let mut outcome = Outcome::default();
+        let selection = &self.options.selection;
+        if selection.stages.contains(&Stage::Collect) {
+            self.collect(&mut state, &mut outcome)?;
+            self.save(&state)?;
+            if outcome.interrupted {
+                return Ok(outcome);
+            }
+        }
+        let later: Vec<Stage> = selection.stages.iter().copied().filter(|s| *s != Stage::Collect).collect();
+        if later.is_empty() {
+            return Ok(outcome);
+        }
+        let runs = self.collected_runs()?;
+        for stage in later {
+            let inputs = self.inputs(stage, &runs, &mut state)?;
+            let reasons = if selection.forced.contains(&stage) {
+                vec!["forced".to_owned()]
+            } else {
+                state.staleness(stage, &inputs, &self.layout.root, &self.options.pipeline_file)
+            };
+            if reasons.is_empty() {
+                (self.say)(&format!("{}: fresh, nothing to do", stage.name()));
+            } else {
+                (self.say)(&format!("{}: running ({})", stage.name(), reasons.join("; ")));
+                let outputs = self.run_stage(stage, &runs, &mut outcome)?;
+                self.record(&mut state, stage, inputs, &outputs)?;
+                self.save(&state)?;
+            }
+        }
+        if outcome.summary.is_none() {
+            outcome.summary = std::fs::read_to_string(self.layout.report().join("summary.md")).ok();
+        }
+        Ok(outcome)
+    }
+
+    fn save(&self, state: &State) -> Result<(), RunnerError> {
+        state.save(&self.layout.state()).map_err(|source| RunnerError::Io { path: self.layout.state(), source })
+    }
+
+    fn collect(&self, state: &mut State, outcome: &mut Outcome) -> Result<(), RunnerError> {
+        let force = self.options.selection.forced.contains(&Stage::Collect);
+        let (mut done, mut collected) = (0, 0);
+        for plan in &self.plan.runs {
+            let run_id = self.run_id(&plan.key);
+            let final_dir = self.layout.run(&run_id);
+            if final_dir.join("manifest.json").exists() && !force {
+                done += 1;
+                continue;
+            }
+            if self.options.interrupt.load(Ordering::SeqCst) {
+                outcome.interrupted = true;
+                return Ok(());
+            }
+            if collected > 0
+                && let Some(cooldown) = plan.collect.cooldown
+            {
+                (self.say)(&format!("collect: cooling down for {cooldown:?}"));
+                std::thread::sleep(cooldown);
+            }
+            let partial = self.layout.partial_run(&run_id);
+            let io = |source, path: &Path| RunnerError::Io { path: path.to_owned(), source };
+            if partial.exists() {
+                std::fs::remove_dir_all(&partial).map_err(|e| io(e, &partial))?;
+            }
+            std::fs::create_dir_all(&partial).map_err(|e| io(e, &partial))?;
+            let bar = self.options.progress.then(|| {
+                progress::collect_bar(&run_id, plan.collect.duration.or_else(|| {
+                    plan.collect.workloads.iter().map(|w| w.expected_end()).collect::<Option<Vec<_>>>()?.into_iter().max()
+                }))
+            });
+            let on_tick = |elapsed: std::time::Duration, _total: Option<std::time::Duration>| {
+                if let Some(bar) = &bar {
+                    bar.set_position(elapsed.as_millis() as u64);
+                }
+            };
+            let request = RunRequest {
+                run_id: &run_id,
+                pipeline: &self.plan.name,
+                label: self.options.label.as_deref(),
+                plan,
+                run_dir: &partial,
+                self_exe: &self.options.self_exe,
+                interrupt: &self.options.interrupt,
+                on_tick: &on_tick,
+            };
+            let result = schedlab_collect::collect(&request);
+            if let Some(bar) = &bar {
+                bar.finish_and_clear();
+            }
+            let mut manifest = match result {
+                Ok(manifest) => manifest,
+                Err(source) => {
+                    // Nothing half-written: a run that could not start leaves no directory.
+                    let _ = std::fs::remove_dir_all(&partial);
+                    return Err(RunnerError::Collect { run_id, source });
+                }
+            };
+            manifest.raw_files = stamp_raw_files(&partial)?;
+            for raw in &manifest.raw_files {
+                state.files.0.insert(
+                    format!("runs/{run_id}/{}", raw.path),
+                    digest::Stamp { size: raw.size, mtime_ns: raw.mtime_ns, inode: raw.inode, blake3: raw.blake3.clone() },
+                );
+            }
+            write_json(&partial.join("manifest.json"), &manifest)?;
+            collected += 1;
+            if manifest.status == RunStatus::Interrupted {
+                let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+                let kept = self.layout.runs().join(format!("{run_id}.interrupted-{secs}"));
+                std::fs::rename(&partial, &kept).map_err(|e| io(e, &kept))?;
+                (self.say)(&format!("collect: interrupted; what was recorded is kept in {}", kept.display()));
+                outcome.interrupted = true;
+                return Ok(());
+            }
+            if final_dir.exists() {
+                std::fs::remove_dir_all(&final_dir).map_err(|e| io(e, &final_dir))?;
+            }
+            std::fs::rename(&partial, &final_dir).map_err(|e| io(e, &final_dir))?;
+            if manifest.status == RunStatus::Failed {
+                outcome.failed_runs.push(run_id.clone());
+            }
+            (self.say)(&format!("collect: {run_id} {}", manifest.status.as_str()));
+        }
+        if collected == 0 {
+            (self.say)(&format!("collect: all {done} runs collected already, nothing to collect"));
+        } else if done > 0 {
+            (self.say)(&format!("collect: {done} runs collected already, {collected} collected now"));
+        }
+        Ok(())
+    }
+
+    /// The completed or failed runs of the current run set on disk, by run id.
+    pub fn collected_runs(&self) -> Result<Vec<CollectedRun>, RunnerError> {
+        let prefix = format!("{}-", self.set);
+        let mut runs = Vec::new();
+        let mut older = false;
+        for entry in std::fs::read_dir(self.layout.runs()).into_iter().flatten().flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if name.contains('.') {
+                continue;
+            }
+            if !name.starts_with(&prefix) {
+                older = true;
+                continue;
+            }
+            let path = entry.path().join("manifest.json");
+            if path.exists() {
+                runs.push(CollectedRun { dir: entry.path(), manifest: read_manifest(&path)? });
+            }
+        }
+        if runs.is_empty() {
+            return Err(RunnerError::NothingCollected { dir: self.layout.runs(), older });
+        }
+        runs.sort_by(|a, b| a.manifest.run_id.cmp(&b.manifest.run_id));
+        Ok(runs)
+    }
+
+    fn inputs(&self, stage: Stage, runs: &[CollectedRun], state: &mut State) -> Result<Inputs, RunnerError> {
+        let (config, files) = match stage {
+            Stage::Collect => unreachable!("collect is not fingerprinted"),
+            Stage::Parse => {
+                let mut files = Vec::new();
+                for run in runs {
+                    let id = &run.manifest.run_id;
+                    files.push(format!("runs/{id}/manifest.json"));
+                    files.extend(run.manifest.raw_files.iter().map(|raw| format!("runs/{id}/{}", raw.path)));
+                }
+                (self.plan.parse_section(), files)
+            }
+            Stage::Aggregate => (self.plan.aggregate_section(), self.outputs_of(state, Stage::Parse)),
+            Stage::Summarize => {
+                let mut files = self.outputs_of(state, Stage::Aggregate);
+                files.extend(["tables/workload_metrics.parquet".to_owned(), "tables/quality.parquet".to_owned()]);
+                (self.plan.summarize_section(), files)
+            }
+        };
+        let mut digests = std::collections::BTreeMap::new();
+        for file in files {
+            let path = self.layout.root.join(&file);
+            let digest = state
+                .files
+                .digest(&file, &path)
+                .map_err(|source| RunnerError::Io { path: path.clone(), source })?;
+            digests.insert(file, digest.unwrap_or_else(|| "missing".into()));
+        }
+        Ok(Inputs { config: digest::of_json(&config), version: VERSION.into(), files: digests })
+    }
+
+    fn outputs_of(&self, state: &State, stage: Stage) -> Vec<String> {
+        state.stages.get(&stage).map(|r| r.outputs.clone()).unwrap_or_default()
+    }
+
+    fn run_stage(&self, stage: Stage, runs: &[CollectedRun], outcome: &mut Outcome) -> Result<Vec<PathBuf>, RunnerError> {
+        match stage {
+            Stage::Collect => unreachable!("collect runs per run"),
+            Stage::Parse => {
+                let bar = self.options.progress.then(|| progress::count_bar("parse", runs.len() as u64));
+                let tick = || {
+                    if let Some(bar) = &bar {
+                        bar.inc(1);
+                    }
+                };
+                let written = parse_stage::parse_runs(runs, &self.plan.topology, &self.layout.tables(), &tick);
+                if let Some(bar) = &bar {
+                    bar.finish_and_clear();
+                }
+                written
+            }
+            Stage::Aggregate => {
+                Ok(schedlab_analyze::aggregate(&self.layout.tables(), &self.plan.aggregate, &self.layout.aggregates())?)
+            }
+            Stage::Summarize => {
+                let paths = schedlab_report::SummaryPaths {
+                    tables: &self.layout.tables(),
+                    aggregates: &self.layout.aggregates(),
+                    report: &self.layout.report(),
+                };
+                let summary = schedlab_report::summarize(&self.plan.name, &paths)?;
+                let mut text = summary.table;
+                for warning in &summary.warnings {
+                    text.push_str(&format!("warning: {warning}\n"));
+                }
+                outcome.summary = Some(text);
+                Ok(vec![self.layout.report().join("summary.md")])
+            }
+        }
+    }
+
+    /// Records a stage's result; outputs of an earlier computation that were not written again
+    /// are removed, so the directory holds exactly what the fingerprint describes.
+    fn record(&self, state: &mut State, stage: Stage, inputs: Inputs, outputs: &[PathBuf]) -> Result<(), RunnerError> {
+        let relative: Vec<String> = outputs.iter().map(|p| self.layout.relative(p)).collect();
+        if let Some(old) = state.stages.get(&stage) {
+            for stale in old.outputs.iter().filter(|o| !relative.contains(o)) {
+                let _ = std::fs::remove_file(self.layout.root.join(stale));
+                state.files.0.remove(stale);
+            }
+        }
+        for (rel, path) in relative.iter().zip(outputs) {
+            state.files.digest(rel, path).map_err(|source| RunnerError::Io { path: path.clone(), source })?;
+        }
+        state.stages.insert(stage, StageRecord { inputs, outputs: relative });
+        Ok(())
+    }
+
+    /// Runs on disk and each stage's freshness, computing nothing.
+    pub fn status(&self) -> Result<StatusReport, RunnerError> {
+        let mut state = State::load(&self.layout.state());
+        let mut runs = Vec::new();
+        for entry in std::fs::read_dir(self.layout.runs()).into_iter().flatten().flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let manifest = read_manifest(&entry.path().join("manifest.json")).ok();
+            runs.push(RunOnDisk {
+                current: name.starts_with(&format!("{}-", self.set)) && !name.contains('.'),
+                status: manifest.as_ref().map_or_else(
+                    || if name.ends_with(".partial") { "partial".into() } else { "unreadable".into() },
+                    |m| m.status.as_str().to_owned(),
+                ),
+                started_at: manifest.map(|m| m.started_at).unwrap_or_default(),
+                run_id: name,
+            });
+        }
+        runs.sort_by(|a, b| a.run_id.cmp(&b.run_id));
+        let missing: Vec<String> = self
+            .plan
+            .runs
+            .iter()
+            .map(|p| self.run_id(&p.key))
+            .filter(|id| !self.layout.run(id).join("manifest.json").exists())
+            .collect();
+        let mut stages = Vec::new();
+        let collect_reasons = if missing.is_empty() {
+            Vec::new()
+        } else {
+            let mut why = vec![format!("{} of {} runs not collected: {}", missing.len(), self.plan.runs.len(), missing.join(", "))];
+            if runs.iter().any(|r| !r.current && !r.run_id.contains('.')) && missing.len() == self.plan.runs.len() {
+                why.push(format!("the `collect` section of {} changed since the runs on disk", self.options.pipeline_file));
+            }
+            why
+        };
+        stages.push((Stage::Collect, collect_reasons));
+        match self.collected_runs() {
+            Ok(collected) => {
+                for stage in [Stage::Parse, Stage::Aggregate, Stage::Summarize] {
+                    let inputs = self.inputs(stage, &collected, &mut state)?;
+                    stages.push((stage, state.staleness(stage, &inputs, &self.layout.root, &self.options.pipeline_file)));
+                }
+            }
+            Err(RunnerError::NothingCollected { .. }) => {
+                for stage in [Stage::Parse, Stage::Aggregate, Stage::Summarize] {
+                    stages.push((stage, vec!["no collected runs yet".into()]));
+                }
+            }
+            Err(err) => return Err(err),
+        }
+        Ok(StatusReport { root: self.layout.root.clone(), runs, stages })
+    }
+}
+
+fn read_manifest(path: &Path) -> Result<Manifest, RunnerError> {
+    let bytes = std::fs::read(path).map_err(|source| RunnerError::Io { path: path.to_owned(), source })?;
+    serde_json::from_slice(&bytes).map_err(|err| RunnerError::BadManifest { path: path.to_owned(), message: err.to_string() })
+}
+
+fn write_json<T: serde::Serialize>(path: &Path, value: &T) -> Result<(), RunnerError> {
+    let io = |source| RunnerError::Io { path: path.to_owned(), source };
+    let tmp = path.with_extension("json.tmp");
+    std::fs::write(&tmp, serde_json::to_vec_pretty(value).map_err(std::io::Error::other).map_err(io)?).map_err(io)?;
+    std::fs::rename(&tmp, path).map_err(io)
+}
+
+/// Hashes every file under `run_dir/raw` once, now that the run has ended.
+fn stamp_raw_files(run_dir: &Path) -> Result<Vec<RawFile>, RunnerError> {
+    let raw = run_dir.join("raw");
+    let mut files = Vec::new();
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(&raw)
+        .map_err(|source| RunnerError::Io { path: raw.clone(), source })?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.is_file())
+        .collect();
+    entries.sort();
+    for path in entries {
+        let stamp = digest::stamp(&path).map_err(|source| RunnerError::Io { path: path.clone(), source })?;
+        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        files.push(RawFile {
+            path: format!("raw/{name}"),
+            size: stamp.size,
+            mtime_ns: stamp.mtime_ns,
+            inode: stamp.inode,
+            blake3: stamp.blake3,
+        });
+    }
+    Ok(files)
+}

@@ -1,0 +1,183 @@
+//! The parse stage: every collected run's manifest and raw files into `tables/*.parquet`.
+//! Runs are parsed in parallel (rayon); each run's files are independent.
+
+use std::path::{Path, PathBuf};
+
+use rayon::prelude::*;
+use schedlab_collect::{Manifest, periodic};
+use schedlab_parse::{ParseContext, Parsed, ParserKind, parse_file};
+use schedlab_tables::{CpuRow, PlacementRow, ProcessRow, QualityRow, RunRow, Table, write_rows};
+use schedlab_topology::format_cpu_list;
+
+use crate::RunnerError;
+
+/// A collected run on disk.
+#[derive(Debug, Clone)]
+pub struct CollectedRun {
+    pub dir: PathBuf,
+    pub manifest: Manifest,
+}
+
+/// Everything one run contributes to the tables.
+#[derive(Default)]
+struct RunTables {
+    parsed: Parsed,
+    runs: Vec<RunRow>,
+    cpus: Vec<CpuRow>,
+    processes: Vec<ProcessRow>,
+    placement: Vec<PlacementRow>,
+}
+
+/// Parses `runs` and writes the tables under `out`; returns the files written.
+pub fn parse_runs(
+    runs: &[CollectedRun],
+    topology: &[(String, Vec<u32>)],
+    out: &Path,
+    on_run_done: &(dyn Fn() + Sync),
+) -> Result<Vec<PathBuf>, RunnerError> {
+    let per_run: Vec<RunTables> = runs
+        .par_iter()
+        .map(|run| {
+            let tables = parse_run(run, topology);
+            on_run_done();
+            tables
+        })
+        .collect::<Result<_, _>>()?;
+    let mut all = RunTables::default();
+    for one in per_run {
+        all.parsed.extend(one.parsed);
+        all.runs.extend(one.runs);
+        all.cpus.extend(one.cpus);
+        all.processes.extend(one.processes);
+        all.placement.extend(one.placement);
+    }
+    // Every table is written, empty or not: notebooks and reports can rely on the files.
+    let mut written = all.parsed.write_to(out, &ParserKind::ALL)?;
+    fn put<T: Table>(out: &Path, rows: &[T], written: &mut Vec<PathBuf>) -> Result<(), RunnerError> {
+        let path = out.join(format!("{}.parquet", T::NAME));
+        write_rows(&path, rows)?;
+        written.push(path);
+        Ok(())
+    }
+    put(out, &all.runs, &mut written)?;
+    put(out, &all.cpus, &mut written)?;
+    put(out, &all.processes, &mut written)?;
+    put(out, &all.placement, &mut written)?;
+    written.sort();
+    written.dedup();
+    Ok(written)
+}
+
+fn parse_run(run: &CollectedRun, topology: &[(String, Vec<u32>)]) -> Result<RunTables, RunnerError> {
+    let m = &run.manifest;
+    let run_id = m.run_id.clone();
+    let mut out = RunTables::default();
+    out.runs.push(RunRow {
+        run_id: run_id.clone(),
+        pipeline: m.pipeline.clone(),
+        label: m.label.clone(),
+        variant: m.variant.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(","),
+        repetition: m.repetition,
+        host: m.host.hostname.clone(),
+        kernel: m.host.kernel.clone(),
+        cpu_model: m.host.cpu_model.clone(),
+        started_at: m.started_at.clone(),
+        status: m.status.as_str().into(),
+        duration_ns: m.end_ns - m.start_ns,
+    });
+
+    let mut cpus = m.host.cpus.clone();
+    schedlab_topology::apply_declared(&mut cpus, topology)
+        .map_err(|err| RunnerError::Topology { run_id: run_id.clone(), message: err.to_string() })?;
+    out.cpus = cpus
+        .into_iter()
+        .map(|c| CpuRow {
+            run_id: run_id.clone(),
+            cpu: c.cpu as i32,
+            core_id: c.core_id,
+            package_id: c.package_id,
+            class: c.class,
+            class_source: c.class_source,
+            capacity: c.capacity,
+            max_khz: c.max_khz,
+        })
+        .collect();
+
+    let workload_pids: Vec<(i32, String)> = m.processes.iter().map(|p| (p.pid, p.workload.clone())).collect();
+    for p in &m.processes {
+        out.processes.push(ProcessRow {
+            run_id: run_id.clone(),
+            workload: p.workload.clone(),
+            instance: p.instance,
+            pid: p.pid,
+            start_ns: p.start_ns,
+            end_ns: p.end_ns,
+            exit_code: p.exit_code,
+            nice: p.nice,
+            affinity: p.cpus.as_deref().map(format_cpu_list),
+            argv: p.argv.clone(),
+        });
+        if let Some(report) = &p.report {
+            match periodic::Report::read(&run.dir.join(report)) {
+                Ok(report) => out.parsed.workload_metrics.extend(report.metrics(&run_id, &p.workload, p.instance)),
+                Err(message) => out.parsed.quality.push(quality(&run_id, &p.workload, "warning", message)),
+            }
+        }
+        if let Some(kind) = p.parse.as_deref().and_then(ParserKind::from_name) {
+            let ctx = ParseContext {
+                run_id: run_id.clone(),
+                workload: Some(p.workload.clone()),
+                instance: p.instance,
+                start_ns: Some(p.start_ns),
+                end_ns: p.end_ns,
+                workload_pids: workload_pids.clone(),
+            };
+            // Tools print their results to stdout, some (openssl's "Doing …" lines, time -v) to
+            // stderr: parse both, as one would read the terminal.
+            let mut text = std::fs::read(run.dir.join(&p.stdout)).unwrap_or_default();
+            text.extend(std::fs::read(run.dir.join(&p.stderr)).unwrap_or_default());
+            let name = run.dir.join(&p.stdout).display().to_string();
+            match schedlab_parse::parse(kind, &name, &text, &ctx) {
+                Ok(parsed) => out.parsed.extend(parsed),
+                Err(err) => out.parsed.quality.push(quality(&run_id, kind.name(), "error", err.to_string())),
+            }
+        }
+    }
+
+    for monitor in m.monitors.iter().filter(|mon| mon.status == "ran") {
+        if monitor.kind == "placement" {
+            for file in &monitor.files {
+                out.placement.extend(schedlab_tables::read_rows::<PlacementRow>(&run.dir.join(file))?);
+            }
+            continue;
+        }
+        let Some(kind) = monitor.parse.as_deref().and_then(ParserKind::from_name) else { continue };
+        let Some(file) = monitor.files.first() else { continue };
+        let ctx = ParseContext {
+            run_id: run_id.clone(),
+            start_ns: monitor.start_ns,
+            end_ns: monitor.end_ns,
+            workload_pids: workload_pids.clone(),
+            ..ParseContext::default()
+        };
+        match parse_file(kind, &run.dir.join(file), &ctx) {
+            Ok(parsed) => out.parsed.extend(parsed),
+            Err(err) => out.parsed.quality.push(quality(&run_id, &monitor.name, "error", err.to_string())),
+        }
+    }
+    out.parsed
+        .quality
+        .extend(m.notes.iter().map(|n| quality(&run_id, &n.source, &n.severity, n.message.clone())));
+    Ok(out)
+}
+
+fn quality(run_id: &str, source: &str, severity: &str, message: String) -> QualityRow {
+    QualityRow {
+        run_id: run_id.to_owned(),
+        source: source.to_owned(),
+        severity: severity.to_owned(),
+        message,
+        time_ns: None,
+        cpu: None,
+    }
+}

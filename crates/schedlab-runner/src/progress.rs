@@ -1,0 +1,33 @@
+//! Progress bars (indicatif) for collection and parsing, hidden when stderr is not a terminal.
+
+use std::time::Duration;
+
+use indicatif::{ProgressBar, ProgressStyle};
+
+/// A bar for one run's collection: elapsed and remaining time when the run's length is known.
+pub fn collect_bar(run_id: &str, expected: Option<Duration>) -> ProgressBar {
+    let bar = match expected {
+        Some(total) => ProgressBar::new(total.as_millis() as u64).with_style(
+            ProgressStyle::with_template("{prefix:>24} [{bar:30}] {elapsed_precise} elapsed, {eta} left  {msg}")
+                .expect("valid template")
+                .progress_chars("=> "),
+        ),
+        None => ProgressBar::new_spinner().with_style(
+            ProgressStyle::with_template("{prefix:>24} {spinner} {elapsed_precise} elapsed  {msg}").expect("valid template"),
+        ),
+    };
+    bar.set_prefix(run_id.to_owned());
+    bar.enable_steady_tick(Duration::from_millis(200));
+    bar
+}
+
+/// A bar over a count of items (runs parsed).
+pub fn count_bar(what: &str, total: u64) -> ProgressBar {
+    let bar = ProgressBar::new(total).with_style(
+        ProgressStyle::with_template("{prefix:>24} [{bar:30}] {pos}/{len} {elapsed_precise}")
+            .expect("valid template")
+            .progress_chars("=> "),
+    );
+    bar.set_prefix(what.to_owned());
+    bar
+}

@@ -1,0 +1,107 @@
+//! state.json: per stage, what it was computed from, so that a rerun skips what is fresh and
+//! `status` can say exactly why a stage is stale.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::digest::Digests;
+
+/// The stages after collection, in order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Stage {
+    Collect,
+    Parse,
+    Aggregate,
+    Summarize,
+}
+
+impl Stage {
+    pub const ALL: [Stage; 4] = [Stage::Collect, Stage::Parse, Stage::Aggregate, Stage::Summarize];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Stage::Collect => "collect",
+            Stage::Parse => "parse",
+            Stage::Aggregate => "aggregate",
+            Stage::Summarize => "summarize",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Stage> {
+        Stage::ALL.into_iter().find(|s| s.name() == name)
+    }
+}
+
+/// What one stage's result was computed from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Inputs {
+    /// Digest of the stage's part of the pipeline YAML (after expansion).
+    pub config: String,
+    pub version: String,
+    /// Input files (relative to the pipeline root) and their digests.
+    pub files: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct StageRecord {
+    pub inputs: Inputs,
+    /// Files the stage wrote, relative to the pipeline root.
+    pub outputs: Vec<String>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct State {
+    pub stages: BTreeMap<Stage, StageRecord>,
+    /// Digests of every file the runner hashed, reused while size, mtime and inode match.
+    pub files: Digests,
+}
+
+impl State {
+    pub fn load(path: &Path) -> State {
+        std::fs::read(path)
+            .ok()
+            .and_then(|bytes| serde_json::from_slice(&bytes).ok())
+            .unwrap_or_default()
+    }
+
+    /// Writes state.json atomically.
+    pub fn save(&self, path: &Path) -> std::io::Result<()> {
+        let tmp = path.with_extension("json.tmp");
+        std::fs::write(&tmp, serde_json::to_vec_pretty(self).map_err(std::io::Error::other)?)?;
+        std::fs::rename(tmp, path)
+    }
+
+    /// Why `stage` must be recomputed given its current inputs; empty when it is fresh.
+    pub fn staleness(&self, stage: Stage, now: &Inputs, root: &Path, pipeline_file: &str) -> Vec<String> {
+        let Some(record) = self.stages.get(&stage) else {
+            return vec!["never computed".into()];
+        };
+        let mut reasons = Vec::new();
+        let before = &record.inputs;
+        if before.config != now.config {
+            reasons.push(format!("the `{}` section of {pipeline_file} changed", stage.name()));
+        }
+        if before.version != now.version {
+            reasons.push(format!("schedlab version changed ({} → {})", before.version, now.version));
+        }
+        for (file, digest) in &now.files {
+            match before.files.get(file) {
+                None => reasons.push(format!("new input {file}")),
+                Some(old) if old != digest => reasons.push(format!("input {file} changed")),
+                Some(_) => {}
+            }
+        }
+        for file in before.files.keys().filter(|f| !now.files.contains_key(*f)) {
+            reasons.push(format!("input {file} is gone"));
+        }
+        for output in &record.outputs {
+            if !self.files.unchanged(output, &root.join(output)) {
+                reasons.push(format!("output {output} is missing or was modified"));
+            }
+        }
+        reasons
+    }
+}

@@ -1,0 +1,86 @@
+//! Aggregate tables: the numbers the seed articles report, one file each under `aggregates/`.
+//!
+//! Every row says which `source` it was computed from: `sched` (a perf trace: exact) or
+//! `placement` (/proc samples: an estimate at the sampling interval).
+
+use serde::{Deserialize, Serialize};
+
+use crate::Table;
+
+/// Share of a thread's CPU time on one CPU.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ResidencyRow {
+    pub run_id: String,
+    pub workload: String,
+    pub pid: i32,
+    pub tid: i32,
+    pub comm: String,
+    pub cpu: i32,
+    pub class: String,
+    pub run_ns: i64,
+    /// `run_ns` over the thread's CPU time in this run, 0..=1.
+    pub share: f64,
+    pub source: String,
+}
+
+impl Table for ResidencyRow {
+    const NAME: &'static str = "residency";
+}
+
+/// Migrations of one thread, split at the end of the start-up window.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MigrationSummaryRow {
+    pub run_id: String,
+    pub workload: String,
+    pub pid: i32,
+    pub tid: i32,
+    pub comm: String,
+    pub migrations: i64,
+    pub startup_migrations: i64,
+    pub steady_migrations: i64,
+    /// Mean time between consecutive steady-state migrations.
+    pub steady_interval_mean_ns: Option<f64>,
+    /// Migrations per second of the thread's lifetime.
+    pub per_second: Option<f64>,
+    pub source: String,
+}
+
+impl Table for MigrationSummaryRow {
+    const NAME: &'static str = "migrations";
+}
+
+/// Scheduling delay (wakeup to run) of one thread.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SchedDelayRow {
+    pub run_id: String,
+    pub workload: String,
+    pub pid: i32,
+    pub tid: i32,
+    pub comm: String,
+    /// Slices that began with a wakeup (delay measured).
+    pub wakeups: i64,
+    pub mean_ns: Option<f64>,
+    pub max_ns: Option<i64>,
+}
+
+impl Table for SchedDelayRow {
+    const NAME: &'static str = "sched_delay";
+}
+
+/// CPU time against wall time of one thread.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CpuTimeRow {
+    pub run_id: String,
+    pub workload: String,
+    pub pid: i32,
+    pub tid: i32,
+    pub comm: String,
+    pub cpu_time_ns: i64,
+    /// First to last time the thread was seen.
+    pub wall_ns: i64,
+    pub source: String,
+}
+
+impl Table for CpuTimeRow {
+    const NAME: &'static str = "cpu_time";
+}

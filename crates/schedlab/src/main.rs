@@ -1,0 +1,303 @@
+//! The schedlab command line: argument parsing and terminal output only (ripgrep's shape:
+//! `main → run(args)`, errors printed with their chain, exit code 2 for usage and input errors).
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use anyhow::{Context, bail};
+use clap::{Parser, Subcommand};
+use schedlab_parse::{ParseContext, ParserKind, Parsed};
+use schedlab_runner::{Runner, RunnerOptions, Stage, StageSelection};
+use schedlab_spec::{CompileOptions, Plan};
+
+/// Run Linux scheduler experiments and turn their traces into tables and reports.
+///
+/// A pipeline (YAML) describes four stages: collect (workloads and monitors such as
+/// `perf sched record`), parse (raw files into Parquet tables), aggregate (the figures:
+/// residency per CPU and core class, migrations, scheduling delay, CPU time) and summarize
+/// (report/summary.md). Every stage's output is kept under DATA/<pipeline>/, and a stage whose
+/// inputs did not change is not run again.
+#[derive(Parser)]
+#[command(name = "schedlab", version, max_term_width = 100)]
+struct Args {
+    /// More log output (-v info, -vv debug); RUST_LOG overrides.
+    #[arg(short, long, action = clap::ArgAction::Count, global = true)]
+    verbose: u8,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run a pipeline: collect what is missing, then parse, aggregate and summarize what is stale.
+    Run {
+        pipeline: PathBuf,
+        #[command(flatten)]
+        common: Common,
+        /// Tag every run of this invocation (e.g. the kernel under test); tagged runs are
+        /// collected beside untagged ones.
+        #[arg(long)]
+        label: Option<String>,
+        /// Start at this stage (collect, parse, aggregate, summarize) and recompute it and every
+        /// later stage.
+        #[arg(long, value_parser = parse_stage, conflicts_with = "only")]
+        from: Option<Stage>,
+        /// Run this stage alone, recomputed.
+        #[arg(long, value_parser = parse_stage)]
+        only: Option<Stage>,
+        /// Recompute every selected stage, fresh or not (collect: every run again, replacing it).
+        #[arg(long)]
+        force: bool,
+    },
+    /// Parse, aggregate and summarize from the runs on disk; never collects.
+    Analyze {
+        pipeline: PathBuf,
+        #[command(flatten)]
+        common: Common,
+        /// Recompute every stage, fresh or not.
+        #[arg(long)]
+        force: bool,
+    },
+    /// Check pipelines without running anything: every error with file:line:column and a hint.
+    Validate {
+        #[arg(required = true)]
+        pipelines: Vec<PathBuf>,
+    },
+    /// List the runs on disk and say, per stage, whether it is fresh or what made it stale.
+    Status {
+        pipeline: PathBuf,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Run one parser on existing files and write its tables as Parquet into --out.
+    Parse {
+        /// perf-sched, timehist, turbostat, stress-ng, openssl, time, perf-stat
+        #[arg(value_parser = parse_kind)]
+        kind: ParserKind,
+        #[arg(required = true)]
+        inputs: Vec<PathBuf>,
+        #[arg(long)]
+        out: PathBuf,
+        /// run_id written into every row.
+        #[arg(long, default_value = "standalone")]
+        run_id: String,
+    },
+    /// Print this machine's CPUs and their core classes (P, E, LPE; big/little).
+    Topology {
+        /// Read a captured sysfs tree (the directory holding devices/system/cpu, or one holding
+        /// sys/) instead of /sys.
+        #[arg(long)]
+        sysfs: Option<PathBuf>,
+    },
+    /// The built-in periodic workload (started by the collector, not meant to be typed).
+    #[command(hide = true)]
+    PeriodicWorker {
+        #[arg(long)]
+        threads: u32,
+        #[arg(long)]
+        period_ns: u64,
+        #[arg(long)]
+        busy_ns: u64,
+        #[arg(long)]
+        duration_ns: u64,
+        #[arg(long)]
+        report: PathBuf,
+    },
+}
+
+#[derive(clap::Args)]
+struct Common {
+    /// Where pipeline data lives: DATA/<pipeline>/{runs,tables,aggregates,report}.
+    #[arg(long, default_value = "data", env = "SCHEDLAB_DATA")]
+    data: PathBuf,
+}
+
+fn parse_stage(text: &str) -> Result<Stage, String> {
+    Stage::from_name(text).ok_or_else(|| format!("unknown stage `{text}` (stages: collect, parse, aggregate, summarize)"))
+}
+
+fn parse_kind(text: &str) -> Result<ParserKind, String> {
+    ParserKind::from_name(text).ok_or_else(|| {
+        let names: Vec<&str> = ParserKind::ALL.iter().map(|k| k.name()).collect();
+        format!("unknown parser `{text}` (parsers: {})", names.join(", "))
+    })
+}
+
+/// Exit code for errors in what the user gave (pipeline, input files).
+const EXIT_INPUT: u8 = 2;
+/// Exit code after Ctrl-C / SIGTERM, as shells report SIGINT.
+const EXIT_INTERRUPTED: u8 = 130;
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    init_logging(args.verbose);
+    match run(args) {
+        Ok(code) => code,
+        Err(err) => {
+            eprintln!("schedlab: error: {err:#}");
+            ExitCode::from(EXIT_INPUT)
+        }
+    }
+}
+
+fn init_logging(verbose: u8) {
+    let default = match verbose {
+        0 => "warn",
+        1 => "info",
+        _ => "debug",
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_target(false).init();
+}
+
+fn run(args: Args) -> anyhow::Result<ExitCode> {
+    match args.command {
+        Command::Run { pipeline, common, label, from, only, force } => {
+            let selection = match (from, only) {
+                (Some(stage), _) => StageSelection::from(stage),
+                (_, Some(stage)) => StageSelection::only(stage),
+                _ => StageSelection::all(),
+            };
+            let selection = if force { selection.forcing_all() } else { selection };
+            execute(&pipeline, &common, label, selection)
+        }
+        Command::Analyze { pipeline, common, force } => {
+            let selection = if force { StageSelection::analysis().forcing_all() } else { StageSelection::analysis() };
+            execute(&pipeline, &common, None, selection)
+        }
+        Command::Validate { pipelines } => {
+            let mut failed = false;
+            for pipeline in &pipelines {
+                match load_plan(pipeline) {
+                    Ok(plan) => println!("{}: ok ({} runs)", pipeline.display(), plan.runs.len()),
+                    Err(err) => {
+                        eprintln!("{err}");
+                        failed = true;
+                    }
+                }
+            }
+            Ok(if failed { ExitCode::from(EXIT_INPUT) } else { ExitCode::SUCCESS })
+        }
+        Command::Status { pipeline, common } => {
+            let plan = load_plan(&pipeline)?;
+            let options = runner_options(&pipeline, &common, None, StageSelection::all())?;
+            let say = |_: &str| {};
+            let status = Runner::new(&plan, &options, &say).status()?;
+            println!("pipeline {} ({})", plan.name, status.root.display());
+            println!("runs on disk:");
+            if status.runs.is_empty() {
+                println!("  none");
+            }
+            for run in &status.runs {
+                let tag = if run.current { "" } else { "  (not of the current collect section)" };
+                println!("  {:<40} {:<12} {}{tag}", run.run_id, run.status, run.started_at);
+            }
+            println!("stages:");
+            for (stage, reasons) in &status.stages {
+                if reasons.is_empty() {
+                    println!("  {:<10} fresh", stage.name());
+                } else {
+                    println!("  {:<10} stale: {}", stage.name(), reasons.join("; "));
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Parse { kind, inputs, out, run_id } => {
+            let mut all = Parsed::default();
+            for input in &inputs {
+                let ctx = ParseContext { run_id: run_id.clone(), ..ParseContext::default() };
+                let parsed = schedlab_parse::parse_file(kind, input, &ctx)?;
+                all.extend(parsed);
+            }
+            for path in all.write_to(&out, &[kind])? {
+                println!("{}", path.display());
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Topology { sysfs } => {
+            let root = sysfs.unwrap_or_else(|| PathBuf::from("/sys"));
+            let cpus = schedlab_topology::detect(&root)?;
+            print!("{}", schedlab_topology::render_table(&cpus));
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::PeriodicWorker { threads, period_ns, busy_ns, duration_ns, report } => {
+            use std::time::Duration;
+            let config = schedlab_collect::periodic::PeriodicConfig {
+                threads,
+                period: Duration::from_nanos(period_ns),
+                busy: Duration::from_nanos(busy_ns),
+                duration: Duration::from_nanos(duration_ns),
+            };
+            schedlab_collect::periodic::run(config)
+                .write(&report)
+                .with_context(|| format!("writing {}", report.display()))?;
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+/// Reads and compiles a pipeline; the error is the rendered list of diagnostics.
+fn load_plan(path: &Path) -> anyhow::Result<Plan> {
+    let source = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let parsers: Vec<&str> = ParserKind::ALL.iter().map(|k| k.name()).collect();
+    let nproc = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    let options = CompileOptions { parsers: &parsers, nproc };
+    schedlab_spec::compile(&path.display().to_string(), &source, &options).map_err(|errors| {
+        let count = errors.len();
+        let text: Vec<String> = errors.iter().map(ToString::to_string).collect();
+        anyhow::anyhow!("{}\n{count} error{} in {}", text.join("\n"), if count == 1 { "" } else { "s" }, path.display())
+    })
+}
+
+fn runner_options(
+    pipeline: &Path,
+    common: &Common,
+    label: Option<String>,
+    selection: StageSelection,
+) -> anyhow::Result<RunnerOptions> {
+    if let Some(label) = &label
+        && (label.is_empty() || !label.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c)) || label.contains('.'))
+    {
+        bail!("label `{label}` must be letters, digits, `-` and `_` (it becomes part of run directory names)");
+    }
+    Ok(RunnerOptions {
+        data_dir: common.data.clone(),
+        pipeline_file: pipeline.display().to_string(),
+        label,
+        selection,
+        self_exe: std::env::current_exe().context("cannot find the schedlab executable")?,
+        interrupt: Arc::new(AtomicBool::new(false)),
+        progress: std::io::stderr().is_terminal(),
+    })
+}
+
+fn execute(pipeline: &Path, common: &Common, label: Option<String>, selection: StageSelection) -> anyhow::Result<ExitCode> {
+    let plan = load_plan(pipeline)?;
+    let options = runner_options(pipeline, common, label, selection)?;
+    let flag = options.interrupt.clone();
+    ctrlc::set_handler(move || {
+        if flag.swap(true, Ordering::SeqCst) {
+            eprintln!("schedlab: second interrupt, exiting now");
+            std::process::exit(i32::from(EXIT_INTERRUPTED));
+        }
+        eprintln!("schedlab: interrupted, stopping workloads and monitors…");
+    })
+    .context("cannot install the Ctrl-C handler")?;
+    let say = |line: &str| eprintln!("{line}");
+    let outcome = Runner::new(&plan, &options, &say).execute()?;
+    if let Some(summary) = &outcome.summary {
+        println!("{summary}");
+    }
+    if outcome.interrupted {
+        return Ok(ExitCode::from(EXIT_INTERRUPTED));
+    }
+    if !outcome.failed_runs.is_empty() {
+        eprintln!("schedlab: {} run(s) failed: {} (see the quality table)", outcome.failed_runs.len(), outcome.failed_runs.join(", "));
+        return Ok(ExitCode::from(1));
+    }
+    Ok(ExitCode::SUCCESS)
+}
