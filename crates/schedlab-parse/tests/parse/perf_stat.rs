@@ -180,6 +180,84 @@ fn recorded_per_cpu_intervals_are_placed_on_the_run_clock() {
 }
 
 #[test]
+fn recorded_human_intervals_with_not_counted() {
+    let rows = perf_stat("local", "perf-stat-I500-human-sleep.txt");
+    let all: Vec<Shown<'_>> = rows.iter().map(shown).collect();
+    assert_eq!(
+        all,
+        [
+            (
+                Some(500_566_045),
+                None,
+                None,
+                "task-clock",
+                Some(0.83),
+                "msec",
+                None,
+                Some(0.002),
+                Some("CPUs utilized")
+            ),
+            (
+                Some(500_566_045),
+                None,
+                None,
+                "context-switches",
+                Some(1.0),
+                "",
+                None,
+                Some(1.209),
+                Some("K/sec")
+            ),
+            (
+                Some(1_001_281_702),
+                None,
+                None,
+                "task-clock",
+                None,
+                "msec",
+                None,
+                None,
+                None
+            ),
+            (
+                Some(1_001_281_702),
+                None,
+                None,
+                "context-switches",
+                None,
+                "",
+                None,
+                None,
+                None
+            ),
+            (
+                Some(1_200_209_072),
+                None,
+                None,
+                "task-clock",
+                Some(0.05),
+                "msec",
+                None,
+                Some(0.0),
+                Some("CPUs utilized")
+            ),
+            (
+                Some(1_200_209_072),
+                None,
+                None,
+                "context-switches",
+                Some(0.0),
+                "",
+                None,
+                Some(0.0),
+                Some("/sec")
+            ),
+        ]
+    );
+    assert_eq!(rows[4].time_ns, Some(START_NS + 1_200_209_072));
+}
+
+#[test]
 fn csv_interval_with_padded_timestamps() {
     let rows = perf_stat(
         DIR,
@@ -376,6 +454,7 @@ fn every_perf_stat_fixture_is_tested() {
             "lkp-perf-stat-a-I1000-x-comma-csv-interval.txt",
             "perf-stat-a-A-msr-aperf-mperf-smi-tsc-t14.txt",
             "perf-stat-human-no-thousands-sep-lat_pipe-hw1perf.txt",
+            "perf-stat-I500-human-sleep.txt",
             "perf-stat-a-A-x-comma-I500-sleep.txt",
             "perf-stat-default-stress-ng.txt",
             "perf-stat-x-comma-stress-ng.txt",
