@@ -10,7 +10,7 @@
 //! Columns are found by shape, not position: `-V` inserts a CPU-visual column as wide as the
 //! CPU count, and a long `comm[tid/pid]` overflows its column and shifts the rest. So a row is
 //! read from both ends: time and `[cpu]` from the left, the numbers (and state) from the right,
-//! the task name is what remains.
+//! the task name is what remains. Rows without their header (filtered with grep) are read too.
 
 use schedlab_tables::{MigrationRow, SchedSliceRow, TimehistSummaryRow, WakeupRow};
 
@@ -25,8 +25,13 @@ const NS_PER_MS: i64 = 1_000_000;
 #[derive(Clone, Copy, PartialEq)]
 enum Section {
     Preamble,
-    Listing { visual: bool, state: bool },
-    Summary { terminated: bool },
+    /// Under a listing header; `visual` when it has the `-V` CPU column.
+    Listing {
+        visual: bool,
+    },
+    Summary {
+        terminated: bool,
+    },
     Totals,
 }
 
@@ -50,10 +55,7 @@ pub fn parse(text: &str, source_name: &str, ctx: &ParseContext) -> Result<Parsed
         if trimmed.contains("task name") && trimmed.contains("wait time") {
             let tokens: Vec<&str> = trimmed.split_whitespace().collect();
             let visual = tokens.get(2).is_some_and(|t| *t != "task");
-            section = Section::Listing {
-                visual,
-                state: trimmed.ends_with("state"),
-            };
+            section = Section::Listing { visual };
             continue;
         }
         if trimmed == "Runtime summary" {
@@ -69,9 +71,9 @@ pub fn parse(text: &str, source_name: &str, ctx: &ParseContext) -> Result<Parsed
             continue;
         }
         let understood = match section {
-            Section::Listing { visual, state } => {
+            Section::Listing { visual } => {
                 trimmed.starts_with("[tid/pid]")
-                    || read_listing_row(line, visual, state, ctx, &mut parsed).is_some()
+                    || read_listing_row(line, visual, ctx, &mut parsed).is_some()
             }
             Section::Summary { terminated } => {
                 trimmed.starts_with("comm ")
@@ -79,7 +81,15 @@ pub fn parse(text: &str, source_name: &str, ctx: &ParseContext) -> Result<Parsed
                     || read_summary_row(trimmed, terminated, ctx, &mut parsed).is_some()
             }
             Section::Totals => trimmed.starts_with("CPU "),
-            Section::Preamble => false,
+            // Rows kept without their header (`timehist … | grep openssl`, as the seeds did):
+            // a one-letter `-V` marker is stripped, since no task name is a lone letter.
+            Section::Preamble => {
+                let read = read_listing_row(line, true, ctx, &mut parsed).is_some();
+                if read {
+                    section = Section::Listing { visual: true };
+                }
+                read
+            }
         };
         if !understood {
             unknown.note(line_no, line);
@@ -140,7 +150,6 @@ fn read_task(text: &str) -> Option<Task<'_>> {
 fn read_listing_row(
     line: &str,
     visual: bool,
-    state: bool,
     ctx: &ParseContext,
     parsed: &mut Parsed,
 ) -> Option<()> {
@@ -190,6 +199,11 @@ fn read_listing_row(
         });
         return Some(());
     }
+    // `--state` adds a letter after the three times.
+    let state = rest
+        .split_whitespace()
+        .last()
+        .is_some_and(|last| decimal_scaled(last, NS_PER_MS).is_none());
     let (left, tokens) = split_last_tokens(rest, if state { 4 } else { 3 })?;
     let ms = |i: usize| decimal_scaled(tokens[i], NS_PER_MS);
     let (wait_ns, sched_delay_ns, run_ns) = (ms(0)?, ms(1)?, ms(2)?);

@@ -532,3 +532,34 @@ fn every_perf_sched_fixture_is_tested() {
         ],
     );
 }
+
+#[test]
+fn grepped_rows_without_the_header_are_read() {
+    // Seed page 8 kept `perf sched timehist -M -V | grep -E 'openssl|stress-ng-cpu'`.
+    let path = crate::util::local_dir()
+        .join("perf-sched-timehist-M-V-w-stress-ng-cpu1-load20-head150.txt");
+    let full = std::fs::read_to_string(path).unwrap();
+    let grepped: String = full
+        .lines()
+        .filter(|l| l.contains("stress-ng-cpu"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let parsed =
+        schedlab_parse::parse(ParserKind::Timehist, "g.txt", grepped.as_bytes(), &ctx()).unwrap();
+    let all = parse(
+        ParserKind::Timehist,
+        "local",
+        "perf-sched-timehist-M-V-w-stress-ng-cpu1-load20-head150.txt",
+    );
+    let worker = |slices: &[SchedSliceRow]| -> Vec<SchedSliceRow> {
+        slices.iter().filter(|s| s.tid == 7443).cloned().collect()
+    };
+    assert_eq!(worker(&parsed.sched_slices), worker(&all.sched_slices));
+    assert_eq!(
+        (parsed.sched_slices.len(), parsed.wakeups.len()),
+        (2, 1),
+        "the 3 grepped lines"
+    );
+    assert_eq!(parsed.wakeups[0].waker_tid, Some(7443));
+    assert!(parsed.quality.is_empty(), "{:?}", quality(&parsed));
+}
