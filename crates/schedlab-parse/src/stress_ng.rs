@@ -224,13 +224,14 @@ fn read_trailer(
         }
         return false;
     }
+    // `5597.73s user time   ( 97.09%)`
+    let head = message.split(" (").next().unwrap_or(message).trim();
     for (suffix, name) in [
         ("available CPU time", "times/available_cpu_s"),
         ("user time", "times/user_s"),
         ("system time", "times/system_s"),
         ("total time", "times/total_s"),
     ] {
-        let head = message.split(" (").next().unwrap_or(message).trim();
         if let Some(value) = head
             .strip_suffix(suffix)
             .and_then(|v| v.trim().strip_suffix('s'))
