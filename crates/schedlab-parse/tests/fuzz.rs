@@ -143,9 +143,8 @@ fn parse_all(bytes: &[u8]) {
     }
 }
 
+// 256 cases per property by default; `PROPTEST_CASES=100000` for a longer hunt.
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
-
     #[test]
     fn random_bytes_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..2048)) {
         parse_all(&bytes);
