@@ -32,7 +32,12 @@ pub fn stamp(path: &Path) -> io::Result<Stamp> {
     let meta = std::fs::metadata(path)?;
     let mut hasher = blake3::Hasher::new();
     hasher.update_mmap(path)?;
-    Ok(Stamp { size: meta.len(), mtime_ns: mtime_ns(&meta), inode: meta.ino(), blake3: hasher.finalize().to_hex().to_string() })
+    Ok(Stamp {
+        size: meta.len(),
+        mtime_ns: mtime_ns(&meta),
+        inode: meta.ino(),
+        blake3: hasher.finalize().to_hex().to_string(),
+    })
 }
 
 /// Known digests by path; [`Digests::digest`] re-hashes only files that changed on disk.
@@ -70,7 +75,9 @@ impl Digests {
 
 /// A stable digest of a JSON value (object keys are sorted by serde_json's map).
 pub fn of_json(value: &serde_json::Value) -> String {
-    blake3::hash(value.to_string().as_bytes()).to_hex().to_string()
+    blake3::hash(value.to_string().as_bytes())
+        .to_hex()
+        .to_string()
 }
 
 #[cfg(test)]
@@ -86,11 +93,19 @@ mod tests {
         let first = digests.digest("raw.bin", &path).unwrap().unwrap();
         // Poison the recorded hash: a digest served from the stamp proves no re-read happened.
         digests.0.get_mut("raw.bin").unwrap().blake3 = "recorded".into();
-        assert_eq!(digests.digest("raw.bin", &path).unwrap().unwrap(), "recorded");
+        assert_eq!(
+            digests.digest("raw.bin", &path).unwrap().unwrap(),
+            "recorded"
+        );
         std::fs::write(&path, b"second, longer").unwrap();
         let second = digests.digest("raw.bin", &path).unwrap().unwrap();
         assert_ne!(second, first);
         assert_ne!(second, "recorded");
-        assert_eq!(digests.digest("missing", &dir.path().join("missing")).unwrap(), None);
+        assert_eq!(
+            digests
+                .digest("missing", &dir.path().join("missing"))
+                .unwrap(),
+            None
+        );
     }
 }

@@ -20,7 +20,9 @@ pub struct Layout {
 
 impl Layout {
     pub fn new(data_dir: &Path, pipeline: &str) -> Layout {
-        Layout { root: data_dir.join(pipeline) }
+        Layout {
+            root: data_dir.join(pipeline),
+        }
     }
 
     pub fn runs(&self) -> PathBuf {
@@ -57,6 +59,9 @@ impl Layout {
 
     /// A path relative to the pipeline root, as state.json and messages show it.
     pub fn relative(&self, path: &Path) -> String {
-        path.strip_prefix(&self.root).unwrap_or(path).display().to_string()
+        path.strip_prefix(&self.root)
+            .unwrap_or(path)
+            .display()
+            .to_string()
     }
 }

@@ -26,8 +26,8 @@ pub mod state;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use schedlab_collect::{Manifest, RawFile, RunRequest, RunStatus};
 use schedlab_spec::Plan;
@@ -79,23 +79,35 @@ pub struct StageSelection {
 impl StageSelection {
     /// All four stages, each skipped when fresh.
     pub fn all() -> StageSelection {
-        StageSelection { stages: Stage::ALL.into_iter().collect(), forced: BTreeSet::new() }
+        StageSelection {
+            stages: Stage::ALL.into_iter().collect(),
+            forced: BTreeSet::new(),
+        }
     }
 
     /// Parse, aggregate and summarize: never collect.
     pub fn analysis() -> StageSelection {
-        StageSelection { stages: Stage::ALL[1..].iter().copied().collect(), forced: BTreeSet::new() }
+        StageSelection {
+            stages: Stage::ALL[1..].iter().copied().collect(),
+            forced: BTreeSet::new(),
+        }
     }
 
     /// `--from STAGE`: that stage and the ones after it, all recomputed.
     pub fn from(stage: Stage) -> StageSelection {
         let stages: BTreeSet<Stage> = Stage::ALL.into_iter().filter(|s| *s >= stage).collect();
-        StageSelection { forced: stages.clone(), stages }
+        StageSelection {
+            forced: stages.clone(),
+            stages,
+        }
     }
 
     /// `--only STAGE`: that stage alone, recomputed.
     pub fn only(stage: Stage) -> StageSelection {
-        StageSelection { stages: [stage].into(), forced: [stage].into() }
+        StageSelection {
+            stages: [stage].into(),
+            forced: [stage].into(),
+        }
     }
 
     /// `--force`: every selected stage recomputed (collect: every run collected again).
@@ -163,7 +175,13 @@ impl<'a> Runner<'a> {
     /// `say` receives one line per decision ("parse: fresh, nothing to do").
     pub fn new(plan: &'a Plan, options: &'a RunnerOptions, say: &'a dyn Fn(&str)) -> Runner<'a> {
         let set = digest::of_json(&plan.collect_section())[..8].to_owned();
-        Runner { plan, options, layout: Layout::new(&options.data_dir, &plan.name), set, say }
+        Runner {
+            plan,
+            options,
+            layout: Layout::new(&options.data_dir, &plan.name),
+            set,
+            say,
+        }
     }
 
     pub fn layout(&self) -> &Layout {
@@ -190,7 +208,12 @@ impl<'a> Runner<'a> {
                 return Ok(outcome);
             }
         }
-        let later: Vec<Stage> = selection.stages.iter().copied().filter(|s| *s != Stage::Collect).collect();
+        let later: Vec<Stage> = selection
+            .stages
+            .iter()
+            .copied()
+            .filter(|s| *s != Stage::Collect)
+            .collect();
         if later.is_empty() {
             return Ok(outcome);
         }
@@ -200,12 +223,21 @@ impl<'a> Runner<'a> {
             let reasons = if selection.forced.contains(&stage) {
                 vec!["forced".to_owned()]
             } else {
-                state.staleness(stage, &inputs, &self.layout.root, &self.options.pipeline_file)
+                state.staleness(
+                    stage,
+                    &inputs,
+                    &self.layout.root,
+                    &self.options.pipeline_file,
+                )
             };
             if reasons.is_empty() {
                 (self.say)(&format!("{}: fresh, nothing to do", stage.name()));
             } else {
-                (self.say)(&format!("{}: running ({})", stage.name(), reasons.join("; ")));
+                (self.say)(&format!(
+                    "{}: running ({})",
+                    stage.name(),
+                    reasons.join("; ")
+                ));
                 let outputs = self.run_stage(stage, &runs, &mut outcome)?;
                 self.record(&mut state, stage, inputs, &outputs)?;
                 self.save(&state)?;
@@ -218,7 +250,12 @@ impl<'a> Runner<'a> {
     }
 
     fn save(&self, state: &State) -> Result<(), RunnerError> {
-        state.save(&self.layout.state()).map_err(|source| RunnerError::Io { path: self.layout.state(), source })
+        state
+            .save(&self.layout.state())
+            .map_err(|source| RunnerError::Io {
+                path: self.layout.state(),
+                source,
+            })
     }
 
     fn collect(&self, state: &mut State, outcome: &mut Outcome) -> Result<(), RunnerError> {
@@ -242,15 +279,27 @@ impl<'a> Runner<'a> {
                 std::thread::sleep(cooldown);
             }
             let partial = self.layout.partial_run(&run_id);
-            let io = |source, path: &Path| RunnerError::Io { path: path.to_owned(), source };
+            let io = |source, path: &Path| RunnerError::Io {
+                path: path.to_owned(),
+                source,
+            };
             if partial.exists() {
                 std::fs::remove_dir_all(&partial).map_err(|e| io(e, &partial))?;
             }
             std::fs::create_dir_all(&partial).map_err(|e| io(e, &partial))?;
             let bar = self.options.progress.then(|| {
-                progress::collect_bar(&run_id, plan.collect.duration.or_else(|| {
-                    plan.collect.workloads.iter().map(|w| w.expected_end()).collect::<Option<Vec<_>>>()?.into_iter().max()
-                }))
+                progress::collect_bar(
+                    &run_id,
+                    plan.collect.duration.or_else(|| {
+                        plan.collect
+                            .workloads
+                            .iter()
+                            .map(|w| w.expected_end())
+                            .collect::<Option<Vec<_>>>()?
+                            .into_iter()
+                            .max()
+                    }),
+                )
             });
             let on_tick = |elapsed: std::time::Duration, _total: Option<std::time::Duration>| {
                 if let Some(bar) = &bar {
@@ -283,16 +332,29 @@ impl<'a> Runner<'a> {
             for raw in &manifest.raw_files {
                 state.files.0.insert(
                     format!("runs/{run_id}/{}", raw.path),
-                    digest::Stamp { size: raw.size, mtime_ns: raw.mtime_ns, inode: raw.inode, blake3: raw.blake3.clone() },
+                    digest::Stamp {
+                        size: raw.size,
+                        mtime_ns: raw.mtime_ns,
+                        inode: raw.inode,
+                        blake3: raw.blake3.clone(),
+                    },
                 );
             }
             write_json(&partial.join("manifest.json"), &manifest)?;
             collected += 1;
             if manifest.status == RunStatus::Interrupted {
-                let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
-                let kept = self.layout.runs().join(format!("{run_id}.interrupted-{secs}"));
+                let secs = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_secs());
+                let kept = self
+                    .layout
+                    .runs()
+                    .join(format!("{run_id}.interrupted-{secs}"));
                 std::fs::rename(&partial, &kept).map_err(|e| io(e, &kept))?;
-                (self.say)(&format!("collect: interrupted; what was recorded is kept in {}", kept.display()));
+                (self.say)(&format!(
+                    "collect: interrupted; what was recorded is kept in {}",
+                    kept.display()
+                ));
                 outcome.interrupted = true;
                 return Ok(());
             }
@@ -306,9 +368,13 @@ impl<'a> Runner<'a> {
             (self.say)(&format!("collect: {run_id} {}", manifest.status.as_str()));
         }
         if collected == 0 {
-            (self.say)(&format!("collect: all {done} runs collected already, nothing to collect"));
+            (self.say)(&format!(
+                "collect: all {done} runs collected already, nothing to collect"
+            ));
         } else if done > 0 {
-            (self.say)(&format!("collect: {done} runs collected already, {collected} collected now"));
+            (self.say)(&format!(
+                "collect: {done} runs collected already, {collected} collected now"
+            ));
         }
         Ok(())
     }
@@ -318,7 +384,11 @@ impl<'a> Runner<'a> {
         let prefix = format!("{}-", self.set);
         let mut runs = Vec::new();
         let mut older = false;
-        for entry in std::fs::read_dir(self.layout.runs()).into_iter().flatten().flatten() {
+        for entry in std::fs::read_dir(self.layout.runs())
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
             let name = entry.file_name().to_string_lossy().into_owned();
             if name.contains('.') {
                 continue;
@@ -329,17 +399,28 @@ impl<'a> Runner<'a> {
             }
             let path = entry.path().join("manifest.json");
             if path.exists() {
-                runs.push(CollectedRun { dir: entry.path(), manifest: read_manifest(&path)? });
+                runs.push(CollectedRun {
+                    dir: entry.path(),
+                    manifest: read_manifest(&path)?,
+                });
             }
         }
         if runs.is_empty() {
-            return Err(RunnerError::NothingCollected { dir: self.layout.runs(), older });
+            return Err(RunnerError::NothingCollected {
+                dir: self.layout.runs(),
+                older,
+            });
         }
         runs.sort_by(|a, b| a.manifest.run_id.cmp(&b.manifest.run_id));
         Ok(runs)
     }
 
-    fn inputs(&self, stage: Stage, runs: &[CollectedRun], state: &mut State) -> Result<Inputs, RunnerError> {
+    fn inputs(
+        &self,
+        stage: Stage,
+        runs: &[CollectedRun],
+        state: &mut State,
+    ) -> Result<Inputs, RunnerError> {
         let (config, files) = match stage {
             Stage::Collect => unreachable!("collect is not fingerprinted"),
             Stage::Parse => {
@@ -347,14 +428,25 @@ impl<'a> Runner<'a> {
                 for run in runs {
                     let id = &run.manifest.run_id;
                     files.push(format!("runs/{id}/manifest.json"));
-                    files.extend(run.manifest.raw_files.iter().map(|raw| format!("runs/{id}/{}", raw.path)));
+                    files.extend(
+                        run.manifest
+                            .raw_files
+                            .iter()
+                            .map(|raw| format!("runs/{id}/{}", raw.path)),
+                    );
                 }
                 (self.plan.parse_section(), files)
             }
-            Stage::Aggregate => (self.plan.aggregate_section(), self.outputs_of(state, Stage::Parse)),
+            Stage::Aggregate => (
+                self.plan.aggregate_section(),
+                self.outputs_of(state, Stage::Parse),
+            ),
             Stage::Summarize => {
                 let mut files = self.outputs_of(state, Stage::Aggregate);
-                files.extend(["tables/workload_metrics.parquet".to_owned(), "tables/quality.parquet".to_owned()]);
+                files.extend([
+                    "tables/workload_metrics.parquet".to_owned(),
+                    "tables/quality.parquet".to_owned(),
+                ]);
                 (self.plan.summarize_section(), files)
             }
         };
@@ -364,35 +456,61 @@ impl<'a> Runner<'a> {
             let digest = state
                 .files
                 .digest(&file, &path)
-                .map_err(|source| RunnerError::Io { path: path.clone(), source })?;
+                .map_err(|source| RunnerError::Io {
+                    path: path.clone(),
+                    source,
+                })?;
             digests.insert(file, digest.unwrap_or_else(|| "missing".into()));
         }
-        Ok(Inputs { config: digest::of_json(&config), version: VERSION.into(), files: digests })
+        Ok(Inputs {
+            config: digest::of_json(&config),
+            version: VERSION.into(),
+            files: digests,
+        })
     }
 
     fn outputs_of(&self, state: &State, stage: Stage) -> Vec<String> {
-        state.stages.get(&stage).map(|r| r.outputs.clone()).unwrap_or_default()
+        state
+            .stages
+            .get(&stage)
+            .map(|r| r.outputs.clone())
+            .unwrap_or_default()
     }
 
-    fn run_stage(&self, stage: Stage, runs: &[CollectedRun], outcome: &mut Outcome) -> Result<Vec<PathBuf>, RunnerError> {
+    fn run_stage(
+        &self,
+        stage: Stage,
+        runs: &[CollectedRun],
+        outcome: &mut Outcome,
+    ) -> Result<Vec<PathBuf>, RunnerError> {
         match stage {
             Stage::Collect => unreachable!("collect runs per run"),
             Stage::Parse => {
-                let bar = self.options.progress.then(|| progress::count_bar("parse", runs.len() as u64));
+                let bar = self
+                    .options
+                    .progress
+                    .then(|| progress::count_bar("parse", runs.len() as u64));
                 let tick = || {
                     if let Some(bar) = &bar {
                         bar.inc(1);
                     }
                 };
-                let written = parse_stage::parse_runs(runs, &self.plan.topology, &self.layout.tables(), &tick);
+                let written = parse_stage::parse_runs(
+                    runs,
+                    &self.plan.topology,
+                    &self.layout.tables(),
+                    &tick,
+                );
                 if let Some(bar) = &bar {
                     bar.finish_and_clear();
                 }
                 written
             }
-            Stage::Aggregate => {
-                Ok(schedlab_analyze::aggregate(&self.layout.tables(), &self.plan.aggregate, &self.layout.aggregates())?)
-            }
+            Stage::Aggregate => Ok(schedlab_analyze::aggregate(
+                &self.layout.tables(),
+                &self.plan.aggregate,
+                &self.layout.aggregates(),
+            )?),
             Stage::Summarize => {
                 let paths = schedlab_report::SummaryPaths {
                     tables: &self.layout.tables(),
@@ -412,7 +530,13 @@ impl<'a> Runner<'a> {
 
     /// Records a stage's result; outputs of an earlier computation that were not written again
     /// are removed, so the directory holds exactly what the fingerprint describes.
-    fn record(&self, state: &mut State, stage: Stage, inputs: Inputs, outputs: &[PathBuf]) -> Result<(), RunnerError> {
+    fn record(
+        &self,
+        state: &mut State,
+        stage: Stage,
+        inputs: Inputs,
+        outputs: &[PathBuf],
+    ) -> Result<(), RunnerError> {
         let relative: Vec<String> = outputs.iter().map(|p| self.layout.relative(p)).collect();
         if let Some(old) = state.stages.get(&stage) {
             for stale in old.outputs.iter().filter(|o| !relative.contains(o)) {
@@ -421,9 +545,21 @@ impl<'a> Runner<'a> {
             }
         }
         for (rel, path) in relative.iter().zip(outputs) {
-            state.files.digest(rel, path).map_err(|source| RunnerError::Io { path: path.clone(), source })?;
+            state
+                .files
+                .digest(rel, path)
+                .map_err(|source| RunnerError::Io {
+                    path: path.clone(),
+                    source,
+                })?;
         }
-        state.stages.insert(stage, StageRecord { inputs, outputs: relative });
+        state.stages.insert(
+            stage,
+            StageRecord {
+                inputs,
+                outputs: relative,
+            },
+        );
         Ok(())
     }
 
@@ -431,13 +567,23 @@ impl<'a> Runner<'a> {
     pub fn status(&self) -> Result<StatusReport, RunnerError> {
         let mut state = State::load(&self.layout.state());
         let mut runs = Vec::new();
-        for entry in std::fs::read_dir(self.layout.runs()).into_iter().flatten().flatten() {
+        for entry in std::fs::read_dir(self.layout.runs())
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
             let name = entry.file_name().to_string_lossy().into_owned();
             let manifest = read_manifest(&entry.path().join("manifest.json")).ok();
             runs.push(RunOnDisk {
                 current: name.starts_with(&format!("{}-", self.set)) && !name.contains('.'),
                 status: manifest.as_ref().map_or_else(
-                    || if name.ends_with(".partial") { "partial".into() } else { "unreadable".into() },
+                    || {
+                        if name.ends_with(".partial") {
+                            "partial".into()
+                        } else {
+                            "unreadable".into()
+                        }
+                    },
                     |m| m.status.as_str().to_owned(),
                 ),
                 started_at: manifest.map(|m| m.started_at).unwrap_or_default(),
@@ -456,9 +602,19 @@ impl<'a> Runner<'a> {
         let collect_reasons = if missing.is_empty() {
             Vec::new()
         } else {
-            let mut why = vec![format!("{} of {} runs not collected: {}", missing.len(), self.plan.runs.len(), missing.join(", "))];
-            if runs.iter().any(|r| !r.current && !r.run_id.contains('.')) && missing.len() == self.plan.runs.len() {
-                why.push(format!("the `collect` section of {} changed since the runs on disk", self.options.pipeline_file));
+            let mut why = vec![format!(
+                "{} of {} runs not collected: {}",
+                missing.len(),
+                self.plan.runs.len(),
+                missing.join(", ")
+            )];
+            if runs.iter().any(|r| !r.current && !r.run_id.contains('.'))
+                && missing.len() == self.plan.runs.len()
+            {
+                why.push(format!(
+                    "the `collect` section of {} changed since the runs on disk",
+                    self.options.pipeline_file
+                ));
             }
             why
         };
@@ -467,7 +623,15 @@ impl<'a> Runner<'a> {
             Ok(collected) => {
                 for stage in [Stage::Parse, Stage::Aggregate, Stage::Summarize] {
                     let inputs = self.inputs(stage, &collected, &mut state)?;
-                    stages.push((stage, state.staleness(stage, &inputs, &self.layout.root, &self.options.pipeline_file)));
+                    stages.push((
+                        stage,
+                        state.staleness(
+                            stage,
+                            &inputs,
+                            &self.layout.root,
+                            &self.options.pipeline_file,
+                        ),
+                    ));
                 }
             }
             Err(RunnerError::NothingCollected { .. }) => {
@@ -477,19 +641,38 @@ impl<'a> Runner<'a> {
             }
             Err(err) => return Err(err),
         }
-        Ok(StatusReport { root: self.layout.root.clone(), runs, stages })
+        Ok(StatusReport {
+            root: self.layout.root.clone(),
+            runs,
+            stages,
+        })
     }
 }
 
 fn read_manifest(path: &Path) -> Result<Manifest, RunnerError> {
-    let bytes = std::fs::read(path).map_err(|source| RunnerError::Io { path: path.to_owned(), source })?;
-    serde_json::from_slice(&bytes).map_err(|err| RunnerError::BadManifest { path: path.to_owned(), message: err.to_string() })
+    let bytes = std::fs::read(path).map_err(|source| RunnerError::Io {
+        path: path.to_owned(),
+        source,
+    })?;
+    serde_json::from_slice(&bytes).map_err(|err| RunnerError::BadManifest {
+        path: path.to_owned(),
+        message: err.to_string(),
+    })
 }
 
 fn write_json<T: serde::Serialize>(path: &Path, value: &T) -> Result<(), RunnerError> {
-    let io = |source| RunnerError::Io { path: path.to_owned(), source };
+    let io = |source| RunnerError::Io {
+        path: path.to_owned(),
+        source,
+    };
     let tmp = path.with_extension("json.tmp");
-    std::fs::write(&tmp, serde_json::to_vec_pretty(value).map_err(std::io::Error::other).map_err(io)?).map_err(io)?;
+    std::fs::write(
+        &tmp,
+        serde_json::to_vec_pretty(value)
+            .map_err(std::io::Error::other)
+            .map_err(io)?,
+    )
+    .map_err(io)?;
     std::fs::rename(&tmp, path).map_err(io)
 }
 
@@ -498,15 +681,24 @@ fn stamp_raw_files(run_dir: &Path) -> Result<Vec<RawFile>, RunnerError> {
     let raw = run_dir.join("raw");
     let mut files = Vec::new();
     let mut entries: Vec<PathBuf> = std::fs::read_dir(&raw)
-        .map_err(|source| RunnerError::Io { path: raw.clone(), source })?
+        .map_err(|source| RunnerError::Io {
+            path: raw.clone(),
+            source,
+        })?
         .flatten()
         .map(|e| e.path())
         .filter(|p| p.is_file())
         .collect();
     entries.sort();
     for path in entries {
-        let stamp = digest::stamp(&path).map_err(|source| RunnerError::Io { path: path.clone(), source })?;
-        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let stamp = digest::stamp(&path).map_err(|source| RunnerError::Io {
+            path: path.clone(),
+            source,
+        })?;
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
         files.push(RawFile {
             path: format!("raw/{name}"),
             size: stamp.size,

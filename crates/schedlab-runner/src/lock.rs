@@ -15,15 +15,27 @@ pub struct Lock {
 }
 
 pub fn acquire(path: &Path, command: &str) -> Result<Lock, RunnerError> {
-    let io = |source| RunnerError::Io { path: path.to_owned(), source };
+    let io = |source| RunnerError::Io {
+        path: path.to_owned(),
+        source,
+    };
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).map_err(io)?;
     }
-    let mut file = File::options().read(true).write(true).create(true).truncate(false).open(path).map_err(io)?;
+    let mut file = File::options()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path)
+        .map_err(io)?;
     if flock(&file, FlockOperation::NonBlockingLockExclusive).is_err() {
         let mut holder = String::new();
         let _ = file.read_to_string(&mut holder);
-        return Err(RunnerError::Locked { path: path.to_owned(), holder: holder.trim().to_owned() });
+        return Err(RunnerError::Locked {
+            path: path.to_owned(),
+            holder: holder.trim().to_owned(),
+        });
     }
     file.set_len(0).map_err(io)?;
     file.rewind().map_err(io)?;
@@ -31,6 +43,11 @@ pub fn acquire(path: &Path, command: &str) -> Result<Lock, RunnerError> {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs())
         .unwrap_or(0);
-    writeln!(file, "pid {} ({command}) since unix time {since}", std::process::id()).map_err(io)?;
+    writeln!(
+        file,
+        "pid {} ({command}) since unix time {since}",
+        std::process::id()
+    )
+    .map_err(io)?;
     Ok(Lock { _file: file })
 }

@@ -53,7 +53,11 @@ pub fn parse_runs(
     }
     // Every table is written, empty or not: notebooks and reports can rely on the files.
     let mut written = all.parsed.write_to(out, &ParserKind::ALL)?;
-    fn put<T: Table>(out: &Path, rows: &[T], written: &mut Vec<PathBuf>) -> Result<(), RunnerError> {
+    fn put<T: Table>(
+        out: &Path,
+        rows: &[T],
+        written: &mut Vec<PathBuf>,
+    ) -> Result<(), RunnerError> {
         let path = out.join(format!("{}.parquet", T::NAME));
         write_rows(&path, rows)?;
         written.push(path);
@@ -68,7 +72,10 @@ pub fn parse_runs(
     Ok(written)
 }
 
-fn parse_run(run: &CollectedRun, topology: &[(String, Vec<u32>)]) -> Result<RunTables, RunnerError> {
+fn parse_run(
+    run: &CollectedRun,
+    topology: &[(String, Vec<u32>)],
+) -> Result<RunTables, RunnerError> {
     let m = &run.manifest;
     let run_id = m.run_id.clone();
     let mut out = RunTables::default();
@@ -76,7 +83,12 @@ fn parse_run(run: &CollectedRun, topology: &[(String, Vec<u32>)]) -> Result<RunT
         run_id: run_id.clone(),
         pipeline: m.pipeline.clone(),
         label: m.label.clone(),
-        variant: m.variant.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(","),
+        variant: m
+            .variant
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join(","),
         repetition: m.repetition,
         host: m.host.hostname.clone(),
         kernel: m.host.kernel.clone(),
@@ -87,8 +99,12 @@ fn parse_run(run: &CollectedRun, topology: &[(String, Vec<u32>)]) -> Result<RunT
     });
 
     let mut cpus = m.host.cpus.clone();
-    schedlab_topology::apply_declared(&mut cpus, topology)
-        .map_err(|err| RunnerError::Topology { run_id: run_id.clone(), message: err.to_string() })?;
+    schedlab_topology::apply_declared(&mut cpus, topology).map_err(|err| {
+        RunnerError::Topology {
+            run_id: run_id.clone(),
+            message: err.to_string(),
+        }
+    })?;
     out.cpus = cpus
         .into_iter()
         .map(|c| CpuRow {
@@ -103,7 +119,11 @@ fn parse_run(run: &CollectedRun, topology: &[(String, Vec<u32>)]) -> Result<RunT
         })
         .collect();
 
-    let workload_pids: Vec<(i32, String)> = m.processes.iter().map(|p| (p.pid, p.workload.clone())).collect();
+    let workload_pids: Vec<(i32, String)> = m
+        .processes
+        .iter()
+        .map(|p| (p.pid, p.workload.clone()))
+        .collect();
     for p in &m.processes {
         out.processes.push(ProcessRow {
             run_id: run_id.clone(),
@@ -119,8 +139,16 @@ fn parse_run(run: &CollectedRun, topology: &[(String, Vec<u32>)]) -> Result<RunT
         });
         if let Some(report) = &p.report {
             match periodic::Report::read(&run.dir.join(report)) {
-                Ok(report) => out.parsed.workload_metrics.extend(report.metrics(&run_id, &p.workload, p.instance)),
-                Err(message) => out.parsed.quality.push(quality(&run_id, &p.workload, "warning", message)),
+                Ok(report) => out.parsed.workload_metrics.extend(report.metrics(
+                    &run_id,
+                    &p.workload,
+                    p.instance,
+                )),
+                Err(message) => {
+                    out.parsed
+                        .quality
+                        .push(quality(&run_id, &p.workload, "warning", message))
+                }
             }
         }
         if let Some(kind) = p.parse.as_deref().and_then(ParserKind::from_name) {
@@ -139,7 +167,11 @@ fn parse_run(run: &CollectedRun, topology: &[(String, Vec<u32>)]) -> Result<RunT
             let name = run.dir.join(&p.stdout).display().to_string();
             match schedlab_parse::parse(kind, &name, &text, &ctx) {
                 Ok(parsed) => out.parsed.extend(parsed),
-                Err(err) => out.parsed.quality.push(quality(&run_id, kind.name(), "error", err.to_string())),
+                Err(err) => {
+                    out.parsed
+                        .quality
+                        .push(quality(&run_id, kind.name(), "error", err.to_string()))
+                }
             }
         }
     }
@@ -147,12 +179,19 @@ fn parse_run(run: &CollectedRun, topology: &[(String, Vec<u32>)]) -> Result<RunT
     for monitor in m.monitors.iter().filter(|mon| mon.status == "ran") {
         if monitor.kind == "placement" {
             for file in &monitor.files {
-                out.placement.extend(schedlab_tables::read_rows::<PlacementRow>(&run.dir.join(file))?);
+                out.placement
+                    .extend(schedlab_tables::read_rows::<PlacementRow>(
+                        &run.dir.join(file),
+                    )?);
             }
             continue;
         }
-        let Some(kind) = monitor.parse.as_deref().and_then(ParserKind::from_name) else { continue };
-        let Some(file) = monitor.files.first() else { continue };
+        let Some(kind) = monitor.parse.as_deref().and_then(ParserKind::from_name) else {
+            continue;
+        };
+        let Some(file) = monitor.files.first() else {
+            continue;
+        };
         let ctx = ParseContext {
             run_id: run_id.clone(),
             start_ns: monitor.start_ns,
@@ -162,12 +201,18 @@ fn parse_run(run: &CollectedRun, topology: &[(String, Vec<u32>)]) -> Result<RunT
         };
         match parse_file(kind, &run.dir.join(file), &ctx) {
             Ok(parsed) => out.parsed.extend(parsed),
-            Err(err) => out.parsed.quality.push(quality(&run_id, &monitor.name, "error", err.to_string())),
+            Err(err) => {
+                out.parsed
+                    .quality
+                    .push(quality(&run_id, &monitor.name, "error", err.to_string()))
+            }
         }
     }
-    out.parsed
-        .quality
-        .extend(m.notes.iter().map(|n| quality(&run_id, &n.source, &n.severity, n.message.clone())));
+    out.parsed.quality.extend(
+        m.notes
+            .iter()
+            .map(|n| quality(&run_id, &n.source, &n.severity, n.message.clone())),
+    );
     Ok(out)
 }
 

@@ -8,12 +8,15 @@ use indicatif::{ProgressBar, ProgressStyle};
 pub fn collect_bar(run_id: &str, expected: Option<Duration>) -> ProgressBar {
     let bar = match expected {
         Some(total) => ProgressBar::new(total.as_millis() as u64).with_style(
-            ProgressStyle::with_template("{prefix:>24} [{bar:30}] {elapsed_precise} elapsed, {eta} left  {msg}")
-                .expect("valid template")
-                .progress_chars("=> "),
+            ProgressStyle::with_template(
+                "{prefix:>24} [{bar:30}] {elapsed_precise} elapsed, {eta} left  {msg}",
+            )
+            .expect("valid template")
+            .progress_chars("=> "),
         ),
         None => ProgressBar::new_spinner().with_style(
-            ProgressStyle::with_template("{prefix:>24} {spinner} {elapsed_precise} elapsed  {msg}").expect("valid template"),
+            ProgressStyle::with_template("{prefix:>24} {spinner} {elapsed_precise} elapsed  {msg}")
+                .expect("valid template"),
         ),
     };
     bar.set_prefix(run_id.to_owned());

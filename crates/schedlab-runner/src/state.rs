@@ -19,7 +19,12 @@ pub enum Stage {
 }
 
 impl Stage {
-    pub const ALL: [Stage; 4] = [Stage::Collect, Stage::Parse, Stage::Aggregate, Stage::Summarize];
+    pub const ALL: [Stage; 4] = [
+        Stage::Collect,
+        Stage::Parse,
+        Stage::Aggregate,
+        Stage::Summarize,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -70,33 +75,39 @@ impl State {
     /// Writes state.json atomically.
     pub fn save(&self, path: &Path) -> std::io::Result<()> {
         let tmp = path.with_extension("json.tmp");
-        std::fs::write(&tmp, serde_json::to_vec_pretty(self).map_err(std::io::Error::other)?)?;
+        std::fs::write(
+            &tmp,
+            serde_json::to_vec_pretty(self).map_err(std::io::Error::other)?,
+        )?;
         std::fs::rename(tmp, path)
     }
 
     /// Why `stage` must be recomputed given its current inputs; empty when it is fresh.
-    pub fn staleness(&self, stage: Stage, now: &Inputs, root: &Path, pipeline_file: &str) -> Vec<String> {
+    pub fn staleness(
+        &self,
+        stage: Stage,
+        now: &Inputs,
+        root: &Path,
+        pipeline_file: &str,
+    ) -> Vec<String> {
         let Some(record) = self.stages.get(&stage) else {
             return vec!["never computed".into()];
         };
         let mut reasons = Vec::new();
         let before = &record.inputs;
         if before.config != now.config {
-            reasons.push(format!("the `{}` section of {pipeline_file} changed", stage.name()));
+            reasons.push(format!(
+                "the `{}` section of {pipeline_file} changed",
+                stage.name()
+            ));
         }
         if before.version != now.version {
-            reasons.push(format!("schedlab version changed ({} → {})", before.version, now.version));
+            reasons.push(format!(
+                "schedlab version changed ({} → {})",
+                before.version, now.version
+            ));
         }
-        for (file, digest) in &now.files {
-            match before.files.get(file) {
-                None => reasons.push(format!("new input {file}")),
-                Some(old) if old != digest => reasons.push(format!("input {file} changed")),
-                Some(_) => {}
-            }
-        }
-        for file in before.files.keys().filter(|f| !now.files.contains_key(*f)) {
-            reasons.push(format!("input {file} is gone"));
-        }
+        reasons.extend(describe_input_changes(&before.files, &now.files));
         for output in &record.outputs {
             if !self.files.unchanged(output, &root.join(output)) {
                 reasons.push(format!("output {output} is missing or was modified"));
@@ -104,4 +115,61 @@ impl State {
         }
         reasons
     }
+}
+
+/// The group an input belongs to in messages: a run's files (`runs/<id>/…`) are one group.
+fn group_of(file: &str) -> &str {
+    match file.strip_prefix("runs/").and_then(|rest| rest.find('/')) {
+        Some(end) => &file[..5 + end],
+        None => file,
+    }
+}
+
+/// Says which inputs are new, gone or changed; a run whose files are all new (or all gone) is
+/// named once, not file by file.
+fn describe_input_changes(
+    before: &BTreeMap<String, String>,
+    now: &BTreeMap<String, String>,
+) -> Vec<String> {
+    let groups: std::collections::BTreeSet<&str> = before
+        .keys()
+        .chain(now.keys())
+        .map(|f| group_of(f))
+        .collect();
+    let mut reasons = Vec::new();
+    for group in groups {
+        let in_before: Vec<&String> = before.keys().filter(|f| group_of(f) == group).collect();
+        let in_now: Vec<&String> = now.keys().filter(|f| group_of(f) == group).collect();
+        let is_run = group.starts_with("runs/");
+        if in_before.is_empty() {
+            reasons.push(if is_run {
+                format!("new run {}", &group[5..])
+            } else {
+                format!("new input {group}")
+            });
+        } else if in_now.is_empty() {
+            reasons.push(if is_run {
+                format!("run {} is no longer an input", &group[5..])
+            } else {
+                format!("input {group} is gone")
+            });
+        } else {
+            for file in &in_now {
+                match before.get(*file) {
+                    None => reasons.push(format!("new input {file}")),
+                    Some(old) if *old != now[*file] => {
+                        reasons.push(format!("input {file} changed"))
+                    }
+                    Some(_) => {}
+                }
+            }
+            reasons.extend(
+                in_before
+                    .iter()
+                    .filter(|f| !now.contains_key(**f))
+                    .map(|f| format!("input {f} is gone")),
+            );
+        }
+    }
+    reasons
 }

@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::{Context, bail};
 use clap::{Parser, Subcommand};
-use schedlab_parse::{ParseContext, ParserKind, Parsed};
+use schedlab_parse::{ParseContext, Parsed, ParserKind};
 use schedlab_runner::{Runner, RunnerOptions, Stage, StageSelection};
 use schedlab_spec::{CompileOptions, Plan};
 
@@ -116,7 +116,9 @@ struct Common {
 }
 
 fn parse_stage(text: &str) -> Result<Stage, String> {
-    Stage::from_name(text).ok_or_else(|| format!("unknown stage `{text}` (stages: collect, parse, aggregate, summarize)"))
+    Stage::from_name(text).ok_or_else(|| {
+        format!("unknown stage `{text}` (stages: collect, parse, aggregate, summarize)")
+    })
 }
 
 fn parse_kind(text: &str) -> Result<ParserKind, String> {
@@ -137,7 +139,11 @@ fn main() -> ExitCode {
     match run(args) {
         Ok(code) => code,
         Err(err) => {
-            eprintln!("schedlab: error: {err:#}");
+            match err.downcast_ref::<InvalidPipeline>() {
+                // Diagnostics carry their own `file:line:column: error:` prefix.
+                Some(invalid) => eprintln!("{invalid}"),
+                None => eprintln!("schedlab: error: {err:#}"),
+            }
             ExitCode::from(EXIT_INPUT)
         }
     }
@@ -151,22 +157,45 @@ fn init_logging(verbose: u8) {
     };
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
-    tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_target(false).init();
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .init();
 }
 
 fn run(args: Args) -> anyhow::Result<ExitCode> {
     match args.command {
-        Command::Run { pipeline, common, label, from, only, force } => {
+        Command::Run {
+            pipeline,
+            common,
+            label,
+            from,
+            only,
+            force,
+        } => {
             let selection = match (from, only) {
                 (Some(stage), _) => StageSelection::from(stage),
                 (_, Some(stage)) => StageSelection::only(stage),
                 _ => StageSelection::all(),
             };
-            let selection = if force { selection.forcing_all() } else { selection };
+            let selection = if force {
+                selection.forcing_all()
+            } else {
+                selection
+            };
             execute(&pipeline, &common, label, selection)
         }
-        Command::Analyze { pipeline, common, force } => {
-            let selection = if force { StageSelection::analysis().forcing_all() } else { StageSelection::analysis() };
+        Command::Analyze {
+            pipeline,
+            common,
+            force,
+        } => {
+            let selection = if force {
+                StageSelection::analysis().forcing_all()
+            } else {
+                StageSelection::analysis()
+            };
             execute(&pipeline, &common, None, selection)
         }
         Command::Validate { pipelines } => {
@@ -180,7 +209,11 @@ fn run(args: Args) -> anyhow::Result<ExitCode> {
                     }
                 }
             }
-            Ok(if failed { ExitCode::from(EXIT_INPUT) } else { ExitCode::SUCCESS })
+            Ok(if failed {
+                ExitCode::from(EXIT_INPUT)
+            } else {
+                ExitCode::SUCCESS
+            })
         }
         Command::Status { pipeline, common } => {
             let plan = load_plan(&pipeline)?;
@@ -193,8 +226,15 @@ fn run(args: Args) -> anyhow::Result<ExitCode> {
                 println!("  none");
             }
             for run in &status.runs {
-                let tag = if run.current { "" } else { "  (not of the current collect section)" };
-                println!("  {:<40} {:<12} {}{tag}", run.run_id, run.status, run.started_at);
+                let tag = if run.current {
+                    ""
+                } else {
+                    "  (not of the current collect section)"
+                };
+                println!(
+                    "  {:<40} {:<12} {}{tag}",
+                    run.run_id, run.status, run.started_at
+                );
             }
             println!("stages:");
             for (stage, reasons) in &status.stages {
@@ -206,10 +246,18 @@ fn run(args: Args) -> anyhow::Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Command::Parse { kind, inputs, out, run_id } => {
+        Command::Parse {
+            kind,
+            inputs,
+            out,
+            run_id,
+        } => {
             let mut all = Parsed::default();
             for input in &inputs {
-                let ctx = ParseContext { run_id: run_id.clone(), ..ParseContext::default() };
+                let ctx = ParseContext {
+                    run_id: run_id.clone(),
+                    ..ParseContext::default()
+                };
                 let parsed = schedlab_parse::parse_file(kind, input, &ctx)?;
                 all.extend(parsed);
             }
@@ -224,7 +272,13 @@ fn run(args: Args) -> anyhow::Result<ExitCode> {
             print!("{}", schedlab_topology::render_table(&cpus));
             Ok(ExitCode::SUCCESS)
         }
-        Command::PeriodicWorker { threads, period_ns, busy_ns, duration_ns, report } => {
+        Command::PeriodicWorker {
+            threads,
+            period_ns,
+            busy_ns,
+            duration_ns,
+            report,
+        } => {
             use std::time::Duration;
             let config = schedlab_collect::periodic::PeriodicConfig {
                 threads,
@@ -240,16 +294,39 @@ fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
 }
 
+/// A pipeline that failed validation: its rendered diagnostics.
+#[derive(Debug)]
+struct InvalidPipeline(String);
+
+impl std::fmt::Display for InvalidPipeline {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for InvalidPipeline {}
+
 /// Reads and compiles a pipeline; the error is the rendered list of diagnostics.
 fn load_plan(path: &Path) -> anyhow::Result<Plan> {
-    let source = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let source =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
     let parsers: Vec<&str> = ParserKind::ALL.iter().map(|k| k.name()).collect();
-    let nproc = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
-    let options = CompileOptions { parsers: &parsers, nproc };
+    let nproc = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1);
+    let options = CompileOptions {
+        parsers: &parsers,
+        nproc,
+    };
     schedlab_spec::compile(&path.display().to_string(), &source, &options).map_err(|errors| {
         let count = errors.len();
         let text: Vec<String> = errors.iter().map(ToString::to_string).collect();
-        anyhow::anyhow!("{}\n{count} error{} in {}", text.join("\n"), if count == 1 { "" } else { "s" }, path.display())
+        let plural = if count == 1 { "" } else { "s" };
+        anyhow::Error::new(InvalidPipeline(format!(
+            "{}\n{count} error{plural} in {}",
+            text.join("\n"),
+            path.display()
+        )))
     })
 }
 
@@ -260,9 +337,15 @@ fn runner_options(
     selection: StageSelection,
 ) -> anyhow::Result<RunnerOptions> {
     if let Some(label) = &label
-        && (label.is_empty() || !label.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c)) || label.contains('.'))
+        && (label.is_empty()
+            || !label
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+            || label.contains('.'))
     {
-        bail!("label `{label}` must be letters, digits, `-` and `_` (it becomes part of run directory names)");
+        bail!(
+            "label `{label}` must be letters, digits, `-` and `_` (it becomes part of run directory names)"
+        );
     }
     Ok(RunnerOptions {
         data_dir: common.data.clone(),
@@ -275,7 +358,12 @@ fn runner_options(
     })
 }
 
-fn execute(pipeline: &Path, common: &Common, label: Option<String>, selection: StageSelection) -> anyhow::Result<ExitCode> {
+fn execute(
+    pipeline: &Path,
+    common: &Common,
+    label: Option<String>,
+    selection: StageSelection,
+) -> anyhow::Result<ExitCode> {
     let plan = load_plan(pipeline)?;
     let options = runner_options(pipeline, common, label, selection)?;
     let flag = options.interrupt.clone();
@@ -296,7 +384,11 @@ fn execute(pipeline: &Path, common: &Common, label: Option<String>, selection: S
         return Ok(ExitCode::from(EXIT_INTERRUPTED));
     }
     if !outcome.failed_runs.is_empty() {
-        eprintln!("schedlab: {} run(s) failed: {} (see the quality table)", outcome.failed_runs.len(), outcome.failed_runs.join(", "));
+        eprintln!(
+            "schedlab: {} run(s) failed: {} (see the quality table)",
+            outcome.failed_runs.len(),
+            outcome.failed_runs.join(", ")
+        );
         return Ok(ExitCode::from(1));
     }
     Ok(ExitCode::SUCCESS)

@@ -1,0 +1,366 @@
+//! End-to-end: real pipelines run by the real binary, with real processes and /proc samples.
+
+mod util;
+
+use schedlab_tables::{PlacementRow, ProcessRow, QualityRow, RunRow, WorkloadMetricRow, read_rows};
+use util::{Sandbox, read_json};
+
+/// A pipeline of about one second: one periodic thread sampled from /proc.
+const SMALL: &str = "\
+name: small
+collect:
+  duration: 1200ms
+  monitors:
+    where: { placement: { interval: 50ms } }
+  workloads:
+    tick:
+      start_after: 100ms
+      periodic: { threads: 1, period: 50ms, busy: 10ms, duration: 1s }
+aggregate:
+  - residency: {}
+  - cpu_time: {}
+";
+
+fn lines_starting(text: &str, prefix: &str) -> Vec<String> {
+    text.lines()
+        .filter(|l| l.starts_with(prefix))
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn second_run_recomputes_nothing_and_edits_rerun_only_what_they_touch() {
+    let sandbox = Sandbox::new();
+    let pipeline = sandbox.write("small.yaml", SMALL);
+    let pipeline = pipeline.to_str().unwrap();
+
+    let first = sandbox.schedlab(&["run", pipeline]);
+    assert_eq!(first.code, 0, "{}", first.stderr);
+    assert!(
+        first.stderr.contains("parse: running (never computed)"),
+        "{}",
+        first.stderr
+    );
+    assert!(
+        first.stdout.contains("| tick |"),
+        "summary table printed: {}",
+        first.stdout
+    );
+    let runs = sandbox.runs("small");
+    assert_eq!(runs.len(), 1);
+
+    let second = sandbox.schedlab(&["run", pipeline]);
+    assert_eq!(second.code, 0, "{}", second.stderr);
+    assert_eq!(
+        second.stderr.lines().collect::<Vec<_>>(),
+        [
+            "collect: all 1 runs collected already, nothing to collect",
+            "parse: fresh, nothing to do",
+            "aggregate: fresh, nothing to do",
+            "summarize: fresh, nothing to do",
+        ]
+    );
+    assert!(
+        second.stdout.contains("| tick |"),
+        "the stored summary is shown again"
+    );
+
+    // An edit to the aggregate section only: collect and parse stay, aggregate and summarize rerun.
+    sandbox.write("small.yaml", &SMALL.replace("  - cpu_time: {}\n", ""));
+    let third = sandbox.schedlab(&["run", pipeline]);
+    assert_eq!(third.code, 0, "{}", third.stderr);
+    assert!(
+        third.stderr.contains("parse: fresh, nothing to do"),
+        "{}",
+        third.stderr
+    );
+    assert!(
+        third.stderr.contains(&format!(
+            "aggregate: running (the `aggregate` section of {pipeline} changed)"
+        )),
+        "{}",
+        third.stderr
+    );
+    assert!(
+        third
+            .stderr
+            .contains("summarize: running (input aggregates/cpu_time.parquet is gone)"),
+        "{}",
+        third.stderr
+    );
+    assert!(
+        !sandbox
+            .data("small", "aggregates/cpu_time.parquet")
+            .exists(),
+        "an output no longer produced is removed"
+    );
+
+    // status explains a stale stage before anything runs.
+    sandbox.write(
+        "small.yaml",
+        &SMALL.replace("cpu_time: {}", "sched_delay: {}"),
+    );
+    let status = sandbox.schedlab(&["status", pipeline]);
+    assert!(
+        status.stdout.contains("collect    fresh"),
+        "{}",
+        status.stdout
+    );
+    assert!(
+        status.stdout.contains("parse      fresh"),
+        "{}",
+        status.stdout
+    );
+    assert!(
+        status
+            .stdout
+            .contains("aggregate  stale: the `aggregate` section"),
+        "{}",
+        status.stdout
+    );
+
+    // An edit to the collect section: a new run set beside the old one.
+    sandbox.write("small.yaml", &SMALL.replace("busy: 10ms", "busy: 5ms"));
+    let status = sandbox.schedlab(&["status", pipeline]);
+    assert!(
+        status
+            .stdout
+            .contains("(not of the current collect section)"),
+        "{}",
+        status.stdout
+    );
+    assert!(
+        status
+            .stdout
+            .contains("collect    stale: 1 of 1 runs not collected"),
+        "{}",
+        status.stdout
+    );
+    let analyze = sandbox.schedlab(&["analyze", pipeline]);
+    assert_eq!(
+        analyze.code, 2,
+        "analyze never collects: {}",
+        analyze.stderr
+    );
+    assert!(
+        analyze
+            .stderr
+            .contains("no collected runs for this pipeline's collect section"),
+        "{}",
+        analyze.stderr
+    );
+    let fourth = sandbox.schedlab(&["run", pipeline]);
+    assert_eq!(fourth.code, 0, "{}", fourth.stderr);
+    let after = sandbox.runs("small");
+    assert_eq!(after.len(), 2, "old run kept beside the new one: {after:?}");
+    assert!(after.contains(&runs[0]));
+    let new_run = after.iter().find(|r| **r != runs[0]).unwrap();
+    let parse_line = fourth
+        .stderr
+        .lines()
+        .find(|l| l.starts_with("parse: running"))
+        .unwrap();
+    assert!(
+        parse_line.contains(&format!("new run {new_run}")),
+        "{parse_line}"
+    );
+    assert!(
+        parse_line.contains(&format!("run {} is no longer an input", runs[0])),
+        "{parse_line}"
+    );
+}
+
+#[test]
+fn from_and_only_select_stages_and_force_them() {
+    let sandbox = Sandbox::new();
+    let pipeline = sandbox.write("small.yaml", SMALL);
+    let pipeline = pipeline.to_str().unwrap();
+    assert_eq!(sandbox.schedlab(&["run", pipeline]).code, 0);
+
+    let only = sandbox.schedlab(&["run", pipeline, "--only", "aggregate"]);
+    assert_eq!(
+        only.stderr.lines().collect::<Vec<_>>(),
+        ["aggregate: running (forced)"]
+    );
+
+    let from = sandbox.schedlab(&["run", pipeline, "--from", "parse"]);
+    assert_eq!(
+        lines_starting(&from.stderr, ""),
+        [
+            "parse: running (forced)",
+            "aggregate: running (forced)",
+            "summarize: running (forced)"
+        ]
+    );
+    let analyze = sandbox.schedlab(&["analyze", pipeline]);
+    assert_eq!(analyze.code, 0);
+    assert!(
+        !analyze.stderr.contains("collect"),
+        "analyze never collects: {}",
+        analyze.stderr
+    );
+
+    let bad = sandbox.schedlab(&["run", pipeline, "--only", "agregate"]);
+    assert_eq!(bad.code, 2);
+    assert!(
+        bad.stderr.contains("unknown stage `agregate`"),
+        "{}",
+        bad.stderr
+    );
+}
+
+#[test]
+fn tables_are_written_as_parquet_and_read_back() {
+    let sandbox = Sandbox::new();
+    let pipeline = sandbox.write("small.yaml", SMALL);
+    assert_eq!(
+        sandbox.schedlab(&["run", pipeline.to_str().unwrap()]).code,
+        0
+    );
+
+    let runs: Vec<RunRow> = read_rows(&sandbox.data("small", "tables/runs.parquet")).unwrap();
+    assert_eq!(runs.len(), 1);
+    assert_eq!(runs[0].status, "completed");
+    let processes: Vec<ProcessRow> =
+        read_rows(&sandbox.data("small", "tables/processes.parquet")).unwrap();
+    assert_eq!(processes.len(), 1);
+    assert_eq!(processes[0].workload, "tick");
+    assert_eq!(processes[0].exit_code, Some(0));
+    let lifetime_ms = (processes[0].end_ns.unwrap() - processes[0].start_ns) / 1_000_000;
+    assert!(
+        (950..2000).contains(&lifetime_ms),
+        "periodic ran ~1 s, took {lifetime_ms} ms"
+    );
+
+    // Placement samples every 50 ms over ~1 s, all of the workload's process.
+    let placement: Vec<PlacementRow> =
+        read_rows(&sandbox.data("small", "tables/placement.parquet")).unwrap();
+    let worker: Vec<&PlacementRow> = placement
+        .iter()
+        .filter(|p| p.pid == processes[0].pid)
+        .collect();
+    assert!(worker.len() >= 20, "{} samples", worker.len());
+    assert!(worker.iter().all(|p| p.workload.as_deref() == Some("tick")));
+    let nproc = std::thread::available_parallelism().unwrap().get() as i32;
+    assert!(worker.iter().all(|p| (0..nproc).contains(&p.cpu)));
+
+    // The periodic thread's own report: 20 periods of 50 ms in 1 s.
+    let metrics: Vec<WorkloadMetricRow> =
+        read_rows(&sandbox.data("small", "tables/workload_metrics.parquet")).unwrap();
+    let value = |name: &str| {
+        metrics
+            .iter()
+            .find(|m| m.metric == name)
+            .map(|m| m.value)
+            .unwrap()
+    };
+    assert_eq!(value("periods") + value("missed_periods"), 20.0);
+    assert!(
+        value("duty_cycle") > 5.0 && value("duty_cycle") < 40.0,
+        "duty {}",
+        value("duty_cycle")
+    );
+
+    let manifest = read_json(&sandbox.path(&format!(
+        "data/small/runs/{}/manifest.json",
+        sandbox.runs("small")[0]
+    )));
+    let raw = manifest["raw_files"].as_array().unwrap();
+    assert!(
+        raw.iter()
+            .all(|f| f["blake3"].as_str().unwrap().len() == 64),
+        "raw files hashed when the run ended"
+    );
+    // No temporary files left behind anywhere.
+    for dir in ["tables", "aggregates", "report"] {
+        for entry in std::fs::read_dir(sandbox.data("small", dir))
+            .unwrap()
+            .flatten()
+        {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            assert!(
+                !name.starts_with(".tmp") && !name.ends_with(".tmp"),
+                "{dir}/{name}"
+            );
+        }
+    }
+}
+
+#[test]
+fn nice_and_affinity_are_applied_and_output_kept() {
+    let sandbox = Sandbox::new();
+    let pipeline = sandbox.write(
+        "probe.yaml",
+        "name: probe\ncollect:\n  workloads:\n    look:\n      run: [cat, /proc/self/stat, /proc/self/status]\n      nice: 7\n      cpus: [0]\n",
+    );
+    let done = sandbox.schedlab(&["run", pipeline.to_str().unwrap()]);
+    assert_eq!(done.code, 0, "{}", done.stderr);
+    let run = &sandbox.runs("probe")[0];
+    let stdout = std::fs::read_to_string(
+        sandbox.data("probe", &format!("runs/{run}/raw/look.0.stdout.txt")),
+    )
+    .unwrap();
+    let stat_fields: Vec<&str> = stdout
+        .lines()
+        .next()
+        .unwrap()
+        .rsplit_once(") ")
+        .unwrap()
+        .1
+        .split(' ')
+        .collect();
+    // Field 19 of /proc/PID/stat is nice; the split starts at field 3.
+    assert_eq!(stat_fields[19 - 3], "7");
+    assert!(
+        stdout.lines().any(|l| l == "Cpus_allowed_list:\t0"),
+        "{stdout}"
+    );
+    let processes: Vec<ProcessRow> =
+        read_rows(&sandbox.data("probe", "tables/processes.parquet")).unwrap();
+    assert_eq!(
+        (processes[0].nice, processes[0].affinity.as_deref()),
+        (7, Some("0"))
+    );
+}
+
+#[test]
+fn a_failing_workload_marks_its_run_failed_with_its_stderr() {
+    let sandbox = Sandbox::new();
+    let pipeline = sandbox.write(
+        "fail.yaml",
+        "name: fail\ncollect:\n  workloads:\n    broken:\n      run: [ls, /no/such/path]\n",
+    );
+    let done = sandbox.schedlab(&["run", pipeline.to_str().unwrap()]);
+    assert_eq!(done.code, 1, "{}", done.stderr);
+    assert!(done.stderr.contains("1 run(s) failed"), "{}", done.stderr);
+    let quality: Vec<QualityRow> =
+        read_rows(&sandbox.data("fail", "tables/quality.parquet")).unwrap();
+    assert!(
+        quality.iter().any(|q| q.severity == "error"
+            && q.message.contains("exited with code 2")
+            && q.message.contains("/no/such/path")),
+        "{quality:?}"
+    );
+}
+
+#[test]
+fn a_missing_program_is_refused_before_anything_runs() {
+    let sandbox = Sandbox::new();
+    let pipeline = sandbox.write(
+        "missing.yaml",
+        "name: missing\ncollect:\n  workloads:\n    w:\n      run: [no-such-tool-anywhere, --x]\n",
+    );
+    let done = sandbox.schedlab(&["run", pipeline.to_str().unwrap()]);
+    assert_eq!(done.code, 2);
+    assert!(
+        done.stderr
+            .contains("program `no-such-tool-anywhere` not found on PATH"),
+        "{}",
+        done.stderr
+    );
+    assert!(
+        sandbox.runs("missing").is_empty(),
+        "nothing half-written: {:?}",
+        sandbox.runs("missing")
+    );
+}

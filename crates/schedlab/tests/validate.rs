@@ -1,0 +1,65 @@
+//! `schedlab validate` and `run` on broken pipelines: exit code 2, file:line:column, nothing run.
+
+mod util;
+
+use util::Sandbox;
+
+#[test]
+fn validate_reports_every_error_with_position_and_runs_nothing() {
+    let sandbox = Sandbox::new();
+    let pipeline = sandbox.write(
+        "typo.yaml",
+        "name: typo\ncollect:\n  duration: 70 secs\n  workloads:\n    w:\n      run: [sleep, \"${secs}\"]\n      start_afer: 1s\n",
+    );
+    let done = sandbox.schedlab(&["validate", pipeline.to_str().unwrap()]);
+    assert_eq!(done.code, 2);
+    let file = pipeline.display().to_string();
+    assert!(
+        done.stderr
+            .starts_with(&format!("{file}:3:13: error: invalid duration `70 secs`")),
+        "{}",
+        done.stderr
+    );
+
+    sandbox.write(
+        "typo.yaml",
+        "name: typo\ncollect:\n  workloads:\n    w:\n      run: [sleep, \"${secs}\"]\n",
+    );
+    let done = sandbox.schedlab(&["run", pipeline.to_str().unwrap()]);
+    assert_eq!(done.code, 2);
+    assert!(
+        done.stderr.starts_with(&format!(
+            "{file}:5:20: error: undefined variable `${{secs}}`"
+        )),
+        "{}",
+        done.stderr
+    );
+    assert!(
+        done.stderr
+            .contains("hint: define it under `vars:` or `matrix:`"),
+        "{}",
+        done.stderr
+    );
+    assert!(
+        !sandbox.path("data").exists(),
+        "run validates first and writes nothing"
+    );
+}
+
+#[test]
+fn the_shipped_pipelines_are_valid() {
+    let sandbox = Sandbox::new();
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../pipelines");
+    let mut files: Vec<String> = std::fs::read_dir(root)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path().display().to_string())
+        .filter(|p| p.ends_with(".yaml"))
+        .collect();
+    files.sort();
+    assert!(!files.is_empty());
+    let mut args = vec!["validate"];
+    args.extend(files.iter().map(String::as_str));
+    let done = sandbox.schedlab(&args);
+    assert_eq!(done.code, 0, "{}{}", done.stdout, done.stderr);
+}
