@@ -1,0 +1,64 @@
+# schedlab: `just` lists the recipes; `just quickstart` and `just test` are the two to know.
+
+set shell := ["bash", "-euo", "pipefail", "-c"]
+
+venv := justfile_directory() / ".venv"
+
+# List the recipes.
+default:
+    @just --list --unsorted
+
+# Build schedlab and run pipelines/quickstart.yaml on this machine (all four stages).
+quickstart: build
+    target/release/schedlab run pipelines/quickstart.yaml
+    @echo "report: data/quickstart/report/summary.md   tables: data/quickstart/tables/*.parquet"
+
+# Build the release binary.
+build:
+    cargo build --release -p schedlab
+
+# Run pipelines/NAME.yaml: collect what is missing, recompute what is stale.
+run NAME *ARGS: build
+    target/release/schedlab run pipelines/{{NAME}}.yaml {{ARGS}}
+
+# Parse, aggregate and summarize pipelines/NAME.yaml from the runs on disk (never collects).
+analyze NAME *ARGS: build
+    target/release/schedlab analyze pipelines/{{NAME}}.yaml {{ARGS}}
+
+# Which runs of pipelines/NAME.yaml are on disk, and which stages are stale and why.
+status NAME: build
+    target/release/schedlab status pipelines/{{NAME}}.yaml
+
+# Check every pipeline under pipelines/ (errors with file:line:column).
+validate: build
+    target/release/schedlab validate pipelines/*.yaml
+
+# Every test: the Rust workspace, then the notebooks executed against a real quickstart run.
+test: python-env
+    cargo test --workspace --all-targets
+    cargo build -p schedlab
+    SCHEDLAB_BIN=target/debug/schedlab {{venv}}/bin/python -m pytest -q notebooks
+
+# The Python environment the notebooks (and their tests) use.
+python-env:
+    test -x {{venv}}/bin/python || python3 -m venv {{venv}}
+    {{venv}}/bin/python -c "import duckdb, polars, pyarrow, nbclient, pytest" 2>/dev/null || {{venv}}/bin/pip install -q -r notebooks/requirements.txt
+
+# Open the notebooks (Jupyter installed into .venv on first use).
+notebooks: python-env
+    {{venv}}/bin/python -c "import notebook" 2>/dev/null || {{venv}}/bin/pip install -q notebook
+    cd notebooks && SCHEDLAB_DATA=../data {{venv}}/bin/jupyter notebook
+
+# Benchmarks on real traces: schedlab's perf.data reader against `perf sched timehist`.
+bench:
+    crates/schedlab-perf/bench.sh
+
+# Property tests over truncated, mutated and random input for every parser (more cases: PROPTEST_CASES=100000).
+fuzz:
+    PROPTEST_CASES=${PROPTEST_CASES:-5000} cargo test --release -p schedlab-parse --test fuzz
+    PROPTEST_CASES=${PROPTEST_CASES:-5000} cargo test --release -p schedlab-perf --test fuzz
+
+# What CI checks, locally: formatting, lints, tests.
+ready: && test
+    cargo fmt --all --check
+    cargo clippy --workspace --all-targets -- -D warnings
