@@ -35,7 +35,7 @@ validate: build
 
 # Every test: the Rust workspace, then the notebooks executed against a real quickstart run.
 test: python-env
-    cargo test --workspace --all-targets
+    cargo test --workspace
     cargo build -p schedlab
     SCHEDLAB_BIN=target/debug/schedlab {{venv}}/bin/python -m pytest -q notebooks
 

@@ -38,18 +38,27 @@ pub fn aggregate(run: &RunTables<'_>, startup_ns: i64) -> Aggregates {
             }
         }
         let total = last.cpu_time_ns;
-        out.residency.extend(per_cpu.into_iter().filter(|(_, ns)| *ns > 0).map(|(cpu, run_ns)| ResidencyRow {
-            run_id: run.run_id.to_owned(),
-            workload: key.workload.clone(),
-            pid: key.pid,
-            tid: key.tid,
-            comm: key.comm.clone(),
-            cpu,
-            class: run.class(cpu),
-            run_ns,
-            share: if total > 0 { run_ns as f64 / total as f64 } else { 0.0 },
-            source: "placement".into(),
-        }));
+        out.residency.extend(
+            per_cpu
+                .into_iter()
+                .filter(|(_, ns)| *ns > 0)
+                .map(|(cpu, run_ns)| ResidencyRow {
+                    run_id: run.run_id.to_owned(),
+                    workload: key.workload.clone(),
+                    pid: key.pid,
+                    tid: key.tid,
+                    comm: key.comm.clone(),
+                    cpu,
+                    class: run.class(cpu),
+                    run_ns,
+                    share: if total > 0 {
+                        run_ns as f64 / total as f64
+                    } else {
+                        0.0
+                    },
+                    source: "placement".into(),
+                }),
+        );
         let first_ns = samples[0].time_ns;
         out.cpu_time.push(CpuTimeRow {
             run_id: run.run_id.to_owned(),

@@ -2,7 +2,9 @@
 
 use std::collections::BTreeMap;
 
-use schedlab_tables::{CpuTimeRow, MigrationRow, MigrationSummaryRow, ResidencyRow, SchedDelayRow, SchedSliceRow};
+use schedlab_tables::{
+    CpuTimeRow, MigrationRow, MigrationSummaryRow, ResidencyRow, SchedDelayRow, SchedSliceRow,
+};
 
 use crate::{Aggregates, RunTables};
 
@@ -24,7 +26,11 @@ pub fn aggregate(run: &RunTables<'_>, startup_ns: i64) -> Aggregates {
             tid: slice.tid,
             comm: slice.comm.clone(),
         };
-        threads.entry(slice.tid).or_insert_with(|| (key, Vec::new())).1.push(slice);
+        threads
+            .entry(slice.tid)
+            .or_insert_with(|| (key, Vec::new()))
+            .1
+            .push(slice);
     }
     let mut migrations: BTreeMap<i32, Vec<&MigrationRow>> = BTreeMap::new();
     for m in &run.migrations {
@@ -39,18 +45,23 @@ pub fn aggregate(run: &RunTables<'_>, startup_ns: i64) -> Aggregates {
         for s in slices {
             *per_cpu.entry(s.cpu).or_default() += s.run_ns;
         }
-        out.residency.extend(per_cpu.into_iter().map(|(cpu, run_ns)| ResidencyRow {
-            run_id: run.run_id.to_owned(),
-            workload: key.workload.clone(),
-            pid: key.pid,
-            tid: key.tid,
-            comm: key.comm.clone(),
-            cpu,
-            class: run.class(cpu),
-            run_ns,
-            share: if total > 0 { run_ns as f64 / total as f64 } else { 0.0 },
-            source: "sched".into(),
-        }));
+        out.residency
+            .extend(per_cpu.into_iter().map(|(cpu, run_ns)| ResidencyRow {
+                run_id: run.run_id.to_owned(),
+                workload: key.workload.clone(),
+                pid: key.pid,
+                tid: key.tid,
+                comm: key.comm.clone(),
+                cpu,
+                class: run.class(cpu),
+                run_ns,
+                share: if total > 0 {
+                    run_ns as f64 / total as f64
+                } else {
+                    0.0
+                },
+                source: "sched".into(),
+            }));
         out.cpu_time.push(CpuTimeRow {
             run_id: run.run_id.to_owned(),
             workload: key.workload.clone(),
@@ -61,7 +72,11 @@ pub fn aggregate(run: &RunTables<'_>, startup_ns: i64) -> Aggregates {
             wall_ns: last - first,
             source: "sched".into(),
         });
-        let delays: Vec<i64> = slices.iter().map(|s| s.sched_delay_ns).filter(|d| *d > 0).collect();
+        let delays: Vec<i64> = slices
+            .iter()
+            .map(|s| s.sched_delay_ns)
+            .filter(|d| *d > 0)
+            .collect();
         out.sched_delay.push(SchedDelayRow {
             run_id: run.run_id.to_owned(),
             workload: key.workload.clone(),
@@ -69,11 +84,17 @@ pub fn aggregate(run: &RunTables<'_>, startup_ns: i64) -> Aggregates {
             tid: key.tid,
             comm: key.comm.clone(),
             wakeups: delays.len() as i64,
-            mean_ns: (!delays.is_empty()).then(|| delays.iter().sum::<i64>() as f64 / delays.len() as f64),
+            mean_ns: (!delays.is_empty())
+                .then(|| delays.iter().sum::<i64>() as f64 / delays.len() as f64),
             max_ns: delays.iter().max().copied(),
         });
-        let times: Vec<i64> = migrations.get(tid).map(|ms| ms.iter().map(|m| m.time_ns).collect()).unwrap_or_default();
-        out.migrations.push(summarize_migrations(run.run_id, key, &times, first, last, startup_ns, "sched"));
+        let times: Vec<i64> = migrations
+            .get(tid)
+            .map(|ms| ms.iter().map(|m| m.time_ns).collect())
+            .unwrap_or_default();
+        out.migrations.push(summarize_migrations(
+            run.run_id, key, &times, first, last, startup_ns, "sched",
+        ));
     }
     out
 }

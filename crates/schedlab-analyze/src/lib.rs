@@ -22,8 +22,8 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 use schedlab_spec::raw::AggregateStep;
 use schedlab_tables::{
-    CpuRow, CpuTimeRow, MigrationRow, MigrationSummaryRow, PlacementRow, ProcessRow, ResidencyRow, SchedDelayRow,
-    SchedSliceRow, Table, TableError, read_rows, write_rows,
+    CpuRow, CpuTimeRow, MigrationRow, MigrationSummaryRow, PlacementRow, ProcessRow, ResidencyRow,
+    SchedDelayRow, SchedSliceRow, Table, TableError, read_rows, write_rows,
 };
 
 #[derive(Debug, thiserror::Error)]
@@ -45,7 +45,11 @@ pub struct Tables {
 
 fn load<T: Table>(dir: &Path) -> Result<Vec<T>, TableError> {
     let path = dir.join(format!("{}.parquet", T::NAME));
-    if path.exists() { read_rows(&path) } else { Ok(Vec::new()) }
+    if path.exists() {
+        read_rows(&path)
+    } else {
+        Ok(Vec::new())
+    }
 }
 
 impl Tables {
@@ -91,7 +95,9 @@ pub struct RunTables<'a> {
 
 impl RunTables<'_> {
     pub fn class(&self, cpu: i32) -> String {
-        self.class_of_cpu.get(&cpu).map_or_else(|| "?".to_owned(), |c| (*c).to_owned())
+        self.class_of_cpu
+            .get(&cpu)
+            .map_or_else(|| "?".to_owned(), |c| (*c).to_owned())
     }
 }
 
@@ -113,7 +119,10 @@ fn by_run(tables: &Tables) -> Vec<RunTables<'_>> {
         }
     }
     for p in &tables.processes {
-        runs.get_mut(p.run_id.as_str()).expect("inserted").processes.push(p);
+        runs.get_mut(p.run_id.as_str())
+            .expect("inserted")
+            .processes
+            .push(p);
     }
     for s in tables.sched_slices.iter().filter(|s| s.workload.is_some()) {
         if let Some(run) = runs.get_mut(s.run_id.as_str()) {
@@ -154,7 +163,11 @@ pub fn compute(tables: &Tables, startup_ns: i64) -> Aggregates {
 
 /// Runs the aggregate steps of a pipeline: reads `tables_dir`, writes one file per step into
 /// `out_dir`. Without steps, every aggregate is written.
-pub fn aggregate(tables_dir: &Path, steps: &[AggregateStep], out_dir: &Path) -> Result<Vec<PathBuf>, AnalyzeError> {
+pub fn aggregate(
+    tables_dir: &Path,
+    steps: &[AggregateStep],
+    out_dir: &Path,
+) -> Result<Vec<PathBuf>, AnalyzeError> {
     let tables = Tables::load(tables_dir)?;
     let startup_ns = steps
         .iter()
@@ -193,7 +206,9 @@ fn selection(steps: &[AggregateStep], name: &str) -> Option<Vec<String>> {
     if matching.is_empty() {
         return None;
     }
-    let named: Option<Vec<String>> =
-        matching.iter().map(|s| s.options().workload.as_ref().map(|w| w.value.clone())).collect();
+    let named: Option<Vec<String>> = matching
+        .iter()
+        .map(|s| s.options().workload.as_ref().map(|w| w.value.clone()))
+        .collect();
     Some(named.unwrap_or_default())
 }

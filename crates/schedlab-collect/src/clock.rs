@@ -19,7 +19,10 @@ fn to_ns(ts: Timespec) -> i64 {
 }
 
 pub fn timespec(ns: i64) -> Timespec {
-    Timespec { tv_sec: ns.div_euclid(1_000_000_000), tv_nsec: ns.rem_euclid(1_000_000_000) }
+    Timespec {
+        tv_sec: ns.div_euclid(1_000_000_000),
+        tv_nsec: ns.rem_euclid(1_000_000_000),
+    }
 }
 
 pub fn ns(d: Duration) -> i64 {

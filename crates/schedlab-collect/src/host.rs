@@ -2,6 +2,7 @@
 
 use std::path::Path;
 
+use schedlab_topology::CpuInfo;
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -13,23 +14,14 @@ pub struct HostFacts {
     pub nproc: usize,
     /// cpufreq governor of CPU 0, where cpufreq exists.
     pub governor: Option<String>,
-    pub cpus: Vec<CpuFact>,
-}
-
-/// One CPU as detected at collection time (the parse stage applies declared classes on top).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CpuFact {
-    pub cpu: u32,
-    pub core_id: Option<i32>,
-    pub package_id: Option<i32>,
-    pub class: String,
-    pub class_source: String,
-    pub capacity: Option<i64>,
-    pub max_khz: Option<i64>,
+    /// CPUs and their detected classes (the parse stage applies declared classes on top).
+    pub cpus: Vec<CpuInfo>,
 }
 
 fn read_trimmed(path: impl AsRef<Path>) -> Option<String> {
-    std::fs::read_to_string(path).ok().map(|t| t.trim().to_owned())
+    std::fs::read_to_string(path)
+        .ok()
+        .map(|t| t.trim().to_owned())
 }
 
 pub fn facts() -> HostFacts {
@@ -43,30 +35,18 @@ pub fn facts() -> HostFacts {
                 .map(|(_, v)| v.trim().to_owned())
         })
         .unwrap_or_default();
-    let cpus = match schedlab_topology::detect(Path::new("/sys")) {
-        Ok(cpus) => cpus
-            .into_iter()
-            .map(|c| CpuFact {
-                cpu: c.cpu,
-                core_id: c.core_id,
-                package_id: c.package_id,
-                class: c.class,
-                class_source: c.class_source,
-                capacity: c.capacity,
-                max_khz: c.max_khz,
-            })
-            .collect(),
-        Err(err) => {
-            tracing::warn!("CPU topology not detected: {err}");
-            Vec::new()
-        }
-    };
+    let cpus = schedlab_topology::detect(Path::new("/sys")).unwrap_or_else(|err| {
+        tracing::warn!("CPU topology not detected: {err}");
+        Vec::new()
+    });
     HostFacts {
         hostname: uname.nodename().to_string_lossy().into_owned(),
         kernel: uname.release().to_string_lossy().into_owned(),
         kernel_cmdline: read_trimmed("/proc/cmdline").unwrap_or_default(),
         cpu_model,
-        nproc: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
+        nproc: std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1),
         governor: read_trimmed("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor"),
         cpus,
     }

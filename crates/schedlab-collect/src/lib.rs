@@ -24,7 +24,7 @@ mod run;
 
 use std::path::PathBuf;
 
-pub use host::{CpuFact, HostFacts, facts as host_facts};
+pub use host::{HostFacts, facts as host_facts};
 pub use manifest::{Manifest, Note, ProcessRecord, RawFile, RunStatus};
 pub use run::{RunRequest, collect};
 
@@ -32,9 +32,13 @@ pub use run::{RunRequest, collect};
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum CollectError {
-    #[error("workload `{workload}`: program `{program}` not found on PATH (hint: install it, or give its full path)")]
+    #[error(
+        "workload `{workload}`: program `{program}` not found on PATH (hint: install it, or give its full path)"
+    )]
     MissingProgram { workload: String, program: String },
-    #[error("monitor `{monitor}` cannot run here: {reason} (hint: mark it `optional: true` to skip it instead)")]
+    #[error(
+        "monitor `{monitor}` cannot run here: {reason} (hint: mark it `optional: true` to skip it instead)"
+    )]
     MonitorUnavailable { monitor: String, reason: String },
     #[error("workload `{workload}`: cannot start `{argv}`: {source}")]
     Spawn {

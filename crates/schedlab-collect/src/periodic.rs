@@ -43,7 +43,11 @@ pub struct ThreadReport {
 
 impl ThreadReport {
     pub fn duty_pct(&self) -> f64 {
-        if self.wall_ns == 0 { 0.0 } else { 100.0 * self.cpu_ns as f64 / self.wall_ns as f64 }
+        if self.wall_ns == 0 {
+            0.0
+        } else {
+            100.0 * self.cpu_ns as f64 / self.wall_ns as f64
+        }
     }
 }
 
@@ -58,9 +62,13 @@ pub struct Report {
 pub fn run(config: PeriodicConfig) -> Report {
     let start = monotonic_ns() + 1_000_000; // a common first deadline for all threads
     let threads: Vec<ThreadReport> = std::thread::scope(|scope| {
-        let handles: Vec<_> =
-            (0..config.threads).map(|_| scope.spawn(move || run_thread(config, start))).collect();
-        handles.into_iter().map(|h| h.join().expect("periodic thread panicked")).collect()
+        let handles: Vec<_> = (0..config.threads)
+            .map(|_| scope.spawn(move || run_thread(config, start)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("periodic thread panicked"))
+            .collect()
     });
     Report {
         period_ns: crate::clock::ns(config.period),
@@ -79,7 +87,12 @@ fn run_thread(config: PeriodicConfig, start: i64) -> ThreadReport {
     let mut deadline = start;
     while deadline < end {
         // An interrupted sleep just sleeps again: the deadline is absolute.
-        while rustix::thread::clock_nanosleep_absolute(rustix::thread::ClockId::Monotonic, &timespec(deadline)).is_err() {}
+        while rustix::thread::clock_nanosleep_absolute(
+            rustix::thread::ClockId::Monotonic,
+            &timespec(deadline),
+        )
+        .is_err()
+        {}
         let woke = monotonic_ns();
         lateness.push(woke - deadline);
         while monotonic_ns() < woke + busy {
@@ -99,8 +112,15 @@ fn run_thread(config: PeriodicConfig, start: i64) -> ThreadReport {
         tid: rustix::thread::gettid().as_raw_nonzero().get(),
         periods: count as u64,
         missed,
-        lateness_mean_ns: if count == 0 { 0.0 } else { lateness.iter().sum::<i64>() as f64 / count as f64 },
-        lateness_p99_ns: lateness.get((count * 99 / 100).min(count.saturating_sub(1))).copied().unwrap_or(0),
+        lateness_mean_ns: if count == 0 {
+            0.0
+        } else {
+            lateness.iter().sum::<i64>() as f64 / count as f64
+        },
+        lateness_p99_ns: lateness
+            .get((count * 99 / 100).min(count.saturating_sub(1)))
+            .copied()
+            .unwrap_or(0),
         lateness_max_ns: lateness.last().copied().unwrap_or(0),
         cpu_ns: thread_cpu_ns() - cpu_start,
         wall_ns,
@@ -117,7 +137,8 @@ impl Report {
 
     pub fn read(path: &Path) -> Result<Report, String> {
         let bytes = std::fs::read(path).map_err(|err| format!("{}: {err}", path.display()))?;
-        serde_json::from_slice(&bytes).map_err(|err| format!("{}: not a periodic report: {err}", path.display()))
+        serde_json::from_slice(&bytes)
+            .map_err(|err| format!("{}: not a periodic report: {err}", path.display()))
     }
 
     /// The report as `workload_metrics` rows, one set per thread.

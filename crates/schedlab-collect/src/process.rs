@@ -37,7 +37,9 @@ pub struct Exit {
 }
 
 pub fn spawn(argv: &[String], options: &SpawnOptions<'_>) -> io::Result<Child> {
-    let (program, args) = argv.split_first().ok_or_else(|| io::Error::other("empty argv"))?;
+    let (program, args) = argv
+        .split_first()
+        .ok_or_else(|| io::Error::other("empty argv"))?;
     let mut expression = duct::cmd(program, args).unchecked().stdin_null();
     expression = match options.stdout {
         Some(path) => expression.stdout_file(File::create(path)?),
@@ -79,7 +81,10 @@ pub fn spawn(argv: &[String], options: &SpawnOptions<'_>) -> io::Result<Child> {
 impl Child {
     /// The exit status if the child has ended, without blocking.
     pub fn try_exit(&self) -> io::Result<Option<Exit>> {
-        Ok(self.handle.try_wait()?.map(|output| exit_of(&output.status)))
+        Ok(self
+            .handle
+            .try_wait()?
+            .map(|output| exit_of(&output.status)))
     }
 
     /// Sends `signal` to the child's whole process group.
@@ -108,7 +113,11 @@ impl Child {
 
 fn exit_of(status: &std::process::ExitStatus) -> Exit {
     use std::os::unix::process::ExitStatusExt;
-    Exit { code: status.code().unwrap_or_else(|| 128 + status.signal().unwrap_or(0)) }
+    Exit {
+        code: status
+            .code()
+            .unwrap_or_else(|| 128 + status.signal().unwrap_or(0)),
+    }
 }
 
 /// Finds `program` the way exec will: a path as given, or a name on PATH.

@@ -44,8 +44,10 @@ struct Active {
 /// Collects one run and returns its manifest (raw file digests are left to the caller).
 pub fn collect(request: &RunRequest<'_>) -> Result<Manifest, CollectError> {
     let plan = &request.plan.collect;
-    std::fs::create_dir_all(request.run_dir.join("raw"))
-        .map_err(|source| CollectError::Io { path: request.run_dir.join("raw"), source })?;
+    std::fs::create_dir_all(request.run_dir.join("raw")).map_err(|source| CollectError::Io {
+        path: request.run_dir.join("raw"),
+        source,
+    })?;
     check_programs(&plan.workloads)?;
     let started_at = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
     let host = host::facts();
@@ -53,7 +55,11 @@ pub fn collect(request: &RunRequest<'_>) -> Result<Manifest, CollectError> {
     let tracked: Tracked = Arc::new(Mutex::new(Vec::new()));
     let mut notes = Vec::new();
 
-    let ctx = MonitorContext { run_id: request.run_id, run_dir: request.run_dir, tracked: &tracked };
+    let ctx = MonitorContext {
+        run_id: request.run_id,
+        run_dir: request.run_dir,
+        tracked: &tracked,
+    };
     let mut monitors: Vec<(MonitorRecord, Option<Running>)> = Vec::new();
     for monitor_plan in &plan.monitors {
         let mut record = MonitorRecord {
@@ -74,7 +80,10 @@ pub fn collect(request: &RunRequest<'_>) -> Result<Manifest, CollectError> {
                 notes.push(Note {
                     source: monitor_plan.name.clone(),
                     severity: "warning".into(),
-                    message: format!("optional monitor {} skipped: {reason}", monitor_plan.kind.name()),
+                    message: format!(
+                        "optional monitor {} skipped: {reason}",
+                        monitor_plan.kind.name()
+                    ),
                 });
                 record.status = "skipped".into();
                 record.reason = Some(reason);
@@ -83,7 +92,10 @@ pub fn collect(request: &RunRequest<'_>) -> Result<Manifest, CollectError> {
             }
             Err(monitor::Unavailable(reason)) => {
                 stop_monitors(&mut monitors, &mut notes);
-                return Err(CollectError::MonitorUnavailable { monitor: monitor_plan.name.clone(), reason });
+                return Err(CollectError::MonitorUnavailable {
+                    monitor: monitor_plan.name.clone(),
+                    reason,
+                });
             }
         }
     }
@@ -96,9 +108,14 @@ pub fn collect(request: &RunRequest<'_>) -> Result<Manifest, CollectError> {
         .collect();
     schedule.sort_by_key(|(at, _, _)| std::cmp::Reverse(*at));
     let end_at = plan.duration.map(|d| zero + ns(d));
-    let expected = plan
-        .duration
-        .or_else(|| plan.workloads.iter().map(WorkloadPlan::expected_end).collect::<Option<Vec<_>>>()?.into_iter().max());
+    let expected = plan.duration.or_else(|| {
+        plan.workloads
+            .iter()
+            .map(WorkloadPlan::expected_end)
+            .collect::<Option<Vec<_>>>()?
+            .into_iter()
+            .max()
+    });
 
     let mut processes: Vec<ProcessRecord> = Vec::new();
     let mut active: Vec<Active> = Vec::new();
@@ -113,10 +130,17 @@ pub fn collect(request: &RunRequest<'_>) -> Result<Manifest, CollectError> {
         while schedule.last().is_some_and(|(at, _, _)| *at <= now) {
             let (_, workload, instance) = schedule.pop().expect("checked");
             let (record, child) = start_workload(request, workload, instance)?;
-            tracked.lock().expect("tracked list").push((child.pid, workload.name.clone()));
+            tracked
+                .lock()
+                .expect("tracked list")
+                .push((child.pid, workload.name.clone()));
             let deadline = workload.timeout.map(|t| record.start_ns + ns(t));
             processes.push(record);
-            active.push(Active { index: processes.len() - 1, child, deadline });
+            active.push(Active {
+                index: processes.len() - 1,
+                child,
+                deadline,
+            });
         }
         reap(&mut active, &mut processes, now);
         if end_at.is_some_and(|end| now >= end) {
@@ -127,12 +151,19 @@ pub fn collect(request: &RunRequest<'_>) -> Result<Manifest, CollectError> {
             break;
         }
         (request.on_tick)(Duration::from_nanos((now - zero).max(0) as u64), expected);
-        let next_start = schedule.last().map(|(at, _, _)| *at - now).unwrap_or(i64::MAX);
+        let next_start = schedule
+            .last()
+            .map(|(at, _, _)| *at - now)
+            .unwrap_or(i64::MAX);
         std::thread::sleep(Duration::from_nanos(next_start.clamp(0, 5_000_000) as u64));
     }
     stop_monitors(&mut monitors, &mut notes);
 
-    let mut status = if interrupted { RunStatus::Interrupted } else { RunStatus::Completed };
+    let mut status = if interrupted {
+        RunStatus::Interrupted
+    } else {
+        RunStatus::Completed
+    };
     for record in &processes {
         let failed = record.stopped.is_none() && record.exit_code != Some(0);
         if failed {
@@ -183,7 +214,10 @@ fn check_programs(workloads: &[WorkloadPlan]) -> Result<(), CollectError> {
         if let Program::External { argv } = &workload.program
             && process::find_program(&argv[0]).is_none()
         {
-            return Err(CollectError::MissingProgram { workload: workload.name.clone(), program: argv[0].clone() });
+            return Err(CollectError::MissingProgram {
+                workload: workload.name.clone(),
+                program: argv[0].clone(),
+            });
         }
     }
     Ok(())
@@ -199,10 +233,12 @@ fn start_workload(
         Program::External { argv } => (argv.clone(), None),
         Program::Periodic(options) => {
             let report = format!("{stem}.periodic.json");
-            let busy = options
-                .busy
-                .map(|b| b.0)
-                .unwrap_or_else(|| options.period.0.mul_f64(options.duty.unwrap_or(0.0) / 100.0));
+            let busy = options.busy.map(|b| b.0).unwrap_or_else(|| {
+                options
+                    .period
+                    .0
+                    .mul_f64(options.duty.unwrap_or(0.0) / 100.0)
+            });
             let argv = vec![
                 request.self_exe.display().to_string(),
                 "periodic-worker".into(),
@@ -293,9 +329,15 @@ fn stop_all(active: &mut Vec<Active>, processes: &mut [ProcessRecord], why: &str
 
 fn stop_monitors(monitors: &mut [(MonitorRecord, Option<Running>)], notes: &mut Vec<Note>) {
     for (record, running) in monitors.iter_mut().rev() {
-        let Some(running) = running.take() else { continue };
+        let Some(running) = running.take() else {
+            continue;
+        };
         if let Err(reason) = running.stop() {
-            notes.push(Note { source: record.name.clone(), severity: "error".into(), message: reason.clone() });
+            notes.push(Note {
+                source: record.name.clone(),
+                severity: "error".into(),
+                message: reason.clone(),
+            });
             record.status = "failed".into();
             record.reason = Some(reason);
         }

@@ -16,8 +16,8 @@ use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
 use schedlab_tables::{
-    CpuTimeRow, MigrationSummaryRow, QualityRow, ResidencyRow, SchedDelayRow, Table, TableError, WorkloadMetricRow,
-    read_rows,
+    CpuTimeRow, MigrationSummaryRow, QualityRow, ResidencyRow, SchedDelayRow, Table, TableError,
+    WorkloadMetricRow, read_rows,
 };
 
 #[derive(Debug, thiserror::Error)]
@@ -35,7 +35,11 @@ pub enum ReportError {
 
 fn load<T: Table>(dir: &Path) -> Result<Vec<T>, TableError> {
     let path = dir.join(format!("{}.parquet", T::NAME));
-    if path.exists() { read_rows(&path) } else { Ok(Vec::new()) }
+    if path.exists() {
+        read_rows(&path)
+    } else {
+        Ok(Vec::new())
+    }
 }
 
 /// The rendered summary.
@@ -71,12 +75,23 @@ pub fn summarize(pipeline: &str, paths: &SummaryPaths<'_>) -> Result<Summary, Re
     let mut cpus: BTreeMap<Key<'_>, Vec<(i32, f64)>> = BTreeMap::new();
     let mut classes: BTreeMap<Key<'_>, BTreeMap<&str, f64>> = BTreeMap::new();
     for r in &residency {
-        cpus.entry((&r.run_id, r.tid)).or_default().push((r.cpu, r.share));
-        *classes.entry((&r.run_id, r.tid)).or_default().entry(&r.class).or_default() += r.share;
+        cpus.entry((&r.run_id, r.tid))
+            .or_default()
+            .push((r.cpu, r.share));
+        *classes
+            .entry((&r.run_id, r.tid))
+            .or_default()
+            .entry(&r.class)
+            .or_default() += r.share;
     }
-    let migrations: BTreeMap<Key<'_>, &MigrationSummaryRow> =
-        migrations.iter().map(|m| ((m.run_id.as_str(), m.tid), m)).collect();
-    let delays: BTreeMap<Key<'_>, &SchedDelayRow> = delays.iter().map(|d| ((d.run_id.as_str(), d.tid), d)).collect();
+    let migrations: BTreeMap<Key<'_>, &MigrationSummaryRow> = migrations
+        .iter()
+        .map(|m| ((m.run_id.as_str(), m.tid), m))
+        .collect();
+    let delays: BTreeMap<Key<'_>, &SchedDelayRow> = delays
+        .iter()
+        .map(|d| ((d.run_id.as_str(), d.tid), d))
+        .collect();
     let mut lateness: BTreeMap<Key<'_>, (f64, f64)> = BTreeMap::new();
     for m in metrics.iter().filter(|m| m.tool == "periodic") {
         let Some(tid) = m.tid else { continue };
@@ -96,17 +111,28 @@ pub fn summarize(pipeline: &str, paths: &SummaryPaths<'_>) -> Result<Summary, Re
         let key = (row.run_id.as_str(), row.tid);
         let mut on_cpus = cpus.get(&key).cloned().unwrap_or_default();
         on_cpus.sort_by(|a, b| b.1.total_cmp(&a.1));
-        let on_cpus: Vec<String> = on_cpus.iter().map(|(cpu, share)| format!("{cpu}: {:.1}%", share * 100.0)).collect();
+        let on_cpus: Vec<String> = on_cpus
+            .iter()
+            .map(|(cpu, share)| format!("{cpu}: {:.1}%", share * 100.0))
+            .collect();
         let on_classes: Vec<String> = classes
             .get(&key)
-            .map(|c| c.iter().map(|(class, share)| format!("{class}: {:.1}%", share * 100.0)).collect())
+            .map(|c| {
+                c.iter()
+                    .map(|(class, share)| format!("{class}: {:.1}%", share * 100.0))
+                    .collect()
+            })
             .unwrap_or_default();
-        let migrations = migrations.get(&key).map_or("–".into(), |m| m.migrations.to_string());
+        let migrations = migrations
+            .get(&key)
+            .map_or("–".into(), |m| m.migrations.to_string());
         let delay = delays
             .get(&key)
             .and_then(|d| Some(format!("{} / {}", ms(d.mean_ns?), ms(d.max_ns? as f64))))
             .unwrap_or_else(|| "–".into());
-        let late = lateness.get(&key).map_or("–".into(), |(mean, max)| format!("{} / {}", ms(*mean), ms(*max)));
+        let late = lateness.get(&key).map_or("–".into(), |(mean, max)| {
+            format!("{} / {}", ms(*mean), ms(*max))
+        });
         writeln!(
             table,
             "| {} | {} | {} | {} | {:.3} s | {} | {} | {} | {} | {} | {} |",
@@ -142,7 +168,10 @@ pub fn summarize(pipeline: &str, paths: &SummaryPaths<'_>) -> Result<Summary, Re
 }
 
 fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ReportError> {
-    let io = |source| ReportError::Io { path: path.to_owned(), source };
+    let io = |source| ReportError::Io {
+        path: path.to_owned(),
+        source,
+    };
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).map_err(io)?;
     }

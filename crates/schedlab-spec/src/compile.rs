@@ -19,18 +19,35 @@ pub struct CompileOptions<'a> {
 }
 
 /// Parses and checks a pipeline. `file` is only used in messages.
-pub fn compile(file: &str, source: &str, options: &CompileOptions<'_>) -> Result<Plan, Vec<Diagnostic>> {
-    let raw: RawPipeline = serde_saphyr::from_str(source).map_err(|err| vec![serde_diagnostic(file, source, &err)])?;
-    let mut checker = Checker { file, source, options, errors: Vec::new() };
+pub fn compile(
+    file: &str,
+    source: &str,
+    options: &CompileOptions<'_>,
+) -> Result<Plan, Vec<Diagnostic>> {
+    let raw: RawPipeline =
+        serde_saphyr::from_str(source).map_err(|err| vec![serde_diagnostic(file, source, &err)])?;
+    let mut checker = Checker {
+        file,
+        source,
+        options,
+        errors: Vec::new(),
+    };
     let plan = checker.plan(raw);
-    if checker.errors.is_empty() { Ok(plan) } else { Err(checker.errors) }
+    if checker.errors.is_empty() {
+        Ok(plan)
+    } else {
+        Err(checker.errors)
+    }
 }
 
 fn serde_diagnostic(file: &str, source: &str, err: &serde_saphyr::Error) -> Diagnostic {
     let plain = err.render_with_options(serde_saphyr::render_options! {
         snippets: serde_saphyr::SnippetMode::Off,
     });
-    let (line, column) = err.location().map(|l| (l.line(), l.column())).unwrap_or((0, 0));
+    let (line, column) = err
+        .location()
+        .map(|l| (l.line(), l.column()))
+        .unwrap_or((0, 0));
     let message = plain
         .rsplit_once(" at line ")
         .map(|(message, _)| message.to_owned())
@@ -49,7 +66,10 @@ struct Checker<'a> {
 impl Checker<'_> {
     fn error_at<T>(&mut self, at: &Spanned<T>, message: String, hint: Option<String>) {
         let loc = at.referenced;
-        self.errors.push(Diagnostic::at(self.file, self.source, loc.line(), loc.column(), message).with_hint(hint));
+        self.errors.push(
+            Diagnostic::at(self.file, self.source, loc.line(), loc.column(), message)
+                .with_hint(hint),
+        );
     }
 
     /// For errors about a map key, whose position serde does not keep: the first line that
@@ -62,15 +82,22 @@ impl Checker<'_> {
             .enumerate()
             .find_map(|(i, text)| {
                 let trimmed = text.trim_start();
-                trimmed.starts_with(&needle).then(|| (i as u64 + 1, (text.len() - trimmed.len()) as u64 + 1))
+                trimmed
+                    .starts_with(&needle)
+                    .then(|| (i as u64 + 1, (text.len() - trimmed.len()) as u64 + 1))
             })
             .unwrap_or((0, 0));
-        self.errors.push(Diagnostic::at(self.file, self.source, line, column, message).with_hint(hint));
+        self.errors
+            .push(Diagnostic::at(self.file, self.source, line, column, message).with_hint(hint));
     }
 
     fn plan(&mut self, raw: RawPipeline) -> Plan {
         let name = raw.name.value.clone();
-        if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c)) {
+        if name.is_empty()
+            || !name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+        {
             self.error_at(
                 &raw.name,
                 format!("pipeline name `{name}` is not usable as a directory name"),
@@ -90,7 +117,11 @@ impl Checker<'_> {
             {
                 let hint = closest(&workload.value, workload_names.iter().map(String::as_str))
                     .map(|best| format!("did you mean `{best}`?"));
-                self.error_at(workload, format!("`{}` names no workload of this pipeline", workload.value), hint);
+                self.error_at(
+                    workload,
+                    format!("`{}` names no workload of this pipeline", workload.value),
+                    hint,
+                );
             }
         }
         let runs = self.runs(&raw);
@@ -112,8 +143,11 @@ impl Checker<'_> {
         let mut reported = false;
         for repetition in 1..=repeat {
             for variant in &variants {
-                let mut vars: BTreeMap<String, String> =
-                    raw.vars.iter().map(|(k, v)| (k.clone(), v.to_string())).collect();
+                let mut vars: BTreeMap<String, String> = raw
+                    .vars
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.to_string()))
+                    .collect();
                 vars.insert("nproc".into(), self.options.nproc.to_string());
                 vars.extend(variant.clone());
                 let errors_before = self.errors.len();
@@ -124,8 +158,17 @@ impl Checker<'_> {
                 }
                 reported = true;
                 let slug: Vec<String> = variant.iter().map(|(k, v)| format!("{k}={v}")).collect();
-                let key = if slug.is_empty() { format!("r{repetition}") } else { format!("{}-r{repetition}", slug.join(",")) };
-                runs.push(RunPlan { key, variant: variant.clone(), repetition, collect });
+                let key = if slug.is_empty() {
+                    format!("r{repetition}")
+                } else {
+                    format!("{}-r{repetition}", slug.join(","))
+                };
+                runs.push(RunPlan {
+                    key,
+                    variant: variant.clone(),
+                    repetition,
+                    collect,
+                });
             }
         }
         runs
@@ -145,7 +188,11 @@ impl Checker<'_> {
             .filter_map(|(name, workload)| self.workload(name, workload, vars))
             .collect();
         if raw.collect.workloads.is_empty() {
-            self.error_at_key("workloads", "a pipeline needs at least one workload".into(), None);
+            self.error_at_key(
+                "workloads",
+                "a pipeline needs at least one workload".into(),
+                None,
+            );
         }
         CollectPlan {
             duration: raw.collect.duration.map(|d| d.0),
@@ -155,7 +202,12 @@ impl Checker<'_> {
         }
     }
 
-    fn monitor(&mut self, name: &str, raw: &RawMonitor, vars: &BTreeMap<String, String>) -> Option<MonitorPlan> {
+    fn monitor(
+        &mut self,
+        name: &str,
+        raw: &RawMonitor,
+        vars: &BTreeMap<String, String>,
+    ) -> Option<MonitorPlan> {
         let mut kinds = Vec::new();
         if let Some(o) = &raw.perf_sched {
             kinds.push(MonitorKind::PerfSched(o.clone()));
@@ -172,26 +224,52 @@ impl Checker<'_> {
             kinds.push(MonitorKind::Command { argv, parse });
         }
         if kinds.len() != 1 {
-            let message = format!("monitor `{name}` must have exactly one kind, found {}", kinds.len());
-            self.error_at_key(name, message, Some("kinds: perf-sched, placement, turbostat, command".into()));
+            let message = format!(
+                "monitor `{name}` must have exactly one kind, found {}",
+                kinds.len()
+            );
+            self.error_at_key(
+                name,
+                message,
+                Some("kinds: perf-sched, placement, turbostat, command".into()),
+            );
             return None;
         }
-        Some(MonitorPlan { name: name.to_owned(), kind: kinds.remove(0), optional: raw.optional })
+        Some(MonitorPlan {
+            name: name.to_owned(),
+            kind: kinds.remove(0),
+            optional: raw.optional,
+        })
     }
 
-    fn workload(&mut self, name: &str, raw: &RawWorkload, vars: &BTreeMap<String, String>) -> Option<WorkloadPlan> {
+    fn workload(
+        &mut self,
+        name: &str,
+        raw: &RawWorkload,
+        vars: &BTreeMap<String, String>,
+    ) -> Option<WorkloadPlan> {
         let program = match (&raw.run, &raw.periodic) {
             (Some(run), None) if run.is_empty() => {
                 self.error_at_key(name, format!("workload `{name}` has an empty `run`"), None);
                 return None;
             }
-            (Some(run), None) => Program::External { argv: self.argv(run, vars) },
+            (Some(run), None) => Program::External {
+                argv: self.argv(run, vars),
+            },
             (None, Some(periodic)) => {
                 if periodic.busy.is_some() == periodic.duty.is_some() {
-                    self.error_at_key("periodic", "a periodic workload needs exactly one of `busy` and `duty`".into(), None);
+                    self.error_at_key(
+                        "periodic",
+                        "a periodic workload needs exactly one of `busy` and `duty`".into(),
+                        None,
+                    );
                 }
                 if periodic.duty.is_some_and(|d| !(0.0..=100.0).contains(&d)) {
-                    self.error_at_key("duty", "`duty` is a percentage between 0 and 100".into(), None);
+                    self.error_at_key(
+                        "duty",
+                        "`duty` is a percentage between 0 and 100".into(),
+                        None,
+                    );
                 }
                 if periodic.busy.is_some_and(|b| b > periodic.period) {
                     self.error_at_key("busy", "`busy` is longer than `period`".into(), None);
@@ -199,7 +277,9 @@ impl Checker<'_> {
                 Program::Periodic(periodic.clone())
             }
             _ => {
-                let message = format!("workload `{name}` needs exactly one of `run` (an argv list) and `periodic`");
+                let message = format!(
+                    "workload `{name}` needs exactly one of `run` (an argv list) and `periodic`"
+                );
                 self.error_at_key(name, message, None);
                 return None;
             }
@@ -298,16 +378,18 @@ pub fn substitute(text: &str, vars: &BTreeMap<String, String>) -> Result<String,
 /// Every combination of the matrix values, keys in name order (one empty combination without a
 /// matrix).
 fn matrix_combinations(matrix: &BTreeMap<String, Vec<Scalar>>) -> Vec<BTreeMap<String, String>> {
-    matrix.iter().fold(vec![BTreeMap::new()], |combos, (key, values)| {
-        combos
-            .iter()
-            .flat_map(|combo| {
-                values.iter().map(move |value| {
-                    let mut next = combo.clone();
-                    next.insert(key.clone(), value.to_string());
-                    next
+    matrix
+        .iter()
+        .fold(vec![BTreeMap::new()], |combos, (key, values)| {
+            combos
+                .iter()
+                .flat_map(|combo| {
+                    values.iter().map(move |value| {
+                        let mut next = combo.clone();
+                        next.insert(key.clone(), value.to_string());
+                        next
+                    })
                 })
-            })
-            .collect()
-    })
+                .collect()
+        })
 }

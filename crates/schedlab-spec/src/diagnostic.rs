@@ -19,7 +19,14 @@ impl Diagnostic {
         let source_line = (line > 0)
             .then(|| source.lines().nth((line - 1) as usize).map(str::to_owned))
             .flatten();
-        Diagnostic { file: file.to_owned(), line, column, message, hint: None, source_line }
+        Diagnostic {
+            file: file.to_owned(),
+            line,
+            column,
+            message,
+            hint: None,
+            source_line,
+        }
     }
 
     pub fn with_hint(mut self, hint: Option<String>) -> Diagnostic {
@@ -30,7 +37,11 @@ impl Diagnostic {
 
 impl fmt::Display for Diagnostic {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}:{}: error: {}", self.file, self.line, self.column, self.message)?;
+        write!(
+            f,
+            "{}:{}:{}: error: {}",
+            self.file, self.line, self.column, self.message
+        )?;
         if let Some(text) = &self.source_line {
             let gutter = self.line.to_string().len();
             let pad = " ".repeat(gutter);
@@ -61,7 +72,9 @@ fn edit_distance(a: &str, b: &str) -> usize {
         let mut diagonal = row[0];
         row[0] = i + 1;
         for (j, cb) in b.iter().enumerate() {
-            let next = (row[j + 1] + 1).min(row[j] + 1).min(diagonal + usize::from(ca != *cb));
+            let next = (row[j + 1] + 1)
+                .min(row[j] + 1)
+                .min(diagonal + usize::from(ca != *cb));
             diagonal = row[j + 1];
             row[j + 1] = next;
         }
@@ -75,11 +88,15 @@ pub fn hint_for_serde_message(message: &str) -> Option<String> {
         .strip_prefix("unknown field `")
         .or_else(|| message.strip_prefix("unknown variant `"))?
         .split_once('`')?;
-    let list = rest.split_once("expected one of ").map(|(_, l)| l).or_else(|| {
-        rest.split_once("expected ").map(|(_, l)| l)
-    })?;
-    let candidates: Vec<&str> =
-        list.split([',', ' ']).map(|c| c.trim_matches('`')).filter(|c| !c.is_empty() && *c != "or").collect();
+    let list = rest
+        .split_once("expected one of ")
+        .map(|(_, l)| l)
+        .or_else(|| rest.split_once("expected ").map(|(_, l)| l))?;
+    let candidates: Vec<&str> = list
+        .split([',', ' '])
+        .map(|c| c.trim_matches('`'))
+        .filter(|c| !c.is_empty() && *c != "or")
+        .collect();
     closest(word, candidates.iter().copied()).map(|best| format!("did you mean `{best}`?"))
 }
 
@@ -89,10 +106,16 @@ mod tests {
 
     #[test]
     fn typos_find_their_field() {
-        assert_eq!(closest("start_afer", ["run", "start_after", "nice"]), Some("start_after"));
+        assert_eq!(
+            closest("start_afer", ["run", "start_after", "nice"]),
+            Some("start_after")
+        );
         assert_eq!(closest("zzz", ["run", "start_after"]), None);
         assert_eq!(
-            hint_for_serde_message("unknown field `start_afer`, expected one of `start_after`, `run`").as_deref(),
+            hint_for_serde_message(
+                "unknown field `start_afer`, expected one of `start_after`, `run`"
+            )
+            .as_deref(),
             Some("did you mean `start_after`?")
         );
     }
@@ -101,6 +124,9 @@ mod tests {
     fn display_points_at_the_column() {
         let d = Diagnostic::at("p.yaml", "a: 1\n  nice: x\n", 2, 9, "bad nice".into())
             .with_hint(Some("use a number".into()));
-        assert_eq!(d.to_string(), "p.yaml:2:9: error: bad nice\n  |\n2 |   nice: x\n  |         ^\n  = hint: use a number");
+        assert_eq!(
+            d.to_string(),
+            "p.yaml:2:9: error: bad nice\n  |\n2 |   nice: x\n  |         ^\n  = hint: use a number"
+        );
     }
 }

@@ -16,21 +16,33 @@ impl Span {
     }
 }
 
-const UNITS: [(&str, f64); 6] =
-    [("ns", 1e-9), ("us", 1e-6), ("ms", 1e-3), ("s", 1.0), ("m", 60.0), ("h", 3600.0)];
+const UNITS: [(&str, f64); 6] = [
+    ("ns", 1e-9),
+    ("us", 1e-6),
+    ("ms", 1e-3),
+    ("s", 1.0),
+    ("m", 60.0),
+    ("h", 3600.0),
+];
 
 /// Parses `70s`, `200ms`, `1.5s`, `2m`. A bare number is refused: seconds or milliseconds is
 /// exactly the ambiguity that makes a typo silently wrong.
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
     let text = text.trim();
-    let split = text.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(text.len());
+    let split = text
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(text.len());
     let (number, unit) = text.split_at(split);
-    let hint = "write a number and a unit with no space: 500ms, 70s, 2m (units: ns, us, ms, s, m, h)";
+    let hint =
+        "write a number and a unit with no space: 500ms, 70s, 2m (units: ns, us, ms, s, m, h)";
     let value: f64 = number
         .parse()
         .map_err(|_| format!("invalid duration `{text}`; {hint}"))?;
     let Some((_, scale)) = UNITS.iter().find(|(name, _)| *name == unit) else {
-        return Err(format!("invalid duration `{text}`: unknown unit `{}`; {hint}", unit.trim()));
+        return Err(format!(
+            "invalid duration `{text}`: unknown unit `{}`; {hint}",
+            unit.trim()
+        ));
     };
     Ok(Duration::from_secs_f64(value * scale))
 }
@@ -50,7 +62,9 @@ impl fmt::Display for Span {
 impl<'de> Deserialize<'de> for Span {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let text = String::deserialize(deserializer)?;
-        parse_duration(&text).map(Span).map_err(serde::de::Error::custom)
+        parse_duration(&text)
+            .map(Span)
+            .map_err(serde::de::Error::custom)
     }
 }
 
@@ -70,9 +84,21 @@ mod tests {
         assert_eq!(parse_duration("200ms").unwrap(), Duration::from_millis(200));
         assert_eq!(parse_duration("1.5s").unwrap(), Duration::from_millis(1500));
         assert_eq!(parse_duration("2m").unwrap(), Duration::from_secs(120));
-        assert!(parse_duration("70 secs").unwrap_err().contains("unknown unit `secs`"));
-        assert!(parse_duration("70").unwrap_err().contains("unknown unit ``"));
-        assert!(parse_duration("fast").unwrap_err().starts_with("invalid duration `fast`"));
+        assert!(
+            parse_duration("70 secs")
+                .unwrap_err()
+                .contains("unknown unit `secs`")
+        );
+        assert!(
+            parse_duration("70")
+                .unwrap_err()
+                .contains("unknown unit ``")
+        );
+        assert!(
+            parse_duration("fast")
+                .unwrap_err()
+                .starts_with("invalid duration `fast`")
+        );
         assert_eq!(Span(Duration::from_millis(200)).to_string(), "200ms");
     }
 }

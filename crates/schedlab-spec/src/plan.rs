@@ -6,7 +6,9 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::raw::{AggregateStep, PeriodicOptions, PerfSchedOptions, PlacementOptions, Summarize, TurbostatOptions};
+use crate::raw::{
+    AggregateStep, PerfSchedOptions, PeriodicOptions, PlacementOptions, Summarize, TurbostatOptions,
+};
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Plan {
@@ -55,7 +57,11 @@ pub struct RunPlan {
 impl RunPlan {
     /// The matrix values as `k=v,k=v` (empty without a matrix).
     pub fn variant_text(&self) -> String {
-        self.variant.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(",")
+        self.variant
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join(",")
     }
 }
 
@@ -80,7 +86,10 @@ pub enum MonitorKind {
     PerfSched(PerfSchedOptions),
     Placement(PlacementOptions),
     Turbostat(TurbostatOptions),
-    Command { argv: Vec<String>, parse: Option<String> },
+    Command {
+        argv: Vec<String>,
+        parse: Option<String>,
+    },
 }
 
 impl MonitorKind {

@@ -237,7 +237,9 @@ pub struct Summarize {
 
 impl Default for Summarize {
     fn default() -> Self {
-        Summarize { report: default_reports() }
+        Summarize {
+            report: default_reports(),
+        }
     }
 }
 

@@ -5,9 +5,17 @@ use schedlab_spec::{CompileOptions, Plan, Program, compile};
 const PARSERS: &[&str] = &["perf-sched", "stress-ng", "openssl", "time"];
 
 fn compile_text(yaml: &str) -> Result<Plan, String> {
-    let options = CompileOptions { parsers: PARSERS, nproc: 8 };
-    compile("p.yaml", yaml, &options)
-        .map_err(|errors| errors.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n"))
+    let options = CompileOptions {
+        parsers: PARSERS,
+        nproc: 8,
+    };
+    compile("p.yaml", yaml, &options).map_err(|errors| {
+        errors
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join("\n")
+    })
 }
 
 fn errors(yaml: &str) -> String {
@@ -38,13 +46,29 @@ fn a_good_pipeline_expands_matrix_times_repeat_interleaved() {
     let plan = compile_text(GOOD).unwrap();
     let keys: Vec<&str> = plan.runs.iter().map(|r| r.key.as_str()).collect();
     // ${nproc} inside a matrix value is not expanded: matrix values are literal.
-    assert_eq!(keys, ["workers=1-r1", "workers=2-r1", "workers=${nproc}-r1", "workers=1-r2", "workers=2-r2", "workers=${nproc}-r2"]);
+    assert_eq!(
+        keys,
+        [
+            "workers=1-r1",
+            "workers=2-r1",
+            "workers=${nproc}-r1",
+            "workers=1-r2",
+            "workers=2-r2",
+            "workers=${nproc}-r2"
+        ]
+    );
     let Program::External { argv } = &plan.runs[1].collect.workloads[0].program else {
         panic!("external workload expected")
     };
     assert_eq!(argv, &["stress-ng", "--cpu", "2", "--cpu-load", "20"]);
-    assert_eq!(plan.runs[0].collect.workloads[0].cpus.as_deref(), Some(&[0, 2, 3][..]));
-    assert_eq!(plan.runs[0].collect.workloads[0].start_after.as_millis(), 1000);
+    assert_eq!(
+        plan.runs[0].collect.workloads[0].cpus.as_deref(),
+        Some(&[0, 2, 3][..])
+    );
+    assert_eq!(
+        plan.runs[0].collect.workloads[0].start_after.as_millis(),
+        1000
+    );
 }
 
 #[test]
@@ -64,26 +88,38 @@ fn unknown_key_names_line_column_and_the_likely_key() {
 fn bad_duration_points_at_the_value() {
     let yaml = GOOD.replace("duration: 5s", "duration: 70 secs");
     let text = errors(&yaml);
-    assert!(text.starts_with("p.yaml:6:13: error: invalid duration `70 secs`: unknown unit `secs`"), "{text}");
+    assert!(
+        text.starts_with("p.yaml:6:13: error: invalid duration `70 secs`: unknown unit `secs`"),
+        "{text}"
+    );
 }
 
 #[test]
 fn wrong_type_is_reported_at_its_value() {
     let yaml = GOOD.replace("repeat: 2", "repeat: twice");
-    assert!(errors(&yaml).starts_with("p.yaml:4:9: error: "), "{}", errors(&yaml));
+    assert!(
+        errors(&yaml).starts_with("p.yaml:4:9: error: "),
+        "{}",
+        errors(&yaml)
+    );
 }
 
 #[test]
 fn unknown_monitor_kind_suggests_the_real_one() {
     let yaml = GOOD.replace("{ placement:", "{ placment:");
     let text = errors(&yaml);
-    assert!(text.starts_with("p.yaml:8:14: error: unknown field `placment`"), "{text}");
+    assert!(
+        text.starts_with("p.yaml:8:14: error: unknown field `placment`"),
+        "{text}"
+    );
     assert!(text.ends_with("hint: did you mean `placement`?"), "{text}");
 }
 
 #[test]
 fn unknown_parser_and_undefined_variable_are_both_reported() {
-    let yaml = GOOD.replace("parse: stress-ng", "parse: stressng").replace("${load}", "${lod}");
+    let yaml = GOOD
+        .replace("parse: stress-ng", "parse: stressng")
+        .replace("${load}", "${lod}");
     assert_eq!(
         errors(&yaml),
         "p.yaml:12:57: error: undefined variable `${lod}`
@@ -101,12 +137,23 @@ p.yaml:13:14: error: unknown parser `stressng`
 
 #[test]
 fn aggregate_of_an_unknown_workload_is_an_error() {
-    let yaml = GOOD.replace("residency: { workload: burst }", "residency: { workload: brust }");
+    let yaml = GOOD.replace(
+        "residency: { workload: burst }",
+        "residency: { workload: brust }",
+    );
     assert!(errors(&yaml).contains("`brust` names no workload of this pipeline"));
 }
 
 #[test]
 fn a_workload_needs_a_program() {
-    let yaml = GOOD.replace("      run: [stress-ng, --cpu, \"${workers}\", --cpu-load, \"${load}\"]\n", "");
-    assert!(errors(&yaml).starts_with("p.yaml:10:5: error: workload `burst` needs exactly one of `run`"), "{}", errors(&yaml));
+    let yaml = GOOD.replace(
+        "      run: [stress-ng, --cpu, \"${workers}\", --cpu-load, \"${load}\"]\n",
+        "",
+    );
+    assert!(
+        errors(&yaml)
+            .starts_with("p.yaml:10:5: error: workload `burst` needs exactly one of `run`"),
+        "{}",
+        errors(&yaml)
+    );
 }

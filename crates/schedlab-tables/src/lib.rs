@@ -20,8 +20,8 @@ pub mod aggregates;
 mod parquet_io;
 pub mod rows;
 
-pub use parquet_io::{read_batches, read_rows, schema_of, write_batch, write_rows};
 pub use aggregates::*;
+pub use parquet_io::{read_batches, read_rows, schema_of, write_batch, write_rows};
 pub use rows::*;
 
 use std::path::PathBuf;

@@ -44,12 +44,18 @@ pub fn write_rows<T: Table>(path: &Path, rows: &[T]) -> Result<(), TableError> {
 
 /// Writes one Arrow batch as the Parquet file `path`, atomically (temporary file + rename).
 pub fn write_batch(path: &Path, batch: &RecordBatch) -> Result<(), TableError> {
-    let io = |source| TableError::Io { path: path.to_owned(), source };
+    let io = |source| TableError::Io {
+        path: path.to_owned(),
+        source,
+    };
     let pq = |err: parquet::errors::ParquetError| TableError::Parquet {
         path: path.to_owned(),
         message: err.to_string(),
     };
-    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir).map_err(io)?;
     let mut tmp = tempfile::Builder::new()
         .prefix(".tmp-")
@@ -59,7 +65,8 @@ pub fn write_batch(path: &Path, batch: &RecordBatch) -> Result<(), TableError> {
     let props = WriterProperties::builder()
         .set_compression(Compression::ZSTD(ZstdLevel::default()))
         .build();
-    let mut writer = ArrowWriter::try_new(tmp.as_file_mut(), batch.schema(), Some(props)).map_err(pq)?;
+    let mut writer =
+        ArrowWriter::try_new(tmp.as_file_mut(), batch.schema(), Some(props)).map_err(pq)?;
     writer.write(batch).map_err(pq)?;
     writer.close().map_err(pq)?;
     tmp.as_file_mut().flush().map_err(io)?;
@@ -69,25 +76,35 @@ pub fn write_batch(path: &Path, batch: &RecordBatch) -> Result<(), TableError> {
 
 /// Reads every batch of the Parquet file `path`.
 pub fn read_batches(path: &Path) -> Result<Vec<RecordBatch>, TableError> {
-    let file = File::open(path).map_err(|source| TableError::Io { path: path.to_owned(), source })?;
+    let file = File::open(path).map_err(|source| TableError::Io {
+        path: path.to_owned(),
+        source,
+    })?;
     let pq = |err: parquet::errors::ParquetError| TableError::Parquet {
         path: path.to_owned(),
         message: err.to_string(),
     };
-    let reader = ParquetRecordBatchReaderBuilder::try_new(file).map_err(pq)?.build().map_err(pq)?;
+    let reader = ParquetRecordBatchReaderBuilder::try_new(file)
+        .map_err(pq)?
+        .build()
+        .map_err(pq)?;
     reader
         .collect::<Result<Vec<_>, _>>()
-        .map_err(|err| TableError::Parquet { path: path.to_owned(), message: err.to_string() })
+        .map_err(|err| TableError::Parquet {
+            path: path.to_owned(),
+            message: err.to_string(),
+        })
 }
 
 /// Reads the Parquet file `path` back into rows of table `T`.
 pub fn read_rows<T: Table>(path: &Path) -> Result<Vec<T>, TableError> {
     let mut rows = Vec::new();
     for batch in read_batches(path)? {
-        let mut part: Vec<T> = serde_arrow::from_record_batch(&batch).map_err(|err| TableError::Schema {
-            path: PathBuf::from(path),
-            message: err.to_string(),
-        })?;
+        let mut part: Vec<T> =
+            serde_arrow::from_record_batch(&batch).map_err(|err| TableError::Schema {
+                path: PathBuf::from(path),
+                message: err.to_string(),
+            })?;
         rows.append(&mut part);
     }
     Ok(rows)
@@ -127,8 +144,14 @@ mod tests {
         let path = dir.path().join("quality.parquet");
         write_rows::<QualityRow>(&path, &[]).unwrap();
         let batches = read_batches(&path).unwrap();
-        let schema = batches.first().map(|b| b.schema()).unwrap_or_else(schema_of::<QualityRow>);
-        assert_eq!(schema.field_with_name("message").unwrap().data_type(), &DataType::Utf8);
+        let schema = batches
+            .first()
+            .map(|b| b.schema())
+            .unwrap_or_else(schema_of::<QualityRow>);
+        assert_eq!(
+            schema.field_with_name("message").unwrap().data_type(),
+            &DataType::Utf8
+        );
         assert!(read_rows::<QualityRow>(&path).unwrap().is_empty());
     }
 }

@@ -39,7 +39,10 @@ pub struct MonitorRecord {
 }
 
 pub enum Running {
-    Tool { child: Box<Child>, stderr: std::path::PathBuf },
+    Tool {
+        child: Box<Child>,
+        stderr: std::path::PathBuf,
+    },
     Placement(Sampler),
 }
 
@@ -51,7 +54,11 @@ pub struct MonitorContext<'a> {
 }
 
 /// Starts one monitor; `record` is filled with its command line and files.
-pub fn start(plan: &MonitorPlan, ctx: &MonitorContext<'_>, record: &mut MonitorRecord) -> Result<Running, Unavailable> {
+pub fn start(
+    plan: &MonitorPlan,
+    ctx: &MonitorContext<'_>,
+    record: &mut MonitorRecord,
+) -> Result<Running, Unavailable> {
     let raw = |suffix: &str| format!("raw/{}.{suffix}", plan.name);
     match &plan.kind {
         MonitorKind::Placement(options) => {
@@ -67,8 +74,9 @@ pub fn start(plan: &MonitorPlan, ctx: &MonitorContext<'_>, record: &mut MonitorR
         MonitorKind::PerfSched(options) => {
             check_perf_sched()?;
             let file = raw("perf.data");
-            let mut argv: Vec<String> =
-                ["perf", "sched", "record", "-a", "-k", "CLOCK_MONOTONIC"].map(String::from).into();
+            let mut argv: Vec<String> = ["perf", "sched", "record", "-a", "-k", "CLOCK_MONOTONIC"]
+                .map(String::from)
+                .into();
             if let Some(buffer) = &options.buffer {
                 argv.extend(["-m".into(), buffer.clone()]);
             }
@@ -81,11 +89,15 @@ pub fn start(plan: &MonitorPlan, ctx: &MonitorContext<'_>, record: &mut MonitorR
             Ok(running)
         }
         MonitorKind::Turbostat(options) => {
-            process::find_program("turbostat")
-                .ok_or_else(|| Unavailable("turbostat is not installed (hint: apt-get install linux-cpupower)".into()))?;
+            process::find_program("turbostat").ok_or_else(|| {
+                Unavailable(
+                    "turbostat is not installed (hint: apt-get install linux-cpupower)".into(),
+                )
+            })?;
             let secs = options.interval.0.as_secs_f64();
-            let mut argv: Vec<String> =
-                ["turbostat", "--quiet", "--interval"].map(String::from).into();
+            let mut argv: Vec<String> = ["turbostat", "--quiet", "--interval"]
+                .map(String::from)
+                .into();
             argv.push(format!("{secs}"));
             if !options.show.is_empty() {
                 argv.extend(["--show".into(), options.show.join(",")]);
@@ -99,7 +111,10 @@ pub fn start(plan: &MonitorPlan, ctx: &MonitorContext<'_>, record: &mut MonitorR
         }
         MonitorKind::Command { argv, parse } => {
             if process::find_program(&argv[0]).is_none() {
-                return Err(Unavailable(format!("`{}` is not installed or not on PATH", argv[0])));
+                return Err(Unavailable(format!(
+                    "`{}` is not installed or not on PATH",
+                    argv[0]
+                )));
             }
             record.parse = parse.clone();
             start_tool(plan, ctx, record, argv.clone(), Some(raw("stdout.txt")))
@@ -117,13 +132,20 @@ fn start_tool(
     let stderr = format!("raw/{}.stderr.txt", plan.name);
     let stdout_path = stdout.as_ref().map(|f| ctx.run_dir.join(f));
     let stderr_path = ctx.run_dir.join(&stderr);
-    let options = SpawnOptions { stdout: stdout_path.as_deref(), stderr: Some(&stderr_path), ..Default::default() };
+    let options = SpawnOptions {
+        stdout: stdout_path.as_deref(),
+        stderr: Some(&stderr_path),
+        ..Default::default()
+    };
     let child = process::spawn(&argv, &options)
         .map_err(|err| Unavailable(format!("cannot start `{}`: {err}", argv.join(" "))))?;
     record.argv = argv;
     record.files.extend(stdout);
     record.files.push(stderr);
-    Ok(Running::Tool { child: Box::new(child), stderr: stderr_path })
+    Ok(Running::Tool {
+        child: Box::new(child),
+        stderr: stderr_path,
+    })
 }
 
 fn exited_early(running: &Running) -> Result<(), Unavailable> {
@@ -131,7 +153,11 @@ fn exited_early(running: &Running) -> Result<(), Unavailable> {
         && let Ok(Some(exit)) = child.try_exit()
     {
         let message = process::tail(stderr, 3);
-        return Err(Unavailable(format!("exited at once with code {}: {}", exit.code, message.trim())));
+        return Err(Unavailable(format!(
+            "exited at once with code {}: {}",
+            exit.code,
+            message.trim()
+        )));
     }
     Ok(())
 }
@@ -145,13 +171,17 @@ fn wait_for_file(path: &Path, running: &Running, limit: Duration) -> Result<(), 
         }
         std::thread::sleep(Duration::from_millis(20));
     }
-    Err(Unavailable(format!("{} did not appear within {limit:?}", path.display())))
+    Err(Unavailable(format!(
+        "{} did not appear within {limit:?}",
+        path.display()
+    )))
 }
 
 /// perf sched record needs perf, the sched tracepoints (tracefs) and the right to trace all CPUs.
 fn check_perf_sched() -> Result<(), Unavailable> {
-    process::find_program("perf")
-        .ok_or_else(|| Unavailable("perf is not installed (hint: apt-get install linux-perf)".into()))?;
+    process::find_program("perf").ok_or_else(|| {
+        Unavailable("perf is not installed (hint: apt-get install linux-perf)".into())
+    })?;
     let root = rustix::process::geteuid().is_root();
     let paranoid = std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid")
         .ok()
@@ -163,19 +193,27 @@ fn check_perf_sched() -> Result<(), Unavailable> {
              hint: run as root, or `sysctl kernel.perf_event_paranoid=-1`"
         )));
     }
-    let events = ["/sys/kernel/tracing/events/sched", "/sys/kernel/debug/tracing/events/sched"];
+    let events = [
+        "/sys/kernel/tracing/events/sched",
+        "/sys/kernel/debug/tracing/events/sched",
+    ];
     if events.iter().any(|p| Path::new(p).exists()) {
         return Ok(());
     }
     if !root {
-        return Err(Unavailable("tracefs is not mounted; hint: mount -t tracefs nodev /sys/kernel/tracing".into()));
+        return Err(Unavailable(
+            "tracefs is not mounted; hint: mount -t tracefs nodev /sys/kernel/tracing".into(),
+        ));
     }
     let status = std::process::Command::new("mount")
         .args(["-t", "tracefs", "nodev", "/sys/kernel/tracing"])
         .status()
         .map_err(|err| Unavailable(format!("cannot run mount for tracefs: {err}")))?;
     if !status.success() || !Path::new(events[0]).exists() {
-        return Err(Unavailable("mounting tracefs on /sys/kernel/tracing failed; the kernel may lack sched tracepoints".into()));
+        return Err(Unavailable(
+            "mounting tracefs on /sys/kernel/tracing failed; the kernel may lack sched tracepoints"
+                .into(),
+        ));
     }
     tracing::info!("mounted tracefs on /sys/kernel/tracing");
     Ok(())
@@ -191,12 +229,18 @@ impl Running {
                 Ok(())
             }
             Running::Tool { child, stderr } => {
-                let exit = child.stop(Signal::INT, Duration::from_secs(30)).map_err(|err| err.to_string())?;
+                let exit = child
+                    .stop(Signal::INT, Duration::from_secs(30))
+                    .map_err(|err| err.to_string())?;
                 // SIGINT is the requested way to end these tools: 130 or 0 are both clean.
                 if matches!(exit.code, 0 | 130) {
                     Ok(())
                 } else {
-                    Err(format!("exited with code {}: {}", exit.code, process::tail(&stderr, 3).trim()))
+                    Err(format!(
+                        "exited with code {}: {}",
+                        exit.code,
+                        process::tail(&stderr, 3).trim()
+                    ))
                 }
             }
         }

@@ -43,17 +43,27 @@ impl Sampler {
                 cpu_spent += crate::clock::thread_cpu_ns() - before;
                 next += interval;
                 let ts = timespec(next);
-                let _ = rustix::thread::clock_nanosleep_absolute(rustix::thread::ClockId::Monotonic, &ts);
+                let _ = rustix::thread::clock_nanosleep_absolute(
+                    rustix::thread::ClockId::Monotonic,
+                    &ts,
+                );
             }
             (rows, cpu_spent)
         });
-        Sampler { stop, thread, output }
+        Sampler {
+            stop,
+            thread,
+            output,
+        }
     }
 
     /// Stops sampling and writes the samples; returns the sampler's own CPU time in ns.
     pub fn stop(self) -> Result<i64, String> {
         self.stop.store(true, Ordering::Relaxed);
-        let (rows, cpu_spent) = self.thread.join().map_err(|_| "placement sampler panicked".to_owned())?;
+        let (rows, cpu_spent) = self
+            .thread
+            .join()
+            .map_err(|_| "placement sampler panicked".to_owned())?;
         schedlab_tables::write_rows(&self.output, &rows).map_err(|err| err.to_string())?;
         Ok(cpu_spent)
     }
@@ -69,7 +79,9 @@ fn sample(run_id: &str, roots: &[(i32, String)], rows: &mut Vec<PlacementRow>) {
         if !seen.insert(pid) {
             continue;
         }
-        let Ok(process) = Process::new(pid) else { continue };
+        let Ok(process) = Process::new(pid) else {
+            continue;
+        };
         let Ok(tasks) = process.tasks() else { continue };
         for task in tasks.flatten() {
             if let Ok(children) = task.children() {
