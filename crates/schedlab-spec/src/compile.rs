@@ -218,6 +218,9 @@ impl Checker<'_> {
         if let Some(o) = &raw.turbostat {
             kinds.push(MonitorKind::Turbostat(o.clone()));
         }
+        if let Some(o) = &raw.cpu {
+            kinds.push(MonitorKind::Cpu(o.clone()));
+        }
         if let Some(o) = &raw.command {
             let argv = self.argv(&o.run, vars);
             let parse = o.parse.as_ref().and_then(|p| self.parser(p));
@@ -231,7 +234,7 @@ impl Checker<'_> {
             self.error_at_key(
                 name,
                 message,
-                Some("kinds: perf-sched, placement, turbostat, command".into()),
+                Some("kinds: perf-sched, placement, turbostat, cpu, command".into()),
             );
             return None;
         }

@@ -7,7 +7,8 @@ use std::time::Duration;
 use serde::Serialize;
 
 use crate::raw::{
-    AggregateStep, PerfSchedOptions, PeriodicOptions, PlacementOptions, Summarize, TurbostatOptions,
+    AggregateStep, CpuSamplerOptions, PerfSchedOptions, PeriodicOptions, PlacementOptions,
+    Summarize, TurbostatOptions,
 };
 
 #[derive(Debug, Clone, Serialize)]
@@ -86,6 +87,7 @@ pub enum MonitorKind {
     PerfSched(PerfSchedOptions),
     Placement(PlacementOptions),
     Turbostat(TurbostatOptions),
+    Cpu(CpuSamplerOptions),
     Command {
         argv: Vec<String>,
         parse: Option<String>,
@@ -98,6 +100,7 @@ impl MonitorKind {
             MonitorKind::PerfSched(_) => "perf-sched",
             MonitorKind::Placement(_) => "placement",
             MonitorKind::Turbostat(_) => "turbostat",
+            MonitorKind::Cpu(_) => "cpu",
             MonitorKind::Command { .. } => "command",
         }
     }

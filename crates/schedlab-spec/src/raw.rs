@@ -90,6 +90,8 @@ pub struct RawMonitor {
     pub turbostat: Option<TurbostatOptions>,
     #[serde(default)]
     pub command: Option<CommandOptions>,
+    #[serde(default)]
+    pub cpu: Option<CpuSamplerOptions>,
     /// When the monitor cannot start here, skip it with a recorded reason instead of failing.
     #[serde(default)]
     pub optional: bool,
@@ -117,15 +119,23 @@ fn default_placement_interval() -> Span {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TurbostatOptions {
-    #[serde(default = "default_turbostat_interval")]
+    #[serde(default = "default_one_second")]
     pub interval: Span,
     /// Columns for `--show`, e.g. `[CPU, Core, Busy%, Bzy_MHz]`.
     #[serde(default)]
     pub show: Vec<String>,
 }
 
-fn default_turbostat_interval() -> Span {
+fn default_one_second() -> Span {
     Span(std::time::Duration::from_secs(1))
+}
+
+/// The built-in per-CPU sampler: busy %, frequency, idle-state residency, package energy.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CpuSamplerOptions {
+    #[serde(default = "default_one_second")]
+    pub interval: Span,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

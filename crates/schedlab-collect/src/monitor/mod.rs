@@ -109,6 +109,7 @@ pub fn start(
             exited_early(&running)?;
             Ok(running)
         }
+        MonitorKind::Cpu(_) => Err(Unavailable("the cpu sampler is being written (issue 3)".into())),
         MonitorKind::Command { argv, parse } => {
             if process::find_program(&argv[0]).is_none() {
                 return Err(Unavailable(format!(
