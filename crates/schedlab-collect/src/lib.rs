@@ -26,7 +26,7 @@ use std::path::PathBuf;
 
 pub use host::{HostFacts, facts as host_facts};
 pub use manifest::{Manifest, Note, ProcessRecord, RawFile, RunStatus};
-pub use run::{RunRequest, collect};
+pub use run::{RunRequest, collect, timeline};
 
 /// Why a run could not be collected at all.
 #[derive(Debug, thiserror::Error)]

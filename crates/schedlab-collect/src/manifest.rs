@@ -81,6 +81,8 @@ pub struct Manifest {
     pub started_at: String,
     /// CLOCK_MONOTONIC start and end of the collection.
     pub start_ns: i64,
+    /// When the monitors were all running: every `start_after` counts from here.
+    pub zero_ns: i64,
     pub end_ns: i64,
     pub host: HostFacts,
     pub monitors: Vec<MonitorRecord>,

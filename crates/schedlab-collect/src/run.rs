@@ -35,10 +35,12 @@ pub struct RunRequest<'a> {
     pub on_tick: &'a dyn Fn(Duration, Option<Duration>),
 }
 
-struct Active {
+struct Active<'p> {
     index: usize,
     child: Child,
     deadline: Option<i64>,
+    workload: &'p WorkloadPlan,
+    instance: u32,
 }
 
 /// Collects one run and returns its manifest (raw file digests are left to the caller).
@@ -72,6 +74,7 @@ pub fn collect(request: &RunRequest<'_>) -> Result<Manifest, CollectError> {
             parse: None,
             start_ns: Some(monotonic_ns()),
             end_ns: None,
+            self_cpu_ns: None,
         };
         match monitor::start(monitor_plan, &ctx, &mut record) {
             Ok(running) => monitors.push((record, Some(running))),
@@ -140,9 +143,16 @@ pub fn collect(request: &RunRequest<'_>) -> Result<Manifest, CollectError> {
                 index: processes.len() - 1,
                 child,
                 deadline,
+                workload,
+                instance,
             });
         }
-        reap(&mut active, &mut processes, now);
+        for (workload, instance) in reap(&mut active, &mut processes, now) {
+            // `repeat_until: monitors`: the schedule is popped from the end, earliest first.
+            if end_at.is_some_and(|end| now < end) {
+                schedule.push((now, workload, instance));
+            }
+        }
         if end_at.is_some_and(|end| now >= end) {
             stop_all(&mut active, &mut processes, "end of collection");
             break;
@@ -197,6 +207,7 @@ pub fn collect(request: &RunRequest<'_>) -> Result<Manifest, CollectError> {
         status,
         started_at,
         start_ns,
+        zero_ns: zero,
         end_ns: monotonic_ns(),
         host,
         monitors: monitors.into_iter().map(|(record, _)| record).collect(),
@@ -229,33 +240,7 @@ fn start_workload(
     instance: u32,
 ) -> Result<(ProcessRecord, Child), CollectError> {
     let stem = format!("raw/{}.{instance}", workload.name);
-    let (argv, report) = match &workload.program {
-        Program::External { argv } => (argv.clone(), None),
-        Program::Periodic(options) => {
-            let report = format!("{stem}.periodic.json");
-            let busy = options.busy.map(|b| b.0).unwrap_or_else(|| {
-                options
-                    .period
-                    .0
-                    .mul_f64(options.duty.unwrap_or(0.0) / 100.0)
-            });
-            let argv = vec![
-                request.self_exe.display().to_string(),
-                "periodic-worker".into(),
-                "--threads".into(),
-                options.threads.to_string(),
-                "--period-ns".into(),
-                ns(options.period.0).to_string(),
-                "--busy-ns".into(),
-                ns(busy).to_string(),
-                "--duration-ns".into(),
-                ns(options.duration.0).to_string(),
-                "--report".into(),
-                request.run_dir.join(&report).display().to_string(),
-            ];
-            (argv, Some(report))
-        }
-    };
+    let (argv, report) = workload_argv(request.self_exe, request.run_dir, workload, instance);
     let stdout = format!("{stem}.stdout.txt");
     let stderr = format!("{stem}.stderr.txt");
     let options = SpawnOptions {
@@ -290,8 +275,74 @@ fn start_workload(
     Ok((record, child))
 }
 
-/// Records workloads that ended and stops those past their timeout.
-fn reap(active: &mut Vec<Active>, processes: &mut [ProcessRecord], now: i64) {
+/// The command line of one workload instance, and the periodic report file it will write.
+fn workload_argv(self_exe: &Path, run_dir: &Path, workload: &WorkloadPlan, instance: u32) -> (Vec<String>, Option<String>) {
+    let Program::Periodic(options) = &workload.program else {
+        let Program::External { argv } = &workload.program else { unreachable!() };
+        return (argv.clone(), None);
+    };
+    let report = format!("raw/{}.{instance}.periodic.json", workload.name);
+    let busy = options
+        .busy
+        .map(|b| b.0)
+        .unwrap_or_else(|| options.period.0.mul_f64(options.duty.unwrap_or(0.0) / 100.0));
+    let argv = vec![
+        self_exe.display().to_string(),
+        "periodic-worker".into(),
+        "--threads".into(),
+        options.threads.to_string(),
+        "--period-ns".into(),
+        ns(options.period.0).to_string(),
+        "--busy-ns".into(),
+        ns(busy).to_string(),
+        "--duration-ns".into(),
+        ns(options.duration.0).to_string(),
+        "--report".into(),
+        run_dir.join(&report).display().to_string(),
+    ];
+    (argv, Some(report))
+}
+
+/// What collecting `plan` into `run_dir` would do, one line per event in time order, for
+/// `--dry-run`. Nothing is started.
+pub fn timeline(plan: &RunPlan, run_dir: &Path, self_exe: &Path) -> Vec<String> {
+    let collect = &plan.collect;
+    let mut lines: Vec<(std::time::Duration, String)> = collect
+        .monitors
+        .iter()
+        .map(|m| (std::time::Duration::ZERO, monitor::describe(m, run_dir)))
+        .collect();
+    for workload in &collect.workloads {
+        for instance in 0..workload.instances {
+            let (argv, _) = workload_argv(self_exe, run_dir, workload, instance);
+            let cpus = workload.cpus.as_deref().map_or("any CPU".into(), |c| format!("CPUs {c:?}"));
+            let mut line = format!("workload {}#{instance}: {} (nice {}, {cpus}", workload.name, argv.join(" "), workload.nice);
+            if let Some(timeout) = workload.timeout {
+                line.push_str(&format!(", stopped after {timeout:?}"));
+            }
+            if workload.repeat_until_end {
+                line.push_str(", restarted until the collection ends");
+            }
+            line.push(')');
+            lines.push((workload.start_after, line));
+        }
+    }
+    lines.sort_by_key(|(at, _)| *at);
+    let end = match collect.duration {
+        Some(d) => (d, "end of collection: stop workloads still running, then monitors".to_owned()),
+        None => {
+            let last = collect.workloads.iter().filter_map(WorkloadPlan::expected_end).max().unwrap_or_default();
+            (last, "end of collection when the last workload ends; then monitors stop".to_owned())
+        }
+    };
+    lines.push(end);
+    lines.into_iter().map(|(at, what)| format!("{:>9.3}s  {what}", at.as_secs_f64())).collect()
+}
+
+/// Records workloads that ended and stops those past their timeout; returns the ones to start
+/// again (`repeat_until: monitors`, ended successfully).
+fn reap<'p>(active: &mut Vec<Active<'p>>, processes: &mut [ProcessRecord], now: i64) -> Vec<(&'p WorkloadPlan, u32)> {
+    let mut restart = Vec::new();
     active.retain(|proc| {
         let record = &mut processes[proc.index];
         match proc.child.try_exit() {
@@ -300,6 +351,9 @@ fn reap(active: &mut Vec<Active>, processes: &mut [ProcessRecord], now: i64) {
                 proc.child.signal(Signal::KILL);
                 record.end_ns = Some(monotonic_ns());
                 record.exit_code = Some(exit.code);
+                if exit.code == 0 && proc.workload.repeat_until_end {
+                    restart.push((proc.workload, proc.instance));
+                }
                 false
             }
             _ if proc.deadline.is_some_and(|d| now >= d) => {
@@ -312,9 +366,10 @@ fn reap(active: &mut Vec<Active>, processes: &mut [ProcessRecord], now: i64) {
             _ => true,
         }
     });
+    restart
 }
 
-fn stop_all(active: &mut Vec<Active>, processes: &mut [ProcessRecord], why: &str) {
+fn stop_all(active: &mut Vec<Active<'_>>, processes: &mut [ProcessRecord], why: &str) {
     for proc in active.iter() {
         proc.child.signal(Signal::TERM);
     }
@@ -332,14 +387,24 @@ fn stop_monitors(monitors: &mut [(MonitorRecord, Option<Running>)], notes: &mut 
         let Some(running) = running.take() else {
             continue;
         };
-        if let Err(reason) = running.stop() {
-            notes.push(Note {
-                source: record.name.clone(),
-                severity: "error".into(),
-                message: reason.clone(),
-            });
-            record.status = "failed".into();
-            record.reason = Some(reason);
+        match running.stop() {
+            Ok(stopped) => {
+                record.self_cpu_ns = stopped.self_cpu_ns;
+                notes.extend(stopped.notes.into_iter().map(|message| Note {
+                    source: record.name.clone(),
+                    severity: "info".into(),
+                    message,
+                }));
+            }
+            Err(reason) => {
+                notes.push(Note {
+                    source: record.name.clone(),
+                    severity: "error".into(),
+                    message: reason.clone(),
+                });
+                record.status = "failed".into();
+                record.reason = Some(reason);
+            }
         }
         record.end_ns = Some(monotonic_ns());
     }

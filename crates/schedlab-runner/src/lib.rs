@@ -563,6 +563,27 @@ impl<'a> Runner<'a> {
         Ok(())
     }
 
+    /// What `run` would collect, run by run in execution order, without starting anything.
+    pub fn dry_run(&self) -> Vec<String> {
+        let mut lines = Vec::new();
+        for plan in &self.plan.runs {
+            let run_id = self.run_id(&plan.key);
+            let dir = self.layout.run(&run_id);
+            if dir.join("manifest.json").exists() && !self.options.selection.forced.contains(&Stage::Collect) {
+                lines.push(format!("run {run_id}: collected already, nothing to do"));
+                continue;
+            }
+            lines.push(format!("run {run_id}:"));
+            lines.extend(
+                schedlab_collect::timeline(plan, &dir, &self.options.self_exe).into_iter().map(|l| format!("  {l}")),
+            );
+            if let Some(cooldown) = plan.collect.cooldown {
+                lines.push(format!("  then cool down for {cooldown:?}"));
+            }
+        }
+        lines
+    }
+
     /// Runs on disk and each stage's freshness, computing nothing.
     pub fn status(&self) -> Result<StatusReport, RunnerError> {
         let mut state = State::load(&self.layout.state());

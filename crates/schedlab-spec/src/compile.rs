@@ -141,8 +141,13 @@ impl Checker<'_> {
         let repeat = raw.repeat.unwrap_or(1).max(1);
         let mut runs = Vec::new();
         let mut reported = false;
+        let mut rng = raw.shuffle.map(fastrand::Rng::with_seed);
         for repetition in 1..=repeat {
-            for variant in &variants {
+            let mut order: Vec<&BTreeMap<String, String>> = variants.iter().collect();
+            if let Some(rng) = &mut rng {
+                rng.shuffle(&mut order);
+            }
+            for variant in order {
                 let mut vars: BTreeMap<String, String> = raw
                     .vars
                     .iter()
@@ -185,7 +190,7 @@ impl Checker<'_> {
             .collect
             .workloads
             .iter()
-            .filter_map(|(name, workload)| self.workload(name, workload, vars))
+            .filter_map(|(name, workload)| self.workload(name, workload, vars, raw.collect.duration.is_some()))
             .collect();
         if raw.collect.workloads.is_empty() {
             self.error_at_key(
@@ -250,6 +255,7 @@ impl Checker<'_> {
         name: &str,
         raw: &RawWorkload,
         vars: &BTreeMap<String, String>,
+        has_duration: bool,
     ) -> Option<WorkloadPlan> {
         let program = match (&raw.run, &raw.periodic) {
             (Some(run), None) if run.is_empty() => {
@@ -293,6 +299,27 @@ impl Checker<'_> {
         }
         let cpus = raw.cpus.as_ref().map(|items| self.cpu_list(name, items));
         let parse = raw.parse.as_ref().and_then(|p| self.parser(p));
+        let repeat_until_end = match &raw.repeat_until {
+            Some(until) if until.value == "monitors" => {
+                if !has_duration {
+                    self.error_at(
+                        until,
+                        "`repeat_until: monitors` needs a collection `duration`".into(),
+                        Some("set `collect.duration`, e.g. `duration: 70s`".into()),
+                    );
+                }
+                true
+            }
+            Some(until) => {
+                self.error_at(
+                    until,
+                    format!("unknown `repeat_until` value `{}`", until.value),
+                    Some("the only value is `monitors`: restart until the monitors stop".into()),
+                );
+                false
+            }
+            None => false,
+        };
         Some(WorkloadPlan {
             name: name.to_owned(),
             program,
@@ -302,6 +329,7 @@ impl Checker<'_> {
             timeout: raw.timeout.map(|d| d.0),
             instances: raw.instances.unwrap_or(1).max(1),
             parse,
+            repeat_until_end,
         })
     }
 

@@ -116,6 +116,8 @@ pub struct WorkloadPlan {
     pub timeout: Option<Duration>,
     pub instances: u32,
     pub parse: Option<String>,
+    /// Restart the workload whenever it ends successfully, until the collection ends.
+    pub repeat_until_end: bool,
 }
 
 #[derive(Debug, Clone, Serialize)]

@@ -54,6 +54,10 @@ pub struct RawPipeline {
     /// Runs per variant.
     #[serde(default)]
     pub repeat: Option<u32>,
+    /// Run variants in a random order within each repetition, from this seed (recorded, so the
+    /// order can be reproduced); without it variants are interleaved in matrix order.
+    #[serde(default)]
+    pub shuffle: Option<u64>,
     /// Core classes declared by hand, overriding detection: `{ P: [0-3], E: [4-11] }`.
     #[serde(default)]
     pub topology: Option<BTreeMap<String, Vec<CpuItem>>>,
@@ -171,6 +175,9 @@ pub struct RawWorkload {
     /// Parser for the workload's output (`stress-ng`, `openssl`, `time`, …).
     #[serde(default)]
     pub parse: Option<Spanned<String>>,
+    /// `monitors`: start the workload again each time it ends, until the collection ends.
+    #[serde(default)]
+    pub repeat_until: Option<Spanned<String>>,
 }
 
 /// rt-app-like periodic threads: each wakes every `period`, spins for `busy` (or `duty` percent

@@ -51,6 +51,9 @@ enum Command {
         /// Recompute every selected stage, fresh or not (collect: every run again, replacing it).
         #[arg(long)]
         force: bool,
+        /// Print each run's timeline (what starts when, with which command line); start nothing.
+        #[arg(long)]
+        dry_run: bool,
     },
     /// Parse, aggregate and summarize from the runs on disk; never collects.
     Analyze {
@@ -173,6 +176,7 @@ fn run(args: Args) -> anyhow::Result<ExitCode> {
             from,
             only,
             force,
+            dry_run,
         } => {
             let selection = match (from, only) {
                 (Some(stage), _) => StageSelection::from(stage),
@@ -184,6 +188,15 @@ fn run(args: Args) -> anyhow::Result<ExitCode> {
             } else {
                 selection
             };
+            if dry_run {
+                let plan = load_plan(&pipeline)?;
+                let options = runner_options(&pipeline, &common, label, selection)?;
+                let say = |_: &str| {};
+                for line in Runner::new(&plan, &options, &say).dry_run() {
+                    println!("{line}");
+                }
+                return Ok(ExitCode::SUCCESS);
+            }
             execute(&pipeline, &common, label, selection)
         }
         Command::Analyze {
