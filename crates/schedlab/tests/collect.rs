@@ -1,0 +1,280 @@
+//! Collection on this machine: timing, real monitors, matrix runs, labels, the data lock.
+
+mod util;
+
+use std::time::Duration;
+
+use schedlab_tables::{ProcessRow, QualityRow, RunRow, read_rows};
+use util::{Sandbox, read_json};
+
+fn manifest(sandbox: &Sandbox, pipeline: &str, run: &str) -> serde_json::Value {
+    read_json(&sandbox.data(pipeline, &format!("runs/{run}/manifest.json")))
+}
+
+#[test]
+fn start_after_is_honoured_within_tens_of_milliseconds() {
+    let sandbox = Sandbox::new();
+    let pipeline = sandbox.write(
+        "late.yaml",
+        "name: late\ncollect:\n  workloads:\n    a: { run: [\"true\"], start_after: 300ms }\n    b: { run: [\"true\"], start_after: 50ms }\n",
+    );
+    assert_eq!(
+        sandbox.schedlab(&["run", pipeline.to_str().unwrap()]).code,
+        0
+    );
+    let m = manifest(&sandbox, "late", &sandbox.runs("late")[0]);
+    let zero = m["zero_ns"].as_i64().unwrap();
+    for process in m["processes"].as_array().unwrap() {
+        let expected = if process["workload"] == "a" { 300 } else { 50 };
+        let late_ms = (process["start_ns"].as_i64().unwrap() - zero) as f64 / 1e6 - expected as f64;
+        assert!(
+            (0.0..30.0).contains(&late_ms),
+            "{} started {late_ms:.1} ms late",
+            process["workload"]
+        );
+    }
+}
+
+#[test]
+fn perf_sched_records_a_real_trace_when_root() {
+    let sandbox = Sandbox::new();
+    let pipeline = sandbox.write(
+        "traced.yaml",
+        "name: traced\ncollect:\n  monitors:\n    sched: { perf-sched: {} }\n  workloads:\n    \
+         spin: { periodic: { threads: 1, period: 20ms, busy: 5ms, duration: 500ms }, start_after: 100ms }\n",
+    );
+    let done = sandbox.schedlab(&["run", pipeline.to_str().unwrap()]);
+    if !rustix::process::geteuid().is_root() {
+        assert_eq!(done.code, 2);
+        assert!(
+            done.stderr
+                .contains("needs root or kernel.perf_event_paranoid"),
+            "{}",
+            done.stderr
+        );
+        return;
+    }
+    assert_eq!(done.code, 0, "{}", done.stderr);
+    let run = &sandbox.runs("traced")[0];
+    let m = manifest(&sandbox, "traced", run);
+    let monitor = &m["monitors"][0];
+    assert_eq!(monitor["status"], "ran");
+    let argv: Vec<&str> = monitor["argv"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    assert_eq!(
+        argv[..6],
+        ["perf", "sched", "record", "-a", "-k", "CLOCK_MONOTONIC"]
+    );
+    let size =
+        std::fs::metadata(sandbox.data("traced", &format!("runs/{run}/raw/sched.perf.data")))
+            .unwrap()
+            .len();
+    assert!(size > 10_000, "perf.data has {size} bytes");
+    // The trace is parsed: the periodic thread's slices are attributed to its workload.
+    let slices: Vec<schedlab_tables::SchedSliceRow> =
+        read_rows(&sandbox.data("traced", "tables/sched_slices.parquet")).unwrap();
+    let own: Vec<_> = slices
+        .iter()
+        .filter(|s| s.workload.as_deref() == Some("spin"))
+        .collect();
+    assert!(
+        own.len() >= 25,
+        "{} slices of the workload (25 periods)",
+        own.len()
+    );
+}
+
+#[test]
+fn optional_turbostat_runs_or_is_skipped_with_its_own_reason() {
+    let sandbox = Sandbox::new();
+    let pipeline = sandbox.write(
+        "power.yaml",
+        "name: power\ncollect:\n  monitors:\n    power: { turbostat: { interval: 200ms }, optional: true }\n  workloads:\n    \
+         w: { run: [sleep, \"0.5\"] }\n",
+    );
+    let done = sandbox.schedlab(&["run", pipeline.to_str().unwrap()]);
+    assert_eq!(done.code, 0, "{}", done.stderr);
+    let m = manifest(&sandbox, "power", &sandbox.runs("power")[0]);
+    let monitor = &m["monitors"][0];
+    let quality: Vec<QualityRow> =
+        read_rows(&sandbox.data("power", "tables/quality.parquet")).unwrap();
+    if monitor["status"] == "skipped" {
+        let reason = monitor["reason"].as_str().unwrap();
+        assert!(!reason.is_empty());
+        assert!(
+            quality.iter().any(|q| q.source == "power"
+                && q.message.contains("optional monitor turbostat skipped")
+                && q.message.contains(reason)),
+            "{quality:?}"
+        );
+    } else {
+        assert_eq!(monitor["status"], "ran");
+        assert!(
+            sandbox
+                .data(
+                    "power",
+                    &format!("runs/{}/raw/power.turbostat.txt", sandbox.runs("power")[0])
+                )
+                .exists()
+        );
+    }
+}
+
+#[test]
+fn matrix_runs_are_interleaved_and_labels_keep_runs_apart() {
+    let sandbox = Sandbox::new();
+    let pipeline = sandbox.write(
+        "grid.yaml",
+        "name: grid\nmatrix: { n: [1, 2] }\nrepeat: 2\ncollect:\n  workloads:\n    w: { run: [echo, \"${n}\"] }\n",
+    );
+    let pipeline = pipeline.to_str().unwrap();
+    assert_eq!(sandbox.schedlab(&["run", pipeline]).code, 0);
+    let runs: Vec<RunRow> = read_rows(&sandbox.data("grid", "tables/runs.parquet")).unwrap();
+    assert_eq!(runs.len(), 4);
+    let mut collected: Vec<(i64, String, u32)> = sandbox
+        .runs("grid")
+        .iter()
+        .map(|r| {
+            let m = manifest(&sandbox, "grid", r);
+            (
+                m["start_ns"].as_i64().unwrap(),
+                m["variant"]["n"].as_str().unwrap().to_owned(),
+                m["repetition"].as_u64().unwrap() as u32,
+            )
+        })
+        .collect();
+    collected.sort();
+    let order: Vec<(String, u32)> = collected.into_iter().map(|(_, n, rep)| (n, rep)).collect();
+    assert_eq!(
+        order,
+        [
+            ("1".into(), 1),
+            ("2".into(), 1),
+            ("1".into(), 2),
+            ("2".into(), 2)
+        ]
+    );
+    let out = std::fs::read_to_string(sandbox.data(
+        "grid",
+        &format!("runs/{}/raw/w.0.stdout.txt", sandbox.runs("grid")[0]),
+    ))
+    .unwrap();
+    assert!(out == "1\n" || out == "2\n", "${{n}} substituted: {out:?}");
+
+    let labelled = sandbox.schedlab(&["run", pipeline, "--label", "kernelA"]);
+    assert_eq!(labelled.code, 0, "{}", labelled.stderr);
+    assert_eq!(
+        sandbox
+            .runs("grid")
+            .iter()
+            .filter(|r| r.contains("-kernelA-"))
+            .count(),
+        4
+    );
+    let runs: Vec<RunRow> = read_rows(&sandbox.data("grid", "tables/runs.parquet")).unwrap();
+    assert_eq!(
+        runs.len(),
+        8,
+        "labelled and unlabelled runs of one collect section are analysed together"
+    );
+    assert_eq!(
+        runs.iter()
+            .filter(|r| r.label.as_deref() == Some("kernelA"))
+            .count(),
+        4
+    );
+}
+
+#[test]
+fn repeat_until_monitors_restarts_a_short_workload() {
+    let sandbox = Sandbox::new();
+    let pipeline = sandbox.write(
+        "again.yaml",
+        "name: again\ncollect:\n  duration: 1s\n  workloads:\n    w: { run: [sleep, \"0.1\"], repeat_until: monitors }\n",
+    );
+    assert_eq!(
+        sandbox.schedlab(&["run", pipeline.to_str().unwrap()]).code,
+        0
+    );
+    let processes: Vec<ProcessRow> =
+        read_rows(&sandbox.data("again", "tables/processes.parquet")).unwrap();
+    assert!(
+        (6..=10).contains(&processes.len()),
+        "{} starts of a 0.1 s workload in 1 s",
+        processes.len()
+    );
+    assert!(
+        processes
+            .windows(2)
+            .all(|w| w[1].start_ns >= w[0].end_ns.unwrap()),
+        "one at a time"
+    );
+}
+
+#[test]
+fn a_second_run_on_the_same_data_says_who_holds_it() {
+    let sandbox = Sandbox::new();
+    let pipeline = sandbox.write(
+        "hold.yaml",
+        "name: hold\ncollect:\n  workloads:\n    w: { run: [sleep, \"3\"] }\n",
+    );
+    let pipeline = pipeline.to_str().unwrap();
+    let mut first = sandbox
+        .command(&["run", pipeline])
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(700));
+    let second = sandbox.schedlab(&["run", pipeline]);
+    assert_eq!(second.code, 2, "{}", second.stderr);
+    assert!(
+        second.stderr.contains("hold/.lock is in use: pid"),
+        "{}",
+        second.stderr
+    );
+    assert!(
+        second
+            .stderr
+            .contains(&format!("pid {} (schedlab run)", first.id())),
+        "{}",
+        second.stderr
+    );
+    assert!(first.wait().unwrap().success());
+    assert_eq!(
+        sandbox.schedlab(&["run", pipeline]).code,
+        0,
+        "the lock is released when the holder ends"
+    );
+}
+
+#[test]
+fn dry_run_prints_the_timeline_and_starts_nothing() {
+    let sandbox = Sandbox::new();
+    let pipeline = sandbox.write(
+        "plan.yaml",
+        "name: plan\ncollect:\n  duration: 70s\n  monitors:\n    sched: { perf-sched: { buffer: 64M } }\n  workloads:\n    \
+         burst: { run: [stress-ng, --cpu, \"1\"], start_after: 2s, nice: 19, cpus: [0] }\n",
+    );
+    let done = sandbox.schedlab(&["run", pipeline.to_str().unwrap(), "--dry-run"]);
+    assert_eq!(done.code, 0, "{}", done.stderr);
+    let lines: Vec<&str> = done.stdout.lines().collect();
+    assert!(
+        lines[0].starts_with("run ") && lines[0].ends_with("-r1:"),
+        "{lines:?}"
+    );
+    assert!(
+        lines[1]
+            .contains("0.000s  monitor sched: perf sched record -a -k CLOCK_MONOTONIC -m 64M -o "),
+        "{lines:?}"
+    );
+    assert!(
+        lines[2].contains("2.000s  workload burst#0: stress-ng --cpu 1 (nice 19, CPUs [0])"),
+        "{lines:?}"
+    );
+    assert!(lines[3].contains("70.000s  end of collection"), "{lines:?}");
+    assert!(!sandbox.path("data").exists(), "nothing written");
+}
