@@ -315,7 +315,10 @@ pub fn timeline(plan: &RunPlan, run_dir: &Path, self_exe: &Path) -> Vec<String> 
     for workload in &collect.workloads {
         for instance in 0..workload.instances {
             let (argv, _) = workload_argv(self_exe, run_dir, workload, instance);
-            let cpus = workload.cpus.as_deref().map_or("any CPU".into(), |c| format!("CPUs {c:?}"));
+            let cpus = workload
+                .cpus
+                .as_deref()
+                .map_or("any CPU".into(), |c| format!("CPUs {}", schedlab_topology::format_cpu_list(c)));
             let mut line = format!("workload {}#{instance}: {} (nice {}, {cpus}", workload.name, argv.join(" "), workload.nice);
             if let Some(timeout) = workload.timeout {
                 line.push_str(&format!(", stopped after {timeout:?}"));
@@ -328,15 +331,20 @@ pub fn timeline(plan: &RunPlan, run_dir: &Path, self_exe: &Path) -> Vec<String> 
         }
     }
     lines.sort_by_key(|(at, _)| *at);
-    let end = match collect.duration {
-        Some(d) => (d, "end of collection: stop workloads still running, then monitors".to_owned()),
-        None => {
-            let last = collect.workloads.iter().filter_map(WorkloadPlan::expected_end).max().unwrap_or_default();
-            (last, "end of collection when the last workload ends; then monitors stop".to_owned())
-        }
-    };
-    lines.push(end);
-    lines.into_iter().map(|(at, what)| format!("{:>9.3}s  {what}", at.as_secs_f64())).collect()
+    let mut lines: Vec<String> =
+        lines.into_iter().map(|(at, what)| format!("{:>9.3}s  {what}", at.as_secs_f64())).collect();
+    let known_end = collect
+        .workloads
+        .iter()
+        .map(WorkloadPlan::expected_end)
+        .collect::<Option<Vec<_>>>()
+        .and_then(|ends| ends.into_iter().max());
+    lines.push(match (collect.duration, known_end) {
+        (Some(d), _) => format!("{:>9.3}s  end of collection: stop workloads still running, then monitors", d.as_secs_f64()),
+        (None, Some(end)) => format!("{:>9.3}s  end of collection (the last workload ends); monitors stop", end.as_secs_f64()),
+        (None, None) => "        …  end of collection when the last workload ends; monitors stop".to_owned(),
+    });
+    lines
 }
 
 /// Records workloads that ended and stops those past their timeout; returns the ones to start

@@ -108,7 +108,7 @@ impl Checker<'_> {
             .topology
             .iter()
             .flatten()
-            .map(|(class, items)| (class.clone(), self.cpu_list(class, items)))
+            .map(|(class, items)| (class.clone(), self.cpu_list(class, items, &BTreeMap::new())))
             .collect();
         let workload_names: Vec<String> = raw.collect.workloads.keys().cloned().collect();
         for step in &raw.aggregate {
@@ -297,7 +297,11 @@ impl Checker<'_> {
         if !(-20..=19).contains(&nice) {
             self.error_at_key("nice", format!("nice {nice} is outside -20..=19"), None);
         }
-        let cpus = raw.cpus.as_ref().map(|items| self.cpu_list(name, items));
+        // `"any"` (usually through a matrix variable) leaves the workload unpinned.
+        let unpinned = |items: &Vec<CpuItem>| {
+            matches!(&items[..], [CpuItem::Range(text)] if substitute(text, vars).is_ok_and(|t| t == "any"))
+        };
+        let cpus = raw.cpus.as_ref().filter(|items| !unpinned(items)).map(|items| self.cpu_list(name, items, vars));
         let parse = raw.parse.as_ref().and_then(|p| self.parser(p));
         let repeat_until_end = match &raw.repeat_until {
             Some(until) if until.value == "monitors" => {
@@ -360,19 +364,25 @@ impl Checker<'_> {
             .collect()
     }
 
-    fn cpu_list(&mut self, owner: &str, items: &[CpuItem]) -> Vec<u32> {
+    /// CPU items as a sorted list; text items may use `${vars}` and commas (`"${cpu}"`, `"0,2-3"`).
+    fn cpu_list(&mut self, owner: &str, items: &[CpuItem], vars: &BTreeMap<String, String>) -> Vec<u32> {
         let mut cpus = Vec::new();
         for item in items {
             match item {
                 CpuItem::One(cpu) => cpus.push(*cpu),
-                CpuItem::Range(text) => match parse_range(text) {
-                    Some(range) => cpus.extend(range),
-                    None => self.error_at_key(
-                        owner,
-                        format!("`{text}` is not a CPU or CPU range"),
-                        Some("write CPUs as 3 or \"4-11\"".into()),
-                    ),
-                },
+                CpuItem::Range(text) => {
+                    let text = substitute(text, vars).unwrap_or_else(|_| text.clone());
+                    for part in text.split(',') {
+                        match parse_range(part) {
+                            Some(range) => cpus.extend(range),
+                            None => self.error_at_key(
+                                owner,
+                                format!("`{text}` is not a CPU list"),
+                                Some("write CPUs as 3, \"4-11\", \"any\" or \"${var}\" (a defined variable)".into()),
+                            ),
+                        }
+                    }
+                }
             }
         }
         cpus.sort_unstable();
