@@ -1,6 +1,17 @@
-//! Facts about the machine that make runs comparable: kernel, CPU model, topology, governor.
+//! Facts about the machine that make runs comparable: kernel, CPU model, topology, the tools'
+//! versions and the power settings (governor, EPP, SMT, turbo) that move scheduler figures as much
+//! as a kernel change does. Two runs that differ here are not a fair comparison, and the manifest
+//! says so without anyone having to remember how the machine was set up.
+//!
+//! Whatever the machine lacks (cpufreq in a VM, a tool not installed) is `None` or absent, never
+//! an error: facts are collected on every run and must not stop one.
 
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::os::unix::process::CommandExt;
 use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
 use schedlab_topology::CpuInfo;
 use serde::{Deserialize, Serialize};
@@ -14,6 +25,21 @@ pub struct HostFacts {
     pub nproc: usize,
     /// cpufreq governor of CPU 0, where cpufreq exists.
     pub governor: Option<String>,
+    /// cpufreq driver of CPU 0 (`intel_pstate`, `amd-pstate-epp`, `acpi-cpufreq`, …).
+    #[serde(default)]
+    pub cpufreq_driver: Option<String>,
+    /// energy_performance_preference of CPU 0 (`performance`, `balance_power`, …).
+    #[serde(default)]
+    pub energy_performance_preference: Option<String>,
+    /// /sys/devices/system/cpu/smt/control: `on`, `off`, `forceoff`, `notsupported`, ….
+    #[serde(default)]
+    pub smt: Option<String>,
+    /// Whether turbo/boost may be used: intel_pstate's `no_turbo` inverted, or cpufreq `boost`.
+    #[serde(default)]
+    pub turbo: Option<bool>,
+    /// First line of `--version` (`openssl version`) of each tool found on PATH, by name.
+    #[serde(default)]
+    pub tool_versions: BTreeMap<String, String>,
     /// CPUs and their detected classes (the parse stage applies declared classes on top).
     pub cpus: Vec<CpuInfo>,
 }
@@ -47,7 +73,91 @@ pub fn facts() -> HostFacts {
         nproc: std::thread::available_parallelism()
             .map(|n| n.get())
             .unwrap_or(1),
-        governor: read_trimmed("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor"),
+        governor: read_trimmed(format!("{CPUFREQ0}/scaling_governor")),
+        cpufreq_driver: read_trimmed(format!("{CPUFREQ0}/scaling_driver")),
+        energy_performance_preference: read_trimmed(format!(
+            "{CPUFREQ0}/energy_performance_preference"
+        )),
+        smt: read_trimmed("/sys/devices/system/cpu/smt/control"),
+        turbo: turbo(),
+        tool_versions: tool_versions(),
         cpus,
     }
+}
+
+const CPUFREQ0: &str = "/sys/devices/system/cpu/cpu0/cpufreq";
+
+/// The tools whose version goes into the manifest, with the arguments that print it.
+const TOOLS: [(&str, &str); 4] = [
+    ("perf", "--version"),
+    ("turbostat", "--version"),
+    ("stress-ng", "--version"),
+    ("openssl", "version"),
+];
+
+/// A tool that does not answer within this is left out rather than holding up the run.
+const VERSION_TIMEOUT: Duration = Duration::from_secs(2);
+
+fn turbo() -> Option<bool> {
+    let flag = |path: &str| read_trimmed(path).and_then(|t| t.parse::<u8>().ok());
+    flag("/sys/devices/system/cpu/intel_pstate/no_turbo")
+        .map(|no_turbo| no_turbo == 0)
+        .or_else(|| flag("/sys/devices/system/cpu/cpufreq/boost").map(|boost| boost != 0))
+}
+
+/// Versions of the tools on PATH, asked in parallel so the slowest bounds the wait.
+fn tool_versions() -> BTreeMap<String, String> {
+    std::thread::scope(|scope| {
+        let asked: Vec<_> = TOOLS
+            .iter()
+            .filter(|(tool, _)| crate::process::find_program(tool).is_some())
+            .map(|&(tool, arg)| (tool, scope.spawn(move || first_line_of(tool, arg))))
+            .collect();
+        asked
+            .into_iter()
+            .filter_map(|(tool, handle)| Some((tool.to_owned(), handle.join().ok().flatten()?)))
+            .collect()
+    })
+}
+
+/// The first non-empty line `program arg` prints (stdout, else stderr: turbostat prints its
+/// version there), if it exits successfully within [`VERSION_TIMEOUT`].
+fn first_line_of(program: &str, arg: &str) -> Option<String> {
+    let mut child = Command::new(program)
+        .arg(arg)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .spawn()
+        .ok()?;
+    let deadline = Instant::now() + VERSION_TIMEOUT;
+    let status = loop {
+        match child.try_wait() {
+            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(5)),
+            Ok(Some(status)) => break Some(status),
+            _ => break None,
+        }
+    };
+    // Its own group, killed whatever happened: nothing it forked keeps the pipes open.
+    if let Some(pid) = rustix::process::Pid::from_raw(child.id() as i32) {
+        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+    }
+    let Some(status) = status else {
+        let _ = child.wait(); // reap it after the kill
+        return None;
+    };
+    if !status.success() {
+        return None;
+    }
+    first_line(child.stdout.take()).or_else(|| first_line(child.stderr.take()))
+}
+
+fn first_line(pipe: Option<impl Read>) -> Option<String> {
+    let mut text = String::new();
+    pipe?.read_to_string(&mut text).ok()?;
+    text.lines()
+        .map(str::trim)
+        .find(|line| !line.is_empty())
+        .map(str::to_owned)
 }

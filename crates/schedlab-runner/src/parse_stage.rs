@@ -6,7 +6,9 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 use schedlab_collect::{Manifest, periodic};
 use schedlab_parse::{ParseContext, Parsed, ParserKind, parse_file};
-use schedlab_tables::{CpuRow, PlacementRow, ProcessRow, QualityRow, RunRow, Table, write_rows};
+use schedlab_tables::{
+    CpuRow, CpuSampleRow, PlacementRow, ProcessRow, QualityRow, RunRow, Table, write_rows,
+};
 use schedlab_topology::format_cpu_list;
 
 use crate::RunnerError;
@@ -26,6 +28,7 @@ struct RunTables {
     cpus: Vec<CpuRow>,
     processes: Vec<ProcessRow>,
     placement: Vec<PlacementRow>,
+    cpu_samples: Vec<CpuSampleRow>,
 }
 
 /// Parses `runs` and writes the tables under `out`; returns the files written.
@@ -50,6 +53,7 @@ pub fn parse_runs(
         all.cpus.extend(one.cpus);
         all.processes.extend(one.processes);
         all.placement.extend(one.placement);
+        all.cpu_samples.extend(one.cpu_samples);
     }
     // Every table is written, empty or not: notebooks and reports can rely on the files.
     let mut written = all.parsed.write_to(out, &ParserKind::ALL)?;
@@ -67,6 +71,7 @@ pub fn parse_runs(
     put(out, &all.cpus, &mut written)?;
     put(out, &all.processes, &mut written)?;
     put(out, &all.placement, &mut written)?;
+    put(out, &all.cpu_samples, &mut written)?;
     written.sort();
     written.dedup();
     Ok(written)
@@ -181,6 +186,15 @@ fn parse_run(
             for file in &monitor.files {
                 out.placement
                     .extend(schedlab_tables::read_rows::<PlacementRow>(
+                        &run.dir.join(file),
+                    )?);
+            }
+            continue;
+        }
+        if monitor.kind == "cpu" {
+            for file in &monitor.files {
+                out.cpu_samples
+                    .extend(schedlab_tables::read_rows::<CpuSampleRow>(
                         &run.dir.join(file),
                     )?);
             }

@@ -4,6 +4,7 @@
 //! returns [`Unavailable`] with the fix when it cannot run; the collector then fails the run or,
 //! for an `optional` monitor, skips it and records the reason.
 
+mod cpu;
 mod placement;
 
 use std::path::Path;
@@ -36,6 +37,18 @@ pub struct MonitorRecord {
     pub parse: Option<String>,
     pub start_ns: Option<i64>,
     pub end_ns: Option<i64>,
+    /// CPU time a built-in sampler's own thread used, so its cost can be stated.
+    #[serde(default)]
+    pub self_cpu_ns: Option<i64>,
+}
+
+/// What a monitor reports when it stops cleanly.
+#[derive(Debug, Default)]
+pub struct Stopped {
+    /// CPU time of a built-in sampler's thread.
+    pub self_cpu_ns: Option<i64>,
+    /// What it could not record on this machine, said once per missing source.
+    pub notes: Vec<String>,
 }
 
 pub enum Running {
@@ -44,6 +57,7 @@ pub enum Running {
         stderr: std::path::PathBuf,
     },
     Placement(Sampler),
+    Cpu(cpu::Sampler),
 }
 
 /// Everything a monitor start needs from the run.
@@ -109,7 +123,15 @@ pub fn start(
             exited_early(&running)?;
             Ok(running)
         }
-        MonitorKind::Cpu(_) => Err(Unavailable("the cpu sampler is being written (issue 3)".into())),
+        MonitorKind::Cpu(options) => {
+            let file = raw("cpu_samples.parquet");
+            record.files.push(file.clone());
+            Ok(Running::Cpu(cpu::Sampler::start(
+                ctx.run_id.to_owned(),
+                options.interval.0,
+                ctx.run_dir.join(file),
+            )))
+        }
         MonitorKind::Command { argv, parse } => {
             if process::find_program(&argv[0]).is_none() {
                 return Err(Unavailable(format!(
@@ -222,12 +244,18 @@ fn check_perf_sched() -> Result<(), Unavailable> {
 
 impl Running {
     /// Stops the monitor: SIGINT so tools flush what they buffered, then wait.
-    pub fn stop(self) -> Result<(), String> {
+    pub fn stop(self) -> Result<Stopped, String> {
         match self {
-            Running::Placement(sampler) => {
-                let cpu_ns = sampler.stop()?;
-                tracing::debug!(cpu_ms = cpu_ns / 1_000_000, "placement sampler CPU time");
-                Ok(())
+            Running::Placement(sampler) => Ok(Stopped {
+                self_cpu_ns: Some(sampler.stop()?),
+                notes: Vec::new(),
+            }),
+            Running::Cpu(sampler) => {
+                let (cpu_ns, notes) = sampler.stop()?;
+                Ok(Stopped {
+                    self_cpu_ns: Some(cpu_ns),
+                    notes,
+                })
             }
             Running::Tool { child, stderr } => {
                 let exit = child
@@ -235,7 +263,7 @@ impl Running {
                     .map_err(|err| err.to_string())?;
                 // SIGINT is the requested way to end these tools: 130 or 0 are both clean.
                 if matches!(exit.code, 0 | 130) {
-                    Ok(())
+                    Ok(Stopped::default())
                 } else {
                     Err(format!(
                         "exited with code {}: {}",
