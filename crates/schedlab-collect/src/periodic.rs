@@ -186,8 +186,8 @@ mod tests {
         assert_eq!(report.threads.len(), 2);
         for thread in &report.threads {
             assert_eq!(thread.periods + thread.missed, 20, "{thread:?}");
-            // 5 ms busy of 20 ms: 25 %, with slack for a busy 2-CPU machine.
-            assert!((15.0..40.0).contains(&thread.duty_pct()), "{thread:?}");
+            // 5 ms busy of 20 ms: 25 %, with wide slack: other load on a 2-CPU machine preempts the spin.
+            assert!((5.0..40.0).contains(&thread.duty_pct()), "{thread:?}");
             assert!(thread.lateness_max_ns >= thread.lateness_p99_ns);
         }
         assert_ne!(report.threads[0].tid, report.threads[1].tid);

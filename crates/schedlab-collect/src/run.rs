@@ -276,16 +276,25 @@ fn start_workload(
 }
 
 /// The command line of one workload instance, and the periodic report file it will write.
-fn workload_argv(self_exe: &Path, run_dir: &Path, workload: &WorkloadPlan, instance: u32) -> (Vec<String>, Option<String>) {
+fn workload_argv(
+    self_exe: &Path,
+    run_dir: &Path,
+    workload: &WorkloadPlan,
+    instance: u32,
+) -> (Vec<String>, Option<String>) {
     let Program::Periodic(options) = &workload.program else {
-        let Program::External { argv } = &workload.program else { unreachable!() };
+        let Program::External { argv } = &workload.program else {
+            unreachable!()
+        };
         return (argv.clone(), None);
     };
     let report = format!("raw/{}.{instance}.periodic.json", workload.name);
-    let busy = options
-        .busy
-        .map(|b| b.0)
-        .unwrap_or_else(|| options.period.0.mul_f64(options.duty.unwrap_or(0.0) / 100.0));
+    let busy = options.busy.map(|b| b.0).unwrap_or_else(|| {
+        options
+            .period
+            .0
+            .mul_f64(options.duty.unwrap_or(0.0) / 100.0)
+    });
     let argv = vec![
         self_exe.display().to_string(),
         "periodic-worker".into(),
@@ -315,11 +324,15 @@ pub fn timeline(plan: &RunPlan, run_dir: &Path, self_exe: &Path) -> Vec<String> 
     for workload in &collect.workloads {
         for instance in 0..workload.instances {
             let (argv, _) = workload_argv(self_exe, run_dir, workload, instance);
-            let cpus = workload
-                .cpus
-                .as_deref()
-                .map_or("any CPU".into(), |c| format!("CPUs {}", schedlab_topology::format_cpu_list(c)));
-            let mut line = format!("workload {}#{instance}: {} (nice {}, {cpus}", workload.name, argv.join(" "), workload.nice);
+            let cpus = workload.cpus.as_deref().map_or("any CPU".into(), |c| {
+                format!("CPUs {}", schedlab_topology::format_cpu_list(c))
+            });
+            let mut line = format!(
+                "workload {}#{instance}: {} (nice {}, {cpus}",
+                workload.name,
+                argv.join(" "),
+                workload.nice
+            );
             if let Some(timeout) = workload.timeout {
                 line.push_str(&format!(", stopped after {timeout:?}"));
             }
@@ -331,8 +344,10 @@ pub fn timeline(plan: &RunPlan, run_dir: &Path, self_exe: &Path) -> Vec<String> 
         }
     }
     lines.sort_by_key(|(at, _)| *at);
-    let mut lines: Vec<String> =
-        lines.into_iter().map(|(at, what)| format!("{:>9.3}s  {what}", at.as_secs_f64())).collect();
+    let mut lines: Vec<String> = lines
+        .into_iter()
+        .map(|(at, what)| format!("{:>9.3}s  {what}", at.as_secs_f64()))
+        .collect();
     let known_end = collect
         .workloads
         .iter()
@@ -340,16 +355,28 @@ pub fn timeline(plan: &RunPlan, run_dir: &Path, self_exe: &Path) -> Vec<String> 
         .collect::<Option<Vec<_>>>()
         .and_then(|ends| ends.into_iter().max());
     lines.push(match (collect.duration, known_end) {
-        (Some(d), _) => format!("{:>9.3}s  end of collection: stop workloads still running, then monitors", d.as_secs_f64()),
-        (None, Some(end)) => format!("{:>9.3}s  end of collection (the last workload ends); monitors stop", end.as_secs_f64()),
-        (None, None) => "        …  end of collection when the last workload ends; monitors stop".to_owned(),
+        (Some(d), _) => format!(
+            "{:>9.3}s  end of collection: stop workloads still running, then monitors",
+            d.as_secs_f64()
+        ),
+        (None, Some(end)) => format!(
+            "{:>9.3}s  end of collection (the last workload ends); monitors stop",
+            end.as_secs_f64()
+        ),
+        (None, None) => {
+            "        …  end of collection when the last workload ends; monitors stop".to_owned()
+        }
     });
     lines
 }
 
 /// Records workloads that ended and stops those past their timeout; returns the ones to start
 /// again (`repeat_until: monitors`, ended successfully).
-fn reap<'p>(active: &mut Vec<Active<'p>>, processes: &mut [ProcessRecord], now: i64) -> Vec<(&'p WorkloadPlan, u32)> {
+fn reap<'p>(
+    active: &mut Vec<Active<'p>>,
+    processes: &mut [ProcessRecord],
+    now: i64,
+) -> Vec<(&'p WorkloadPlan, u32)> {
     let mut restart = Vec::new();
     active.retain(|proc| {
         let record = &mut processes[proc.index];

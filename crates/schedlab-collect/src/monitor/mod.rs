@@ -13,6 +13,7 @@ use std::time::Duration;
 use rustix::process::Signal;
 use serde::{Deserialize, Serialize};
 
+use schedlab_spec::raw::{PerfSchedOptions, TurbostatOptions};
 use schedlab_spec::{MonitorKind, MonitorPlan};
 
 use crate::process::{self, Child, SpawnOptions};
@@ -88,13 +89,7 @@ pub fn start(
         MonitorKind::PerfSched(options) => {
             check_perf_sched()?;
             let file = raw("perf.data");
-            let mut argv: Vec<String> = ["perf", "sched", "record", "-a", "-k", "CLOCK_MONOTONIC"]
-                .map(String::from)
-                .into();
-            if let Some(buffer) = &options.buffer {
-                argv.extend(["-m".into(), buffer.clone()]);
-            }
-            argv.extend(["-o".into(), ctx.run_dir.join(&file).display().to_string()]);
+            let argv = perf_sched_argv(options, &ctx.run_dir.join(&file));
             record.files.push(file.clone());
             record.parse = Some("perf-sched".into());
             let running = start_tool(plan, ctx, record, argv, None)?;
@@ -108,14 +103,7 @@ pub fn start(
                     "turbostat is not installed (hint: apt-get install linux-cpupower)".into(),
                 )
             })?;
-            let secs = options.interval.0.as_secs_f64();
-            let mut argv: Vec<String> = ["turbostat", "--quiet", "--interval"]
-                .map(String::from)
-                .into();
-            argv.push(format!("{secs}"));
-            if !options.show.is_empty() {
-                argv.extend(["--show".into(), options.show.join(",")]);
-            }
+            let argv = turbostat_argv(options);
             record.parse = Some("turbostat".into());
             let running = start_tool(plan, ctx, record, argv, Some(raw("turbostat.txt")))?;
             // turbostat fails within milliseconds where it cannot read MSRs; catch that now.
@@ -143,6 +131,45 @@ pub fn start(
             start_tool(plan, ctx, record, argv.clone(), Some(raw("stdout.txt")))
         }
     }
+}
+
+fn perf_sched_argv(options: &PerfSchedOptions, output: &Path) -> Vec<String> {
+    let mut argv: Vec<String> = ["perf", "sched", "record", "-a", "-k", "CLOCK_MONOTONIC"]
+        .map(String::from)
+        .into();
+    if let Some(buffer) = &options.buffer {
+        argv.extend(["-m".into(), buffer.clone()]);
+    }
+    argv.extend(["-o".into(), output.display().to_string()]);
+    argv
+}
+
+fn turbostat_argv(options: &TurbostatOptions) -> Vec<String> {
+    let mut argv: Vec<String> = ["turbostat", "--quiet", "--interval"]
+        .map(String::from)
+        .into();
+    argv.push(format!("{}", options.interval.0.as_secs_f64()));
+    if !options.show.is_empty() {
+        argv.extend(["--show".into(), options.show.join(",")]);
+    }
+    argv
+}
+
+/// What starting this monitor would do, as `--dry-run` prints it.
+pub fn describe(plan: &MonitorPlan, run_dir: &Path) -> String {
+    let optional = if plan.optional { " (optional)" } else { "" };
+    let what = match &plan.kind {
+        MonitorKind::PerfSched(options) => perf_sched_argv(
+            options,
+            &run_dir.join(format!("raw/{}.perf.data", plan.name)),
+        )
+        .join(" "),
+        MonitorKind::Turbostat(options) => turbostat_argv(options).join(" "),
+        MonitorKind::Placement(options) => format!("placement samples every {}", options.interval),
+        MonitorKind::Cpu(options) => format!("per-CPU samples every {}", options.interval),
+        MonitorKind::Command { argv, .. } => argv.join(" "),
+    };
+    format!("monitor {}{optional}: {what}", plan.name)
 }
 
 fn start_tool(
