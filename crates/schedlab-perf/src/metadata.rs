@@ -360,6 +360,32 @@ impl Metadata {
                 )
             })?;
         }
+        if section(Feature::EVENT_DESC.0).is_none() {
+            // Without EVENT_DESC the attributes come from the (legacy) event_types section,
+            // whose entries point at id lists: check those too before they size allocations.
+            let (off, size) = (hdr(56), hdr(64));
+            if size != 0 {
+                check_section(
+                    off,
+                    size,
+                    len,
+                    "the event_types section",
+                    56,
+                    &truncated,
+                    &malformed,
+                )?;
+                check_event_types(file, off, size, attr_size).map_err(|at| {
+                    malformed(at, "an event_types entry points outside the file".into())
+                })?;
+            }
+        }
+        if features.iter().any(|f| f.0 >= 128) {
+            return Err(unsupported(
+                72,
+                "a simpleperf recording",
+                "record on Linux with `perf sched record -a -k CLOCK_MONOTONIC -- CMD`",
+            ));
+        }
         if section(Feature::COMPRESSED.0).is_some() {
             return Err(unsupported(
                 0,
@@ -517,6 +543,24 @@ fn check_event_desc(d: &[u8]) -> Result<(), usize> {
             .filter(|&e| e <= d.len())
             .ok_or(pos)?;
         pos = end;
+    }
+    Ok(())
+}
+
+/// Checks that each event_types entry (an attribute, then the file section of its ids) points
+/// inside the file. Returns the offset of the first bad entry.
+fn check_event_types(file: &[u8], off: u64, size: u64, attr_size: u64) -> Result<(), u64> {
+    let entry = attr_size + 16;
+    let len = file.len() as u64;
+    for k in 0..size / entry {
+        let at = off + k * entry + attr_size;
+        let (ids_off, ids_size) = (
+            u64_at(file, at as usize).ok_or(at)?,
+            u64_at(file, at as usize + 8).ok_or(at)?,
+        );
+        if ids_off.checked_add(ids_size).is_none_or(|end| end > len) {
+            return Err(at);
+        }
     }
     Ok(())
 }

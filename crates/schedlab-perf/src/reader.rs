@@ -18,7 +18,7 @@ use crate::le::comm_str;
 use crate::metadata::Metadata;
 use crate::order::Orderer;
 use crate::threads::Threads;
-use crate::timehist::Timehist;
+use crate::timehist::{MAX_CPUS, Timehist};
 use crate::{
     MigrationRow, QualityRow, SchedBatch, SchedOptions, SchedSliceRow, SchedTables, ThreadRow,
     WakeupRow,
@@ -335,7 +335,8 @@ impl Notes {
             ));
         }
         let spans = th.cpu_spans();
-        if let Some(online) = meta.nr_cpus_online {
+        // A damaged NRCPUS section can claim billions of CPUs: only believe a plausible count.
+        if let Some(online) = meta.nr_cpus_online.filter(|&n| n <= MAX_CPUS as u32) {
             let silent: Vec<String> = (0..online as i32)
                 .filter(|c| !spans.iter().any(|s| s.0 == *c))
                 .map(|c| c.to_string())

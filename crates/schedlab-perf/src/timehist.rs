@@ -16,7 +16,7 @@ use crate::metadata::WakeKind;
 use crate::threads::{Runtime, Threads};
 
 /// CPUs beyond this are taken for damaged data rather than a real machine.
-const MAX_CPUS: i32 = 1 << 14;
+pub(crate) const MAX_CPUS: i32 = 1 << 14;
 
 /// A slice in compact form; turned into a `SchedSliceRow` in batches.
 #[derive(Debug, Clone)]

@@ -1,0 +1,66 @@
+//! Fuzzing on stable: truncated and mutated copies of real recordings must give an error or
+//! tables, never a panic. Run alone with `cargo test -p schedlab-perf --test fuzz`; raise
+//! `PROPTEST_CASES` for a longer run.
+
+use std::path::{Path, PathBuf};
+
+use proptest::prelude::*;
+use schedlab_perf::{SchedOptions, read_sched};
+
+fn fixture(name: &str) -> Vec<u8> {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name);
+    std::fs::read(path).unwrap()
+}
+
+/// Reads `bytes` as a perf.data file. An error must name the file; tables are fine too.
+fn survives(bytes: &[u8], dir: &Path) {
+    let path = dir.join("fuzz.data");
+    std::fs::write(&path, bytes).unwrap();
+    if let Err(e) = read_sched(&path, &SchedOptions::default()) {
+        let msg = e.to_string();
+        assert!(msg.starts_with(&path.display().to_string()), "{msg}");
+        assert!(msg.contains("hint: "), "{msg}");
+    }
+}
+
+/// Byte edits: (position as a fraction of the file or of its first 4 KiB, xor mask).
+fn edits() -> impl Strategy<Value = Vec<(bool, f64, u8)>> {
+    prop::collection::vec((any::<bool>(), 0.0..1.0f64, 1..=255u8), 1..12)
+}
+
+fn apply(mut b: Vec<u8>, edits: &[(bool, f64, u8)]) -> Vec<u8> {
+    let len = b.len();
+    for &(in_header, at, mask) in edits {
+        // Half the edits hit the header, attributes and first records, where a flip matters most.
+        let span = if in_header { len.min(4096) } else { len };
+        let i = ((at * span as f64) as usize).min(len - 1);
+        b[i] ^= mask;
+    }
+    b
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 96, failure_persistence: None, ..ProptestConfig::default() })]
+
+    #[test]
+    fn truncated_recordings_never_panic(keep in 0.0..1.0f64) {
+        let dir = tempfile::tempdir().unwrap();
+        let b = fixture("allsched.data");
+        let n = (keep * b.len() as f64) as usize;
+        survives(&b[..n], dir.path());
+    }
+
+    #[test]
+    fn mutated_recordings_never_panic(e in edits()) {
+        let dir = tempfile::tempdir().unwrap();
+        survives(&apply(fixture("allsched.data"), &e), dir.path());
+    }
+
+    #[test]
+    fn mutated_bursty_recording_never_panics(e in edits()) {
+        let dir = tempfile::tempdir().unwrap();
+        survives(&apply(fixture("bursty.data"), &e), dir.path());
+    }
+}
