@@ -48,5 +48,8 @@ pub(crate) fn comm_from(s: &[u8]) -> Comm {
 /// The name up to its first NUL, invalid UTF-8 replaced.
 pub(crate) fn comm_str(c: &Comm) -> String {
     let end = c.iter().position(|&b| b == 0).unwrap_or(c.len());
-    String::from_utf8_lossy(&c[..end]).into_owned()
+    match std::str::from_utf8(&c[..end]) {
+        Ok(s) => s.to_owned(),
+        Err(_) => String::from_utf8_lossy(&c[..end]).into_owned(),
+    }
 }

@@ -18,6 +18,8 @@ use crate::tracefmt::{Field, Format, parse_tracing_data};
 
 const HEADER_LEN: u64 = 104;
 const FEATURE_BITS: u32 = 256;
+/// Event ids below this are looked up in a table rather than by binary search.
+const DENSE_IDS: u64 = 1 << 16;
 const HINT_DAMAGED: &str = "the header is damaged: copy the file again or re-record";
 
 pub(crate) const SAMPLE_IP: u64 = 1 << 0;
@@ -211,6 +213,9 @@ pub(crate) struct Metadata {
     pub attrs: Vec<Attr>,
     /// Event id → attribute index, sorted by id.
     ids: Vec<(u64, usize)>,
+    /// The same as a table indexed by id (`u16::MAX`: none), when ids are small, as perf's
+    /// are: the lookup runs for every record.
+    dense: Vec<u16>,
     /// Where a sample's event id sits, when the file has several attributes.
     pub sample_id_pos: Option<usize>,
     pub nr_cpus_online: Option<u32>,
@@ -222,6 +227,10 @@ impl Metadata {
     pub(crate) fn attr_of_id(&self, id: u64) -> Option<usize> {
         if self.attrs.len() == 1 {
             return Some(0);
+        }
+        if !self.dense.is_empty() {
+            let i = *self.dense.get(usize::try_from(id).ok()?)?;
+            return (i != u16::MAX).then_some(i as usize);
         }
         self.ids
             .binary_search_by_key(&id, |&(i, _)| i)
@@ -445,6 +454,13 @@ impl Metadata {
             });
         }
         ids.sort_unstable();
+        let mut dense = Vec::new();
+        if ids.last().is_some_and(|l| l.0 < DENSE_IDS) && attrs.len() < u16::MAX as usize {
+            dense = vec![u16::MAX; ids.last().map_or(0, |l| l.0 as usize + 1)];
+            for &(id, index) in &ids {
+                dense[id as usize] = index as u16;
+            }
+        }
 
         if !attrs
             .iter()
@@ -492,6 +508,7 @@ impl Metadata {
             data_end,
             attrs,
             ids,
+            dense,
             sample_id_pos,
             nr_cpus_online,
             has_waking,

@@ -28,6 +28,8 @@ use crate::{
 /// enough to bound memory.
 const BLOCK_BYTES: usize = 8 << 20;
 const SOURCE: &str = "perf-sched";
+/// Rows per parallel task when building rows: enough to dwarf rayon's per-task cost.
+const ROW_CHUNK: usize = 8192;
 
 pub(crate) fn run(
     path: &Path,
@@ -87,24 +89,26 @@ pub(crate) fn run(
         (decoded, block.damage)
     };
 
+    // Framing and decoding the next block runs alongside ordering, the state machine and row
+    // building for the current one; rows are handed over (and dropped by the caller) on the
+    // processing side too, so nothing runs alone between blocks.
     let mut current = framer.next_block(BLOCK_BYTES).map(decode);
     while let Some((rounds, damage)) = current.take() {
-        let next = if damage.is_none() {
-            framer.next_block(BLOCK_BYTES)
-        } else {
-            None
-        };
-        let (decoded_next, batch) = rayon::join(
-            || next.map(decode),
+        let framer = &mut framer;
+        let more = damage.is_none();
+        let (decoded_next, ()) = rayon::join(
+            || {
+                more.then(|| framer.next_block(BLOCK_BYTES).map(decode))
+                    .flatten()
+            },
             || {
                 for round in rounds {
                     notes.bad_records(&round);
                     order.round(round.events, &mut |e| th.event(e));
                 }
-                emit.batch(&mut th)
+                on_batch(emit.batch(&mut th));
             },
         );
-        on_batch(batch);
         notes.damage = notes.damage.take().or(damage);
         current = decoded_next;
     }
@@ -155,7 +159,7 @@ impl Emit<'_> {
     }
 
     fn batch(&self, th: &mut Timehist) -> SchedBatch {
-        let sched_slices = (th.slices.drain(..))
+        let sched_slices = (th.slices.par_drain(..).with_min_len(ROW_CHUNK))
             .map(|s| SchedSliceRow {
                 run_id: self.run_id.to_string(),
                 cpu: s.cpu,
@@ -172,7 +176,7 @@ impl Emit<'_> {
                 workload: self.workload(s.workload),
             })
             .collect();
-        let migrations = (th.migrations.drain(..))
+        let migrations = (th.migrations.par_drain(..).with_min_len(ROW_CHUNK))
             .map(|m| MigrationRow {
                 run_id: self.run_id.to_string(),
                 time_ns: m.time as i64,
@@ -184,7 +188,7 @@ impl Emit<'_> {
                 workload: self.workload(m.workload),
             })
             .collect();
-        let wakeups = (th.wakeups.drain(..))
+        let wakeups = (th.wakeups.par_drain(..).with_min_len(ROW_CHUNK))
             .map(|w| WakeupRow {
                 run_id: self.run_id.to_string(),
                 time_ns: w.time as i64,
@@ -210,15 +214,18 @@ impl Emit<'_> {
 pub(crate) fn state_str(state: i64) -> String {
     const NAMES: [&str; 8] = ["S", "D", "T", "t", "X", "Z", "P", "I"];
     let low = state & 0xff;
-    let mut s = if low == 0 {
-        String::from("R")
-    } else {
-        let set: Vec<&str> = (0..8)
-            .filter(|b| low & (1 << b) != 0)
-            .map(|b| NAMES[b])
-            .collect();
-        set.join("|")
-    };
+    let mut s = String::with_capacity(4);
+    if low == 0 {
+        s.push('R');
+    }
+    for (bit, name) in NAMES.iter().enumerate() {
+        if low & (1 << bit) != 0 {
+            if !s.is_empty() {
+                s.push('|');
+            }
+            s.push_str(name);
+        }
+    }
     if state & 0x100 != 0 {
         s.push('+');
     }
