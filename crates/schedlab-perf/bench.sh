@@ -27,29 +27,41 @@ cargo build --release -q -p schedlab-perf --example read_sched
 READER=target/release/examples/read_sched
 cat "$TRACE" >/dev/null # warm the page cache
 
-# best WALL_S MAX_RSS_KB for a command, over $RUNS runs
+TIMES=$(mktemp)
+trap 'rm -f "$TIMES"' EXIT
+
+# best WALL_S, its CPU_S (user + system) and the largest MAX_RSS_KB, over $RUNS runs. CPU time
+# is reported too because on a shared machine wall time also measures the neighbours.
 measure() {
-    local best="" rss=0 out wall kb
+    local best="" cpu="" rss=0 wall user sys kb
     for _ in $(seq "$RUNS"); do
-        out=$( { /usr/bin/time -f "%e %M" "$@" >/dev/null 2>/dev/null; } 2>&1 | tail -1)
-        read -r wall kb <<<"$out"
-        if [ -z "$best" ] || awk "BEGIN{exit !($wall < $best)}"; then best=$wall; fi
-        [ "$kb" -gt "$rss" ] && rss=$kb
+        /usr/bin/time -o "$TIMES" -f "%e %U %S %M" "$@" >/dev/null 2>&1
+        read -r wall user sys kb <"$TIMES"
+        if [ -z "$best" ] || awk "BEGIN{exit !($wall < $best)}"; then
+            best=$wall
+            cpu=$(awk "BEGIN{print $user + $sys}")
+        fi
+        if [ "$kb" -gt "$rss" ]; then rss=$kb; fi
     done
-    echo "$best $rss"
+    echo "$best $cpu $rss"
 }
 
-read -r perf_s perf_kb < <(measure perf sched timehist -i "$TRACE")
-read -r ours_s ours_kb < <(measure "$READER" "$TRACE")
-read -r coll_s coll_kb < <(measure "$READER" "$TRACE" --collect)
+read -r perf_s perf_c perf_kb < <(measure perf sched timehist -i "$TRACE")
+read -r ours_s ours_c ours_kb < <(measure "$READER" "$TRACE")
+read -r coll_s coll_c coll_kb < <(measure "$READER" "$TRACE" --collect)
 
 "$READER" "$TRACE" | sed 's/^/  /'
-awk -v size="$size" -v ps="$perf_s" -v pk="$perf_kb" -v os="$ours_s" -v ok="$ours_kb" \
-    -v cs="$coll_s" -v ck="$coll_kb" -v runs="$RUNS" 'BEGIN {
-    mb = size / 1048576
-    printf "trace: %.0f MiB; best of %d runs, page cache warm, %s\n", mb, runs, "2 CPUs"
-    printf "%-36s %8s %12s %10s %14s\n", "", "wall s", "peak RSS MiB", "speed-up", "RSS / file"
-    printf "%-36s %8.2f %12.1f %10s %14.2f\n", "perf sched timehist (full listing)", ps, pk/1024, "1.0x", pk*1024/size
-    printf "%-36s %8.2f %12.1f %9.1fx %14.2f\n", "schedlab-perf, streamed", os, ok/1024, ps/os, ok*1024/size
-    printf "%-36s %8.2f %12.1f %9.1fx %14.2f\n", "schedlab-perf, all rows in memory", cs, ck/1024, ps/cs, ck*1024/size
+echo "load average before the runs: $(cut -d' ' -f1-3 /proc/loadavg)"
+awk -v size="$size" -v runs="$RUNS" -v nproc="$(nproc)" \
+    -v ps="$perf_s" -v pc="$perf_c" -v pk="$perf_kb" \
+    -v os="$ours_s" -v oc="$ours_c" -v ok="$ours_kb" \
+    -v cs="$coll_s" -v cc="$coll_c" -v ck="$coll_kb" 'BEGIN {
+    printf "trace: %.0f MiB; best of %d runs, page cache warm, %d CPUs\n", size / 1048576, runs, nproc
+    printf "%-36s %7s %9s %6s %9s %6s %8s\n", "", "wall s", "speed-up", "cpu s", "cpu gain", "RSS MiB", "RSS/file"
+    row("perf sched timehist (full listing)", ps, pc, pk)
+    row("schedlab-perf, streamed", os, oc, ok)
+    row("schedlab-perf, all rows in memory", cs, cc, ck)
+}
+function row(name, s, c, k) {
+    printf "%-36s %7.2f %8.1fx %6.2f %8.1fx %6.0f %8.2f\n", name, s, ps / s, c, pc / c, k / 1024, k * 1024 / size
 }'

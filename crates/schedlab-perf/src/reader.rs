@@ -1,9 +1,10 @@
 //! The driver: map the file, read the metadata, then frame, decode, order and run the
 //! timehist state machine block by block, turning its output into table rows.
 //!
-//! Decoding block N+1 (parallel over its rounds) overlaps with ordering and processing block N,
-//! and each block's pages are released from the mapping once decoded, so resident memory is a
-//! few blocks plus the per-thread state, whatever the file size.
+//! Three stages overlap: framing and decoding block N+2 (parallel over its rounds), ordering and
+//! the state machine on block N+1 (sequential by nature), and building the rows of block N and
+//! handing them to the caller. Each block's pages are released from the mapping once decoded,
+//! so resident memory is a few blocks plus the per-thread state, whatever the file size.
 
 use std::fs::File;
 use std::path::Path;
@@ -18,7 +19,7 @@ use crate::le::comm_str;
 use crate::metadata::Metadata;
 use crate::order::Orderer;
 use crate::threads::Threads;
-use crate::timehist::{MAX_CPUS, Timehist};
+use crate::timehist::{MAX_CPUS, Output, Timehist};
 use crate::{
     MigrationRow, QualityRow, SchedBatch, SchedOptions, SchedSliceRow, SchedTables, ThreadRow,
     WakeupRow,
@@ -28,8 +29,6 @@ use crate::{
 /// enough to bound memory.
 const BLOCK_BYTES: usize = 8 << 20;
 const SOURCE: &str = "perf-sched";
-/// Rows per parallel task when building rows: enough to dwarf rayon's per-task cost.
-const ROW_CHUNK: usize = 8192;
 
 pub(crate) fn run(
     path: &Path,
@@ -89,31 +88,41 @@ pub(crate) fn run(
         (decoded, block.damage)
     };
 
-    // Framing and decoding the next block runs alongside ordering, the state machine and row
-    // building for the current one; rows are handed over (and dropped by the caller) on the
-    // processing side too, so nothing runs alone between blocks.
+    // Three stages run at once: framing and decoding block N+2, ordering and the state machine
+    // on block N+1, and building (and handing over) the rows of block N.
     let mut current = framer.next_block(BLOCK_BYTES).map(decode);
+    let mut finished: Option<Output> = None;
     while let Some((rounds, damage)) = current.take() {
         let framer = &mut framer;
         let more = damage.is_none();
-        let (decoded_next, ()) = rayon::join(
+        let rows_of = finished.take();
+        let (decoded_next, (output, ())) = rayon::join(
             || {
                 more.then(|| framer.next_block(BLOCK_BYTES).map(decode))
                     .flatten()
             },
             || {
-                for round in rounds {
-                    notes.bad_records(&round);
-                    order.round(round.events, &mut |e| th.event(e));
-                }
-                on_batch(emit.batch(&mut th));
+                rayon::join(
+                    || {
+                        for round in rounds {
+                            notes.bad_records(&round);
+                            order.round(round.events, &mut |e| th.event(e));
+                        }
+                        th.take_output()
+                    },
+                    || rows_of.map(|o| on_batch(emit.batch(o))).unwrap_or_default(),
+                )
             },
         );
         notes.damage = notes.damage.take().or(damage);
+        finished = Some(output);
         current = decoded_next;
     }
+    if let Some(o) = finished {
+        on_batch(emit.batch(o));
+    }
     order.finish(&mut |e| th.event(e));
-    on_batch(emit.batch(&mut th));
+    on_batch(emit.batch(th.take_output()));
 
     let quality = notes.rows(path, opts, &meta, &th, &framer);
     let window = window(&th);
@@ -158,8 +167,8 @@ impl Emit<'_> {
             .map(|n| n.to_string())
     }
 
-    fn batch(&self, th: &mut Timehist) -> SchedBatch {
-        let sched_slices = (th.slices.par_drain(..).with_min_len(ROW_CHUNK))
+    fn batch(&self, out: Output) -> SchedBatch {
+        let sched_slices = (out.slices.into_iter())
             .map(|s| SchedSliceRow {
                 run_id: self.run_id.to_string(),
                 cpu: s.cpu,
@@ -176,7 +185,7 @@ impl Emit<'_> {
                 workload: self.workload(s.workload),
             })
             .collect();
-        let migrations = (th.migrations.par_drain(..).with_min_len(ROW_CHUNK))
+        let migrations = (out.migrations.into_iter())
             .map(|m| MigrationRow {
                 run_id: self.run_id.to_string(),
                 time_ns: m.time as i64,
@@ -188,7 +197,7 @@ impl Emit<'_> {
                 workload: self.workload(m.workload),
             })
             .collect();
-        let wakeups = (th.wakeups.par_drain(..).with_min_len(ROW_CHUNK))
+        let wakeups = (out.wakeups.into_iter())
             .map(|w| WakeupRow {
                 run_id: self.run_id.to_string(),
                 time_ns: w.time as i64,

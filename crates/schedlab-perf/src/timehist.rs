@@ -84,13 +84,19 @@ fn runnable(state: i64) -> bool {
     state & 0xff == 0
 }
 
+/// Per-event output accumulated since the last [`Timehist::take_output`].
+#[derive(Debug, Default)]
+pub(crate) struct Output {
+    pub slices: Vec<Slice>,
+    pub migrations: Vec<Migration>,
+    pub wakeups: Vec<Wakeup>,
+}
+
 pub(crate) struct Timehist {
     pub threads: Threads,
     cpus: Vec<Cpu>,
     has_waking: bool,
-    pub slices: Vec<Slice>,
-    pub migrations: Vec<Migration>,
-    pub wakeups: Vec<Wakeup>,
+    out: Output,
     pub lost: Vec<Lost>,
     /// Events whose CPU was out of range.
     pub bad_cpu: u64,
@@ -102,9 +108,7 @@ impl Timehist {
             threads,
             cpus: Vec::new(),
             has_waking,
-            slices: Vec::new(),
-            migrations: Vec::new(),
-            wakeups: Vec::new(),
+            out: Output::default(),
             lost: Vec::new(),
             bad_cpu: 0,
         }
@@ -120,6 +124,10 @@ impl Timehist {
             self.cpus.resize(i + 1, Cpu::default());
         }
         Some(&mut self.cpus[i])
+    }
+
+    pub(crate) fn take_output(&mut self) -> Output {
+        std::mem::take(&mut self.out)
     }
 
     /// Per CPU with data: (cpu, first sample time, last sample time).
@@ -150,7 +158,7 @@ impl Timehist {
                     t.runtime.ready_to_run = e.time;
                 }
                 let (pid_of, workload) = (t.pid, t.workload);
-                self.wakeups.push(Wakeup {
+                self.out.wakeups.push(Wakeup {
                     time: e.time,
                     pid: pid_of,
                     tid: pid,
@@ -169,7 +177,7 @@ impl Timehist {
             } => {
                 let t = self.threads.get_or_create(pid, None, Some(&comm));
                 let (pid_of, workload) = (t.pid, t.workload);
-                self.migrations.push(Migration {
+                self.out.migrations.push(Migration {
                     time: e.time,
                     pid: pid_of,
                     tid: pid,
@@ -246,7 +254,7 @@ impl Timehist {
             last_state: state,
             ready_to_run: 0,
         };
-        self.slices.push(Slice {
+        self.out.slices.push(Slice {
             cpu: e.cpu,
             pid,
             tid: prev_pid,
