@@ -104,6 +104,11 @@ pub fn collect(request: &RunRequest<'_>) -> Result<Manifest, CollectError> {
     }
 
     let zero = monotonic_ns();
+    let mut monitor_stops: Vec<Option<i64>> = plan
+        .monitors
+        .iter()
+        .map(|m| monitor::stop_after(m).map(|d| zero + ns(d)))
+        .collect();
     let mut schedule: Vec<(i64, &WorkloadPlan, u32)> = plan
         .workloads
         .iter()
@@ -151,6 +156,15 @@ pub fn collect(request: &RunRequest<'_>) -> Result<Manifest, CollectError> {
             // `repeat_until: monitors`: the schedule is popped from the end, earliest first.
             if end_at.is_some_and(|end| now < end) {
                 schedule.push((now, workload, instance));
+            }
+        }
+        for ((_, running), stop) in monitors.iter().zip(&mut monitor_stops) {
+            // A recording window ends: ask once, reap with the others at the end.
+            if let Some(running) = running
+                && stop.is_some_and(|at| now >= at)
+            {
+                running.request_stop();
+                *stop = None;
             }
         }
         if end_at.is_some_and(|end| now >= end) {

@@ -107,6 +107,21 @@ pub struct PerfSchedOptions {
     /// Ring-buffer size per CPU (`perf record -m`), e.g. `"64M"` or `"1024"` pages.
     #[serde(default)]
     pub buffer: Option<String>,
+    /// Record only part of the run, so a long run does not produce gigabytes.
+    #[serde(default)]
+    pub window: Option<RecordingWindow>,
+}
+
+/// When a trace records, relative to the moment workloads' `start_after` counts from.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RecordingWindow {
+    /// Start recording this long after the run starts (`perf record --delay`).
+    #[serde(default)]
+    pub start: Option<Span>,
+    /// Stop recording after this long.
+    #[serde(default)]
+    pub duration: Option<Span>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -278,3 +278,28 @@ fn dry_run_prints_the_timeline_and_starts_nothing() {
     assert!(lines[3].contains("70.000s  end of collection"), "{lines:?}");
     assert!(!sandbox.path("data").exists(), "nothing written");
 }
+
+#[test]
+fn perf_sched_window_records_only_part_of_the_run() {
+    if !rustix::process::geteuid().is_root() {
+        return; // covered by perf_sched_records_a_real_trace_when_root's error branch
+    }
+    let sandbox = Sandbox::new();
+    let pipeline = sandbox.write(
+        "window.yaml",
+        "name: window\ncollect:\n  duration: 2s\n  monitors:\n    sched: { perf-sched: { window: { start: 500ms, duration: 600ms } } }\n  workloads:\n    \
+         spin: { periodic: { threads: 1, period: 20ms, busy: 5ms, duration: 1800ms } }\n",
+    );
+    let done = sandbox.schedlab(&["run", pipeline.to_str().unwrap()]);
+    assert_eq!(done.code, 0, "{}", done.stderr);
+    let m = manifest(&sandbox, "window", &sandbox.runs("window")[0]);
+    let zero = m["zero_ns"].as_i64().unwrap();
+    let slices: Vec<schedlab_tables::SchedSliceRow> = read_rows(&sandbox.data("window", "tables/sched_slices.parquet")).unwrap();
+    let own: Vec<i64> = slices.iter().filter(|s| s.workload.is_some()).map(|s| (s.end_ns - zero) / 1_000_000).collect();
+    assert!(!own.is_empty());
+    let (first, last) = (own.iter().min().unwrap(), own.iter().max().unwrap());
+    assert!(*first >= 300, "first traced switch {first} ms after the start: --delay applied");
+    // perf is asked to stop at 1.1 s. The workload switches every 20 ms until 1.8 s: a trace of
+    // the whole run would reach ~1800 ms.
+    assert!(*last <= 1500, "last traced switch {last} ms after the start: recording stopped");
+}

@@ -140,6 +140,9 @@ fn perf_sched_argv(options: &PerfSchedOptions, output: &Path) -> Vec<String> {
     if let Some(buffer) = &options.buffer {
         argv.extend(["-m".into(), buffer.clone()]);
     }
+    if let Some(start) = options.window.as_ref().and_then(|w| w.start) {
+        argv.extend(["--delay".into(), start.0.as_millis().to_string()]);
+    }
     argv.extend(["-o".into(), output.display().to_string()]);
     argv
 }
@@ -153,6 +156,15 @@ fn turbostat_argv(options: &TurbostatOptions) -> Vec<String> {
         argv.extend(["--show".into(), options.show.join(",")]);
     }
     argv
+}
+
+/// How long after the run's start a monitor must be stopped, when it records a window only.
+pub fn stop_after(plan: &MonitorPlan) -> Option<Duration> {
+    let MonitorKind::PerfSched(options) = &plan.kind else {
+        return None;
+    };
+    let window = options.window.as_ref()?;
+    Some(window.start.map(|s| s.0).unwrap_or_default() + window.duration?.0)
 }
 
 /// What starting this monitor would do, as `--dry-run` prints it.
@@ -169,7 +181,10 @@ pub fn describe(plan: &MonitorPlan, run_dir: &Path) -> String {
         MonitorKind::Cpu(options) => format!("per-CPU samples every {}", options.interval),
         MonitorKind::Command { argv, .. } => argv.join(" "),
     };
-    format!("monitor {}{optional}: {what}", plan.name)
+    let until = stop_after(plan)
+        .map(|d| format!(", stopped at {:.3}s", d.as_secs_f64()))
+        .unwrap_or_default();
+    format!("monitor {}{optional}: {what}{until}", plan.name)
 }
 
 fn start_tool(
@@ -270,6 +285,14 @@ fn check_perf_sched() -> Result<(), Unavailable> {
 }
 
 impl Running {
+    /// Asks an external tool to stop (SIGINT) without waiting for it: perf takes a second or
+    /// more to flush, and the run's timeline must not stall meanwhile. [`Running::stop`] reaps it.
+    pub fn request_stop(&self) {
+        if let Running::Tool { child, .. } = self {
+            child.signal(Signal::INT);
+        }
+    }
+
     /// Stops the monitor: SIGINT so tools flush what they buffered, then wait.
     pub fn stop(self) -> Result<Stopped, String> {
         match self {
