@@ -137,3 +137,30 @@ fn all_sched_tracepoints_agree_with_perf() {
 fn lossy_trace_agrees_with_perf() {
     check("lossy");
 }
+
+/// `preempt_wait_ns` is the wait of a slice whose thread was switched out runnable (`R`/`R+`),
+/// and perf 6.1 reports no scheduling delay for it (no wakeup came in between).
+#[test]
+fn preempt_wait_follows_runnable_switch_outs() {
+    let t = read("contended.data");
+    let mut last_state: BTreeMap<i32, String> = BTreeMap::new();
+    let mut preempted = 0;
+    for s in t.sched_slices.iter().filter(|s| s.tid > 0) {
+        match last_state.get(&s.tid).map(|p| p.starts_with('R')) {
+            Some(true) if s.wait_ns > 0 => {
+                assert_eq!(
+                    (s.preempt_wait_ns, s.sched_delay_ns),
+                    (s.wait_ns, 0),
+                    "{s:?}"
+                );
+                preempted += 1;
+            }
+            _ => assert_eq!(s.preempt_wait_ns, 0, "{s:?}"),
+        }
+        last_state.insert(s.tid, s.prev_state.clone());
+    }
+    assert!(
+        preempted > 100,
+        "contended workers are preempted often: {preempted}"
+    );
+}
