@@ -272,7 +272,7 @@ fn dry_run_prints_the_timeline_and_starts_nothing() {
         "{lines:?}"
     );
     assert!(
-        lines[2].contains("2.000s  workload burst#0: stress-ng --cpu 1 (nice 19, CPUs [0])"),
+        lines[2].contains("2.000s  workload burst#0: stress-ng --cpu 1 (nice 19, CPUs 0)"),
         "{lines:?}"
     );
     assert!(lines[3].contains("70.000s  end of collection"), "{lines:?}");
