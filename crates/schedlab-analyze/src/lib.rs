@@ -15,6 +15,7 @@
 
 pub mod from_placement;
 pub mod from_sched;
+pub mod throughput;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -23,7 +24,8 @@ use rayon::prelude::*;
 use schedlab_spec::raw::AggregateStep;
 use schedlab_tables::{
     CpuRow, CpuTimeRow, MigrationRow, MigrationSummaryRow, PlacementRow, ProcessRow, ResidencyRow,
-    SchedDelayRow, SchedSliceRow, Table, TableError, read_rows, write_rows,
+    SchedDelayRow, SchedSliceRow, Table, TableError, ThroughputRow, WorkloadMetricRow, read_rows,
+    write_rows,
 };
 
 #[derive(Debug, thiserror::Error)]
@@ -41,6 +43,7 @@ pub struct Tables {
     pub sched_slices: Vec<SchedSliceRow>,
     pub migrations: Vec<MigrationRow>,
     pub placement: Vec<PlacementRow>,
+    pub workload_metrics: Vec<WorkloadMetricRow>,
 }
 
 fn load<T: Table>(dir: &Path) -> Result<Vec<T>, TableError> {
@@ -61,6 +64,7 @@ impl Tables {
             sched_slices: load(dir)?,
             migrations: load(dir)?,
             placement: load(dir)?,
+            workload_metrics: load(dir)?,
         })
     }
 }
@@ -72,6 +76,7 @@ pub struct Aggregates {
     pub migrations: Vec<MigrationSummaryRow>,
     pub sched_delay: Vec<SchedDelayRow>,
     pub cpu_time: Vec<CpuTimeRow>,
+    pub throughput: Vec<ThroughputRow>,
 }
 
 impl Aggregates {
@@ -80,6 +85,7 @@ impl Aggregates {
         self.migrations.extend(other.migrations);
         self.sched_delay.extend(other.sched_delay);
         self.cpu_time.extend(other.cpu_time);
+        self.throughput.extend(other.throughput);
     }
 }
 
@@ -176,6 +182,7 @@ pub fn aggregate(
         .next()
         .unwrap_or(0);
     let mut all = compute(&tables, startup_ns);
+    all.throughput = throughput::effective(&tables.workload_metrics, &tables.processes);
     let mut written = Vec::new();
     macro_rules! write_step {
         ($field:ident, $name:literal) => {
@@ -193,6 +200,7 @@ pub fn aggregate(
     write_step!(migrations, "migrations");
     write_step!(sched_delay, "sched_delay");
     write_step!(cpu_time, "cpu_time");
+    write_step!(throughput, "throughput");
     Ok(written)
 }
 

@@ -190,7 +190,9 @@ impl Checker<'_> {
             .collect
             .workloads
             .iter()
-            .filter_map(|(name, workload)| self.workload(name, workload, vars, raw.collect.duration.is_some()))
+            .filter_map(|(name, workload)| {
+                self.workload(name, workload, vars, raw.collect.duration.is_some())
+            })
             .collect();
         if raw.collect.workloads.is_empty() {
             self.error_at_key(
@@ -298,10 +300,12 @@ impl Checker<'_> {
             self.error_at_key("nice", format!("nice {nice} is outside -20..=19"), None);
         }
         // `"any"` (usually through a matrix variable) leaves the workload unpinned.
-        let unpinned = |items: &Vec<CpuItem>| {
-            matches!(&items[..], [CpuItem::Range(text)] if substitute(text, vars).is_ok_and(|t| t == "any"))
-        };
-        let cpus = raw.cpus.as_ref().filter(|items| !unpinned(items)).map(|items| self.cpu_list(name, items, vars));
+        let unpinned = |items: &Vec<CpuItem>| matches!(&items[..], [CpuItem::Range(text)] if substitute(text, vars).is_ok_and(|t| t == "any"));
+        let cpus = raw
+            .cpus
+            .as_ref()
+            .filter(|items| !unpinned(items))
+            .map(|items| self.cpu_list(name, items, vars));
         let parse = raw.parse.as_ref().and_then(|p| self.parser(p));
         let repeat_until_end = match &raw.repeat_until {
             Some(until) if until.value == "monitors" => {
@@ -365,7 +369,12 @@ impl Checker<'_> {
     }
 
     /// CPU items as a sorted list; text items may use `${vars}` and commas (`"${cpu}"`, `"0,2-3"`).
-    fn cpu_list(&mut self, owner: &str, items: &[CpuItem], vars: &BTreeMap<String, String>) -> Vec<u32> {
+    fn cpu_list(
+        &mut self,
+        owner: &str,
+        items: &[CpuItem],
+        vars: &BTreeMap<String, String>,
+    ) -> Vec<u32> {
         let mut cpus = Vec::new();
         for item in items {
             match item {

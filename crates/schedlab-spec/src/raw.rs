@@ -227,6 +227,8 @@ pub enum AggregateStep {
     SchedDelay(StepOptions),
     /// CPU time against wall time per thread.
     CpuTime(StepOptions),
+    /// Reported against effective wall-clock throughput (openssl speed).
+    Throughput(StepOptions),
 }
 
 impl AggregateStep {
@@ -236,6 +238,7 @@ impl AggregateStep {
             AggregateStep::Migrations(_) => "migrations",
             AggregateStep::SchedDelay(_) => "sched_delay",
             AggregateStep::CpuTime(_) => "cpu_time",
+            AggregateStep::Throughput(_) => "throughput",
         }
     }
 
@@ -244,7 +247,8 @@ impl AggregateStep {
             AggregateStep::Residency(o)
             | AggregateStep::Migrations(o)
             | AggregateStep::SchedDelay(o)
-            | AggregateStep::CpuTime(o) => o,
+            | AggregateStep::CpuTime(o)
+            | AggregateStep::Throughput(o) => o,
         }
     }
 }

@@ -160,26 +160,45 @@ fn a_workload_needs_a_program() {
 
 #[test]
 fn shuffle_permutes_each_repetition_reproducibly() {
-    let yaml = GOOD.replace("repeat: 2", "repeat: 2\nshuffle: 7").replace("[1, 2, \"${nproc}\"]", "[1, 2, 3, 4]");
+    let yaml = GOOD
+        .replace("repeat: 2", "repeat: 2\nshuffle: 7")
+        .replace("[1, 2, \"${nproc}\"]", "[1, 2, 3, 4]");
     let keys = |plan: &Plan| plan.runs.iter().map(|r| r.key.clone()).collect::<Vec<_>>();
     let first = keys(&compile_text(&yaml).unwrap());
-    assert_eq!(first, keys(&compile_text(&yaml).unwrap()), "same seed, same order");
+    assert_eq!(
+        first,
+        keys(&compile_text(&yaml).unwrap()),
+        "same seed, same order"
+    );
     for block in first.chunks(4) {
         let mut sorted: Vec<&str> = block.iter().map(|k| &k[..k.len() - 3]).collect();
         sorted.sort();
-        assert_eq!(sorted, ["workers=1", "workers=2", "workers=3", "workers=4"], "each repetition runs every variant once");
+        assert_eq!(
+            sorted,
+            ["workers=1", "workers=2", "workers=3", "workers=4"],
+            "each repetition runs every variant once"
+        );
     }
     let interleaved = keys(&compile_text(&yaml.replace("shuffle: 7", "")).unwrap());
-    let differs = (1..20).any(|seed| keys(&compile_text(&yaml.replace("shuffle: 7", &format!("shuffle: {seed}"))).unwrap()) != interleaved);
+    let differs = (1..20).any(|seed| {
+        keys(&compile_text(&yaml.replace("shuffle: 7", &format!("shuffle: {seed}"))).unwrap())
+            != interleaved
+    });
     assert!(differs, "some seed changes the order");
 }
 
 #[test]
 fn repeat_until_needs_a_duration_and_knows_one_value() {
-    let yaml = GOOD.replace("parse: stress-ng", "parse: stress-ng\n      repeat_until: monitors");
+    let yaml = GOOD.replace(
+        "parse: stress-ng",
+        "parse: stress-ng\n      repeat_until: monitors",
+    );
     assert!(compile_text(&yaml).unwrap().runs[0].collect.workloads[0].repeat_until_end);
     let no_duration = yaml.replace("  duration: 5s\n", "");
-    assert!(errors(&no_duration).contains("error: `repeat_until: monitors` needs a collection `duration`"));
+    assert!(
+        errors(&no_duration)
+            .contains("error: `repeat_until: monitors` needs a collection `duration`")
+    );
     let typo = yaml.replace("repeat_until: monitors", "repeat_until: monitor");
     assert!(errors(&typo).contains("unknown `repeat_until` value `monitor`"));
 }

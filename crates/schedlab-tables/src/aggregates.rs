@@ -84,3 +84,29 @@ pub struct CpuTimeRow {
 impl Table for CpuTimeRow {
     const NAME: &'static str = "cpu_time";
 }
+
+/// Throughput a workload reported against what it achieved in wall-clock time: `openssl speed`
+/// measures CPU time unless `-elapsed`, so a descheduled process reports more than it delivered.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ThroughputRow {
+    pub run_id: String,
+    pub workload: String,
+    pub instance: u32,
+    /// The test, e.g. `sha256/16384`.
+    pub test: String,
+    pub ops: f64,
+    pub block_bytes: f64,
+    /// The time the tool measured, on its own clock (`cpu` or `wall`).
+    pub measured_s: f64,
+    pub measured_clock: String,
+    /// The process's wall-clock share for this test (runner's start and end times, shared out
+    /// between tests in proportion to their measured time).
+    pub wall_s: f64,
+    pub reported_bytes_per_s: Option<f64>,
+    /// `ops * block_bytes / wall_s`.
+    pub effective_bytes_per_s: f64,
+}
+
+impl Table for ThroughputRow {
+    const NAME: &'static str = "throughput";
+}
