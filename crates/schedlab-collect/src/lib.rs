@@ -3,7 +3,7 @@
 //! # Brief overview
 //!
 //! [`collect`] executes one [`schedlab_spec::RunPlan`] into a run directory: monitors start
-//! first ([`monitor`]: perf-sched, turbostat, placement, command), workloads start at their
+//! first ([`monitor`]: perf-sched, turbostat, placement, cpu, command), workloads start at their
 //! `start_after` ([`process`]: argv without a shell, nice, affinity, own process group), then
 //! everything stops in reverse and a [`Manifest`] says what happened. [`periodic`] is the
 //! built-in rt-app-like workload, run as a child process like any other.
