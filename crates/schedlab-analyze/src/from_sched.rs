@@ -21,10 +21,10 @@ pub fn aggregate(run: &RunTables<'_>, startup_ns: i64) -> Aggregates {
     let mut threads: BTreeMap<i32, (ThreadKey, Vec<&SchedSliceRow>)> = BTreeMap::new();
     for slice in &run.sched_slices {
         let key = ThreadKey {
-            workload: slice.workload.clone().unwrap_or_default(),
+            workload: slice.workload.as_deref().unwrap_or_default().to_owned(),
             pid: slice.pid,
             tid: slice.tid,
-            comm: slice.comm.clone(),
+            comm: slice.comm.to_string(),
         };
         threads
             .entry(slice.tid)

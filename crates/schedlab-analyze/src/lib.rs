@@ -131,12 +131,12 @@ fn by_run(tables: &Tables) -> Vec<RunTables<'_>> {
             .push(p);
     }
     for s in tables.sched_slices.iter().filter(|s| s.workload.is_some()) {
-        if let Some(run) = runs.get_mut(s.run_id.as_str()) {
+        if let Some(run) = runs.get_mut(&*s.run_id) {
             run.sched_slices.push(s);
         }
     }
     for m in tables.migrations.iter().filter(|m| m.workload.is_some()) {
-        if let Some(run) = runs.get_mut(m.run_id.as_str()) {
+        if let Some(run) = runs.get_mut(&*m.run_id) {
             run.migrations.push(m);
         }
     }

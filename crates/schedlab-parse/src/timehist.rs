@@ -171,15 +171,15 @@ fn read_listing_row(
         let waker = read_task(&waker)?;
         let wakee = read_task(wakee)?;
         parsed.wakeups.push(WakeupRow {
-            run_id: ctx.run_id.clone(),
+            run_id: ctx.run_id.as_str().into(),
             time_ns,
             pid: wakee.pid,
             tid: wakee.tid,
-            comm: wakee.comm.to_owned(),
+            comm: wakee.comm.into(),
             target_cpu: -1,
             waker_tid: Some(waker.tid),
-            kind: "wakeup".to_owned(),
-            workload: workload_of(ctx, &wakee),
+            kind: "wakeup".into(),
+            workload: workload_of(ctx, &wakee).map(Into::into),
         });
         return Some(());
     }
@@ -188,14 +188,14 @@ fn read_listing_row(
         let (from, to) = cpus.split_once("=>")?;
         let task = read_task(task)?;
         parsed.migrations.push(MigrationRow {
-            run_id: ctx.run_id.clone(),
+            run_id: ctx.run_id.as_str().into(),
             time_ns,
             pid: task.pid,
             tid: task.tid,
-            comm: task.comm.to_owned(),
+            comm: task.comm.into(),
             from_cpu: from.trim().parse().ok()?,
             to_cpu: to.trim().parse().ok()?,
-            workload: workload_of(ctx, &task),
+            workload: workload_of(ctx, &task).map(Into::into),
         });
         return Some(());
     }
@@ -210,23 +210,19 @@ fn read_listing_row(
     let left = strip_marker(left);
     let task = read_task(&left)?;
     parsed.sched_slices.push(SchedSliceRow {
-        run_id: ctx.run_id.clone(),
+        run_id: ctx.run_id.as_str().into(),
         cpu,
         pid: task.pid,
         tid: task.tid,
-        comm: task.comm.to_owned(),
+        comm: task.comm.into(),
         start_ns: time_ns.checked_sub(run_ns)?,
         end_ns: time_ns,
         run_ns,
         wait_ns,
         sched_delay_ns,
         preempt_wait_ns: 0,
-        prev_state: if state {
-            tokens[3].to_owned()
-        } else {
-            String::new()
-        },
-        workload: workload_of(ctx, &task),
+        prev_state: if state { tokens[3].into() } else { "".into() },
+        workload: workload_of(ctx, &task).map(Into::into),
     });
     Some(())
 }

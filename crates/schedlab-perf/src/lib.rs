@@ -53,6 +53,7 @@
 mod decode;
 mod error;
 mod framing;
+mod intern;
 mod le;
 mod metadata;
 mod order;

@@ -15,7 +15,7 @@ use rayon::prelude::*;
 use crate::decode::{Decoded, decode_round};
 use crate::error::PerfError;
 use crate::framing::{Block, Damage, Framer};
-use crate::le::comm_str;
+use crate::intern::Strings;
 use crate::metadata::Metadata;
 use crate::order::Orderer;
 use crate::threads::Threads;
@@ -55,14 +55,10 @@ pub(crate) fn run(
     let meta = Metadata::read(path, &map)?;
     let data = &map[meta.data_start as usize..meta.data_end as usize];
 
-    let names: Vec<&str> = opts.workload_pids.iter().map(|(_, n)| n.as_str()).collect();
     let roots = (opts.workload_pids.iter().enumerate())
         .map(|(i, (pid, _))| (*pid, i as u16))
         .collect();
-    let emit = Emit {
-        run_id: &opts.run_id,
-        names: &names,
-    };
+    let mut strings = Strings::new(&opts.run_id, &opts.workload_pids);
     let mut th = Timehist::new(Threads::new(roots), meta.has_waking);
     let mut order = Orderer::default();
     let mut framer = Framer::new(data, meta.data_start);
@@ -110,7 +106,11 @@ pub(crate) fn run(
                         }
                         th.take_output()
                     },
-                    || rows_of.map(|o| on_batch(emit.batch(o))).unwrap_or_default(),
+                    || {
+                        rows_of
+                            .map(|o| on_batch(batch(&mut strings, o)))
+                            .unwrap_or_default()
+                    },
                 )
             },
         );
@@ -119,24 +119,24 @@ pub(crate) fn run(
         current = decoded_next;
     }
     if let Some(o) = finished {
-        on_batch(emit.batch(o));
+        on_batch(batch(&mut strings, o));
     }
     order.finish(&mut |e| th.event(e));
-    on_batch(emit.batch(th.take_output()));
+    on_batch(batch(&mut strings, th.take_output()));
 
     let quality = notes.rows(path, opts, &meta, &th, &framer);
     let window = window(&th);
     let threads = (th.threads.all.iter())
         .filter(|t| t.tid > 0)
         .map(|t| ThreadRow {
-            run_id: opts.run_id.clone(),
+            run_id: strings.run_id.clone(),
             tid: t.tid,
             pid: t.pid,
             parent_tid: t.parent,
-            comm: comm_str(&t.comm),
+            comm: strings.comm(&t.comm),
             start_ns: t.start.map(|v| v as i64),
             end_ns: t.end.map(|v| v as i64),
-            workload: emit.workload(t.workload),
+            workload: strings.workload(t.workload),
         })
         .collect();
     Ok(SchedTables {
@@ -155,90 +155,55 @@ fn window(th: &Timehist) -> Option<(i64, i64)> {
     (start <= end).then_some((start as i64, end as i64))
 }
 
-/// Turns the state machine's compact output into rows.
-struct Emit<'a> {
-    run_id: &'a str,
-    names: &'a [&'a str],
-}
-
-impl Emit<'_> {
-    fn workload(&self, w: Option<u16>) -> Option<String> {
-        w.and_then(|i| self.names.get(i as usize))
-            .map(|n| n.to_string())
+/// Turns the state machine's compact output into rows, sharing every repeated string.
+fn batch(s: &mut Strings, out: Output) -> SchedBatch {
+    let sched_slices = (out.slices.into_iter())
+        .map(|x| SchedSliceRow {
+            run_id: s.run_id.clone(),
+            cpu: x.cpu,
+            pid: x.pid,
+            tid: x.tid,
+            comm: s.comm(&x.comm),
+            start_ns: x.start as i64,
+            end_ns: x.end as i64,
+            run_ns: x.run as i64,
+            wait_ns: x.wait as i64,
+            sched_delay_ns: x.delay as i64,
+            preempt_wait_ns: x.preempt_wait as i64,
+            prev_state: s.state(x.state),
+            workload: s.workload(x.workload),
+        })
+        .collect();
+    let migrations = (out.migrations.into_iter())
+        .map(|m| MigrationRow {
+            run_id: s.run_id.clone(),
+            time_ns: m.time as i64,
+            pid: m.pid,
+            tid: m.tid,
+            comm: s.comm(&m.comm),
+            from_cpu: m.from,
+            to_cpu: m.to,
+            workload: s.workload(m.workload),
+        })
+        .collect();
+    let wakeups = (out.wakeups.into_iter())
+        .map(|w| WakeupRow {
+            run_id: s.run_id.clone(),
+            time_ns: w.time as i64,
+            pid: w.pid,
+            tid: w.tid,
+            comm: s.comm(&w.comm),
+            target_cpu: w.target_cpu,
+            waker_tid: (w.waker >= 0).then_some(w.waker),
+            kind: s.kind(w.kind),
+            workload: s.workload(w.workload),
+        })
+        .collect();
+    SchedBatch {
+        sched_slices,
+        migrations,
+        wakeups,
     }
-
-    fn batch(&self, out: Output) -> SchedBatch {
-        let sched_slices = (out.slices.into_iter())
-            .map(|s| SchedSliceRow {
-                run_id: self.run_id.to_string(),
-                cpu: s.cpu,
-                pid: s.pid,
-                tid: s.tid,
-                comm: comm_str(&s.comm),
-                start_ns: s.start as i64,
-                end_ns: s.end as i64,
-                run_ns: s.run as i64,
-                wait_ns: s.wait as i64,
-                sched_delay_ns: s.delay as i64,
-                preempt_wait_ns: s.preempt_wait as i64,
-                prev_state: state_str(s.state),
-                workload: self.workload(s.workload),
-            })
-            .collect();
-        let migrations = (out.migrations.into_iter())
-            .map(|m| MigrationRow {
-                run_id: self.run_id.to_string(),
-                time_ns: m.time as i64,
-                pid: m.pid,
-                tid: m.tid,
-                comm: comm_str(&m.comm),
-                from_cpu: m.from,
-                to_cpu: m.to,
-                workload: self.workload(m.workload),
-            })
-            .collect();
-        let wakeups = (out.wakeups.into_iter())
-            .map(|w| WakeupRow {
-                run_id: self.run_id.to_string(),
-                time_ns: w.time as i64,
-                pid: w.pid,
-                tid: w.tid,
-                comm: comm_str(&w.comm),
-                target_cpu: w.target_cpu,
-                waker_tid: (w.waker >= 0).then_some(w.waker),
-                kind: w.kind.as_str().to_string(),
-                workload: self.workload(w.workload),
-            })
-            .collect();
-        SchedBatch {
-            sched_slices,
-            migrations,
-            wakeups,
-        }
-    }
-}
-
-/// `prev_state` as perf's sched_switch format prints it: `R`, `S`, `D`, `S|D`, … with `+`
-/// when TASK_REPORT_MAX (0x100, set on preemption) is present.
-pub(crate) fn state_str(state: i64) -> String {
-    const NAMES: [&str; 8] = ["S", "D", "T", "t", "X", "Z", "P", "I"];
-    let low = state & 0xff;
-    let mut s = String::with_capacity(4);
-    if low == 0 {
-        s.push('R');
-    }
-    for (bit, name) in NAMES.iter().enumerate() {
-        if low & (1 << bit) != 0 {
-            if !s.is_empty() {
-                s.push('|');
-            }
-            s.push_str(name);
-        }
-    }
-    if state & 0x100 != 0 {
-        s.push('+');
-    }
-    s
 }
 
 /// What goes into the quality table besides lost events.
@@ -370,20 +335,5 @@ impl Notes {
             }
         }
         rows
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::state_str;
-
-    #[test]
-    fn states_print_like_perf() {
-        assert_eq!(state_str(0), "R");
-        assert_eq!(state_str(0x100), "R+");
-        assert_eq!(state_str(1), "S");
-        assert_eq!(state_str(2), "D");
-        assert_eq!(state_str(0x80), "I");
-        assert_eq!(state_str(3), "S|D");
     }
 }

@@ -3,6 +3,13 @@
 //! Conventions: times are `*_ns` on CLOCK_MONOTONIC (i64), CPUs `cpu` (i32), thread and process
 //! ids `tid` / `pid` (i32, since perf uses -1 for "unknown"). Every row carries `run_id`.
 //! `Option` fields are nullable columns: null means "the source did not say", never zero.
+//!
+//! The per-event tables of a trace (`sched_slices`, `migrations`, `wakeups`) and `threads` hold
+//! their repeated strings as `Arc<str>`: a reader shares one allocation per run id, command name,
+//! state and workload instead of allocating per row. Serde writes them as plain strings, so the
+//! Parquet columns are the same `Utf8` as a `String` field's.
+
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
@@ -75,11 +82,11 @@ table!(ProcessRow, "processes");
 /// A time a thread spent on a CPU, ended by its switch-out (perf sched timehist semantics).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SchedSliceRow {
-    pub run_id: String,
+    pub run_id: Arc<str>,
     pub cpu: i32,
     pub pid: i32,
     pub tid: i32,
-    pub comm: String,
+    pub comm: Arc<str>,
     pub start_ns: i64,
     pub end_ns: i64,
     pub run_ns: i64,
@@ -90,53 +97,53 @@ pub struct SchedSliceRow {
     /// Time spent runnable after a preemption (what newer perf adds to the delay).
     pub preempt_wait_ns: i64,
     /// Task state at switch-out as perf prints it (`S`, `D`, `R`, `R+`, …).
-    pub prev_state: String,
-    pub workload: Option<String>,
+    pub prev_state: Arc<str>,
+    pub workload: Option<Arc<str>>,
 }
 table!(SchedSliceRow, "sched_slices");
 
 /// A sched_migrate_task event.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MigrationRow {
-    pub run_id: String,
+    pub run_id: Arc<str>,
     pub time_ns: i64,
     pub pid: i32,
     pub tid: i32,
-    pub comm: String,
+    pub comm: Arc<str>,
     pub from_cpu: i32,
     pub to_cpu: i32,
-    pub workload: Option<String>,
+    pub workload: Option<Arc<str>>,
 }
 table!(MigrationRow, "migrations");
 
 /// A wakeup (sched_waking, sched_wakeup or sched_wakeup_new).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct WakeupRow {
-    pub run_id: String,
+    pub run_id: Arc<str>,
     pub time_ns: i64,
     pub pid: i32,
     pub tid: i32,
-    pub comm: String,
+    pub comm: Arc<str>,
     pub target_cpu: i32,
     pub waker_tid: Option<i32>,
     /// `waking`, `wakeup` or `wakeup_new`.
-    pub kind: String,
-    pub workload: Option<String>,
+    pub kind: Arc<str>,
+    pub workload: Option<Arc<str>>,
 }
 table!(WakeupRow, "wakeups");
 
 /// A thread seen in a trace or in /proc, with its process and parent.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ThreadRow {
-    pub run_id: String,
+    pub run_id: Arc<str>,
     pub tid: i32,
     pub pid: i32,
     pub parent_tid: Option<i32>,
     /// The thread's last command name.
-    pub comm: String,
+    pub comm: Arc<str>,
     pub start_ns: Option<i64>,
     pub end_ns: Option<i64>,
-    pub workload: Option<String>,
+    pub workload: Option<Arc<str>>,
 }
 table!(ThreadRow, "threads");
 

@@ -13,13 +13,13 @@ fn slice(row: &SchedSliceRow) -> Slice<'_> {
         row.cpu,
         row.tid,
         row.pid,
-        row.comm.as_str(),
+        &*row.comm,
         row.start_ns,
         row.end_ns,
         row.run_ns,
         row.wait_ns,
         row.sched_delay_ns,
-        row.prev_state.as_str(),
+        &*row.prev_state,
     )
 }
 
@@ -29,7 +29,7 @@ fn migration(row: &MigrationRow) -> (i64, i32, i32, &str, i32, i32) {
         row.time_ns,
         row.tid,
         row.pid,
-        row.comm.as_str(),
+        &*row.comm,
         row.from_cpu,
         row.to_cpu,
     )
@@ -41,7 +41,7 @@ fn wakeup(row: &WakeupRow) -> (i64, i32, i32, &str, i32, Option<i32>) {
         row.time_ns,
         row.tid,
         row.pid,
-        row.comm.as_str(),
+        &*row.comm,
         row.target_cpu,
         row.waker_tid,
     )
@@ -200,16 +200,12 @@ fn wide_cpu_visual_state_column_and_overflowing_names() {
         "timehist-V-w-state-81cpu-visual-scx-devguide.txt",
     );
     assert_eq!((parsed.sched_slices.len(), parsed.wakeups.len()), (14, 10));
-    let states: String = parsed
-        .sched_slices
-        .iter()
-        .map(|s| s.prev_state.as_str())
-        .collect();
+    let states: String = parsed.sched_slices.iter().map(|s| &*s.prev_state).collect();
     assert_eq!(states, "DDSISISISISISI");
     let thrift = parsed
         .sched_slices
         .iter()
-        .find(|s| s.comm == "ThriftSrv.N2104")
+        .find(|s| &*s.comm == "ThriftSrv.N2104")
         .unwrap();
     assert_eq!(
         slice(thrift),
@@ -229,14 +225,14 @@ fn wide_cpu_visual_state_column_and_overflowing_names() {
     let idle = parsed
         .sched_slices
         .iter()
-        .find(|s| s.comm == "<idle>")
+        .find(|s| &*s.comm == "<idle>")
         .unwrap();
     assert_eq!((idle.tid, idle.pid, idle.run_ns), (0, 0, 1579000));
     // The wakee's name was cut before its `]`.
     let cut = parsed
         .wakeups
         .iter()
-        .find(|w| w.comm == "GlobalCPUThread")
+        .find(|w| &*w.comm == "GlobalCPUThread")
         .unwrap();
     assert_eq!(
         (cut.tid, cut.pid, cut.waker_tid),
@@ -255,7 +251,7 @@ fn default_listing_with_trailing_spaces() {
     let worker = parsed
         .sched_slices
         .iter()
-        .find(|s| s.comm == "stress-ng-cpu")
+        .find(|s| &*s.comm == "stress-ng-cpu")
         .unwrap();
     assert_eq!(
         slice(worker),
@@ -274,12 +270,7 @@ fn default_listing_with_trailing_spaces() {
     );
     let perf = &parsed.sched_slices[9];
     assert_eq!(
-        (
-            perf.comm.as_str(),
-            perf.wait_ns,
-            perf.sched_delay_ns,
-            perf.run_ns
-        ),
+        (&*perf.comm, perf.wait_ns, perf.sched_delay_ns, perf.run_ns),
         ("perf", 1639000, 1639000, 64000)
     );
 }
@@ -316,10 +307,7 @@ fn recorded_listing_with_names_holding_spaces_and_dead_threads() {
         )
     );
     let dead = parsed.sched_slices.iter().find(|s| s.tid == -1).unwrap();
-    assert_eq!(
-        (dead.comm.as_str(), dead.pid, dead.run_ns),
-        (":-1", 7364, 328000)
-    );
+    assert_eq!((&*dead.comm, dead.pid, dead.run_ns), (":-1", 7364, 328000));
     let migrations: Vec<_> = parsed.migrations.iter().take(2).map(migration).collect();
     assert_eq!(
         migrations,

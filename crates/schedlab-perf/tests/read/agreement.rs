@@ -143,7 +143,7 @@ fn lossy_trace_agrees_with_perf() {
 #[test]
 fn preempt_wait_follows_runnable_switch_outs() {
     let t = read("contended.data");
-    let mut last_state: BTreeMap<i32, String> = BTreeMap::new();
+    let mut last_state: BTreeMap<i32, std::sync::Arc<str>> = BTreeMap::new();
     let mut preempted = 0;
     for s in t.sched_slices.iter().filter(|s| s.tid > 0) {
         match last_state.get(&s.tid).map(|p| p.starts_with('R')) {

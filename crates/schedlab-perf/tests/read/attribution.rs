@@ -41,7 +41,7 @@ fn same_names_different_workloads() {
             _ => None,
         };
         assert_eq!(s.workload.as_deref(), expected, "{s:?}");
-        assert_eq!(s.run_id, "r");
+        assert_eq!(&*s.run_id, "r");
     }
     assert!(
         t.migrations
@@ -68,7 +68,7 @@ fn descendants_inherit_from_an_ancestor() {
     }
     let stress = t.threads.iter().find(|r| r.tid == 10239).unwrap();
     assert_eq!(
-        (stress.pid, stress.parent_tid, stress.comm.as_str()),
+        (stress.pid, stress.parent_tid, &*stress.comm),
         (10239, Some(10237), "stress-ng-cpu")
     );
     assert!(stress.start_ns.is_some() && stress.end_ns.is_some());

@@ -1,0 +1,162 @@
+//! Shared strings for the rows: the run id, each workload name, command name, task state and
+//! wakeup kind is allocated once per file, and every row clones a reference count.
+//!
+//! A trace of a few hundred megabytes makes tens of millions of rows but only hundreds of
+//! distinct names, so allocating a `String` per row and column was most of the reader's time.
+
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::Arc;
+
+use crate::le::{Comm, comm_str};
+use crate::metadata::WakeKind;
+
+/// Distinct names kept before the cache starts over: real traces have a few hundred, a damaged
+/// file could make every row a new one, and memory must stay bounded either way.
+const MAX_CACHED: usize = 1 << 16;
+
+/// A hash for the fixed-size keys here (a comm as `u128`, a state as `i64`): one multiply and a
+/// fold, so that the high bits (the later characters of a name) reach the bucket index too.
+#[derive(Default, Clone, Copy)]
+struct MixHasher(u64);
+
+const K: u64 = 0x9E37_79B9_7F4A_7C15;
+
+impl Hasher for MixHasher {
+    fn finish(&self) -> u64 {
+        self.0 ^ (self.0 >> 29)
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ b as u64).wrapping_mul(K);
+        }
+    }
+    fn write_u64(&mut self, v: u64) {
+        self.0 = (self.0.rotate_left(29) ^ v).wrapping_mul(K);
+    }
+    fn write_i64(&mut self, v: i64) {
+        self.write_u64(v as u64);
+    }
+    fn write_u128(&mut self, v: u128) {
+        self.write_u64(v as u64);
+        self.write_u64((v >> 64) as u64);
+    }
+}
+
+type Cache<K> = HashMap<K, Arc<str>, BuildHasherDefault<MixHasher>>;
+
+/// The strings of one file's rows.
+pub(crate) struct Strings {
+    pub run_id: Arc<str>,
+    workloads: Vec<Arc<str>>,
+    comms: Cache<u128>,
+    states: Cache<i64>,
+    kinds: [Arc<str>; 3],
+}
+
+impl Strings {
+    pub(crate) fn new(run_id: &str, workloads: &[(i32, String)]) -> Self {
+        let kind = |k: WakeKind| Arc::<str>::from(k.as_str());
+        Strings {
+            run_id: run_id.into(),
+            workloads: workloads.iter().map(|(_, n)| n.as_str().into()).collect(),
+            comms: Cache::default(),
+            states: Cache::default(),
+            kinds: [
+                kind(WakeKind::Waking),
+                kind(WakeKind::Wakeup),
+                kind(WakeKind::WakeupNew),
+            ],
+        }
+    }
+
+    /// The name of workload index `w` (an index into the run's workload processes).
+    pub(crate) fn workload(&self, w: Option<u16>) -> Option<Arc<str>> {
+        w.and_then(|i| self.workloads.get(i as usize)).cloned()
+    }
+
+    /// The command name up to its first NUL, invalid UTF-8 replaced.
+    pub(crate) fn comm(&mut self, c: &Comm) -> Arc<str> {
+        intern(&mut self.comms, u128::from_le_bytes(*c), || comm_str(c))
+    }
+
+    /// `prev_state` as perf prints it (see [`state_str`]).
+    pub(crate) fn state(&mut self, state: i64) -> Arc<str> {
+        intern(&mut self.states, state, || state_str(state))
+    }
+
+    pub(crate) fn kind(&self, k: WakeKind) -> Arc<str> {
+        let i = match k {
+            WakeKind::Waking => 0,
+            WakeKind::Wakeup => 1,
+            WakeKind::WakeupNew => 2,
+        };
+        self.kinds[i].clone()
+    }
+}
+
+fn intern<K: std::hash::Hash + Eq>(
+    cache: &mut Cache<K>,
+    key: K,
+    make: impl FnOnce() -> String,
+) -> Arc<str> {
+    if let Some(s) = cache.get(&key) {
+        return s.clone();
+    }
+    if cache.len() >= MAX_CACHED {
+        cache.clear();
+    }
+    cache.entry(key).or_insert_with(|| make().into()).clone()
+}
+
+/// `prev_state` as perf's sched_switch format prints it: `R`, `S`, `D`, `S|D`, … with `+`
+/// when TASK_REPORT_MAX (0x100, set on preemption) is present.
+pub(crate) fn state_str(state: i64) -> String {
+    const NAMES: [&str; 8] = ["S", "D", "T", "t", "X", "Z", "P", "I"];
+    let low = state & 0xff;
+    let mut s = String::with_capacity(4);
+    if low == 0 {
+        s.push('R');
+    }
+    for (bit, name) in NAMES.iter().enumerate() {
+        if low & (1 << bit) != 0 {
+            if !s.is_empty() {
+                s.push('|');
+            }
+            s.push_str(name);
+        }
+    }
+    if state & 0x100 != 0 {
+        s.push('+');
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn states_print_like_perf() {
+        assert_eq!(state_str(0), "R");
+        assert_eq!(state_str(0x100), "R+");
+        assert_eq!(state_str(1), "S");
+        assert_eq!(state_str(2), "D");
+        assert_eq!(state_str(0x80), "I");
+        assert_eq!(state_str(3), "S|D");
+    }
+
+    #[test]
+    fn equal_names_share_one_allocation() {
+        let mut s = Strings::new("r1", &[(7, "burst".into())]);
+        let a = s.comm(b"stress-ng\0\0\0\0\0\0\0");
+        let b = s.comm(b"stress-ng\0\0\0\0\0\0\0");
+        assert!(Arc::ptr_eq(&a, &b));
+        assert_eq!(&*s.comm(b"stress-ng-switch"), "stress-ng-switch");
+        assert!(Arc::ptr_eq(&s.state(0x100), &s.state(0x100)));
+        assert_eq!(&*s.state(0x100), "R+");
+        assert_eq!(&*s.kind(WakeKind::WakeupNew), "wakeup_new");
+        assert_eq!(s.workload(Some(0)).as_deref(), Some("burst"));
+        assert_eq!(s.workload(Some(1)), None);
+    }
+}
