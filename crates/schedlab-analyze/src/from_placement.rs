@@ -7,9 +7,9 @@
 
 use std::collections::BTreeMap;
 
-use schedlab_tables::{CpuTimeRow, PlacementRow, ResidencyRow};
+use schedlab_tables::PlacementRow;
 
-use crate::from_sched::{ThreadKey, summarize_migrations};
+use crate::thread::{ThreadKey, ThreadUsage};
 use crate::{Aggregates, RunTables};
 
 pub fn aggregate(run: &RunTables<'_>, startup_ns: i64) -> Aggregates {
@@ -20,7 +20,7 @@ pub fn aggregate(run: &RunTables<'_>, startup_ns: i64) -> Aggregates {
     let mut out = Aggregates::default();
     for samples in threads.values_mut() {
         samples.sort_by_key(|s| s.time_ns);
-        let last = samples.last().expect("grouped samples are non-empty");
+        let (first, last) = (samples[0], samples[samples.len() - 1]);
         let key = ThreadKey {
             workload: last.workload.clone().unwrap_or_default(),
             pid: last.pid,
@@ -29,56 +29,63 @@ pub fn aggregate(run: &RunTables<'_>, startup_ns: i64) -> Aggregates {
         };
         let mut per_cpu: BTreeMap<i32, i64> = BTreeMap::new();
         let mut previous_cpu_time = 0;
-        let mut moves = Vec::new();
-        for (i, sample) in samples.iter().enumerate() {
+        for sample in samples.iter() {
             *per_cpu.entry(sample.cpu).or_default() += sample.cpu_time_ns - previous_cpu_time;
             previous_cpu_time = sample.cpu_time_ns;
-            if i > 0 && samples[i - 1].cpu != sample.cpu {
-                moves.push(sample.time_ns);
-            }
         }
-        let total = last.cpu_time_ns;
-        out.residency.extend(
-            per_cpu
-                .into_iter()
-                .filter(|(_, ns)| *ns > 0)
-                .map(|(cpu, run_ns)| ResidencyRow {
-                    run_id: run.run_id.to_owned(),
-                    workload: key.workload.clone(),
-                    pid: key.pid,
-                    tid: key.tid,
-                    comm: key.comm.clone(),
-                    cpu,
-                    class: run.class(cpu),
-                    run_ns,
-                    share: if total > 0 {
-                        run_ns as f64 / total as f64
-                    } else {
-                        0.0
-                    },
-                    source: "placement".into(),
-                }),
-        );
-        let first_ns = samples[0].time_ns;
-        out.cpu_time.push(CpuTimeRow {
-            run_id: run.run_id.to_owned(),
-            workload: key.workload.clone(),
-            pid: key.pid,
-            tid: key.tid,
-            comm: key.comm.clone(),
-            cpu_time_ns: total,
-            wall_ns: last.time_ns - first_ns,
-            source: "placement".into(),
-        });
-        out.migrations.push(summarize_migrations(
-            run.run_id,
-            &key,
-            &moves,
-            first_ns,
-            last.time_ns,
-            startup_ns,
-            "placement",
-        ));
+        let migrations = samples
+            .windows(2)
+            .filter(|w| w[0].cpu != w[1].cpu)
+            .map(|w| w[1].time_ns)
+            .collect();
+        ThreadUsage {
+            key: &key,
+            per_cpu,
+            total_ns: last.cpu_time_ns,
+            first_ns: first.time_ns,
+            last_ns: last.time_ns,
+            migrations,
+            source: "placement",
+        }
+        .push_into(run, startup_ns, &mut out);
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample(time_ns: i64, cpu: i32, cpu_time_ns: i64) -> PlacementRow {
+        PlacementRow {
+            run_id: "r".into(),
+            time_ns,
+            pid: 7,
+            tid: 8,
+            comm: "w".into(),
+            cpu,
+            cpu_time_ns,
+            workload: Some("w".into()),
+        }
+    }
+
+    #[test]
+    fn cpu_time_is_booked_on_the_later_sample_and_moves_are_counted() {
+        let rows = [sample(0, 0, 5), sample(200, 0, 15), sample(400, 1, 35), sample(600, 1, 40)];
+        let run = RunTables {
+            run_id: "r",
+            class_of_cpu: [(0, "P"), (1, "E")].into(),
+            processes: vec![],
+            sched_slices: vec![],
+            migrations: vec![],
+            placement: rows.iter().collect(),
+        };
+        let out = aggregate(&run, 300);
+        let shares: Vec<(i32, &str, i64)> = out.residency.iter().map(|r| (r.cpu, r.class.as_str(), r.run_ns)).collect();
+        assert_eq!(shares, [(0, "P", 15), (1, "E", 25)]);
+        assert_eq!(out.cpu_time[0].cpu_time_ns, 40);
+        assert_eq!(out.cpu_time[0].wall_ns, 600);
+        let m = &out.migrations[0];
+        assert_eq!((m.migrations, m.startup_migrations, m.steady_migrations), (1, 0, 1));
+    }
 }

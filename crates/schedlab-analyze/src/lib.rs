@@ -15,6 +15,7 @@
 
 pub mod from_placement;
 pub mod from_sched;
+pub mod thread;
 pub mod throughput;
 
 use std::collections::BTreeMap;
