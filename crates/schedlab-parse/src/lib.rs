@@ -6,6 +6,8 @@
 //! runs one parser on one file's bytes with a [`ParseContext`] (which run, which workload, when it
 //! ran) and returns a [`Parsed`]: the rows it produced for each table, plus quality rows for
 //! whatever it could not read. [`Parsed::write_to`] persists the non-empty tables.
+//! [`parse_files_to`] does both for `schedlab parse KIND FILE… --out DIR`, and streams perf.data
+//! into its tables as it reads them rather than holding them in memory.
 //!
 //! One module per tool, each owning its output's schema: [`turbostat`] (an Arrow batch per
 //! file, since its columns depend on the machine and `--show` set), [`stress_ng`], [`openssl`]
@@ -37,6 +39,7 @@ use schedlab_tables::{
 
 mod file;
 pub mod openssl;
+mod perf_sched;
 pub mod perf_stat;
 pub mod stress_ng;
 mod text;
@@ -44,7 +47,7 @@ pub mod time;
 pub mod timehist;
 pub mod turbostat;
 
-pub use file::parse_file;
+pub use file::{parse_file, parse_files_to};
 pub use turbostat::concat_turbostat;
 
 /// Every parser schedlab has, by the name pipelines and the command line use.
@@ -240,6 +243,9 @@ pub enum ParseError {
     /// A perf.data file the native reader rejected (its message names the file and offset).
     #[error(transparent)]
     Perf(#[from] schedlab_perf::PerfError),
+    /// A table could not be written (its message names the file).
+    #[error(transparent)]
+    Table(#[from] TableError),
     /// A binary file that is not what the parser expects, at a byte offset.
     #[error("{source_name}: at byte {offset}: {message}")]
     Binary {

@@ -7,7 +7,8 @@
 //! names that notebooks and reports depend on, so renaming a field is a breaking change.
 //! [`Table`] ties a row type to its file name. [`write_rows`] and [`read_rows`] move rows to and
 //! from Parquet, and [`write_batch`] writes an Arrow batch built by hand (for tables whose columns
-//! depend on the input, like turbostat's).
+//! depend on the input, like turbostat's). [`TableWriter`] writes a table a slice of rows at a
+//! time, for tables too big to hold in memory (the events of a perf trace).
 //!
 //! # Key design decision
 //!
@@ -21,7 +22,7 @@ mod parquet_io;
 pub mod rows;
 
 pub use aggregates::*;
-pub use parquet_io::{read_batches, read_rows, schema_of, write_batch, write_rows};
+pub use parquet_io::{TableWriter, read_batches, read_rows, schema_of, write_batch, write_rows};
 pub use rows::*;
 
 use std::path::PathBuf;

@@ -1,7 +1,8 @@
-//! Parquet files of rows: atomic writes, typed reads.
+//! Parquet files of rows: atomic writes, whole or a batch at a time, and typed reads.
 
 use std::fs::File;
 use std::io::Write;
+use std::marker::PhantomData;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -12,6 +13,7 @@ use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::properties::WriterProperties;
 use serde_arrow::schema::{SchemaLike, TracingOptions};
+use tempfile::NamedTempFile;
 
 use crate::{Table, TableError};
 
@@ -34,44 +36,139 @@ pub fn schema_of<T: Table>() -> SchemaRef {
 
 /// Writes `rows` as the Parquet file `path`, atomically (temporary file + rename).
 pub fn write_rows<T: Table>(path: &Path, rows: &[T]) -> Result<(), TableError> {
-    let fields = fields_of::<T>();
-    let batch = serde_arrow::to_record_batch(&fields, &rows).map_err(|err| TableError::Schema {
-        path: path.to_owned(),
-        message: err.to_string(),
-    })?;
-    write_batch(path, &batch)
+    let mut writer = TableWriter::<T>::create(path)?;
+    writer.write(rows)?;
+    writer.finish().map(drop)
 }
 
 /// Writes one Arrow batch as the Parquet file `path`, atomically (temporary file + rename).
 pub fn write_batch(path: &Path, batch: &RecordBatch) -> Result<(), TableError> {
-    let io = |source| TableError::Io {
+    let mut file = AtomicParquet::create(path, batch.schema())?;
+    file.write(batch)?;
+    file.finish()
+}
+
+/// A Parquet file of table `T` written a slice of rows at a time, so that a table larger than
+/// memory can be written while it is produced.
+///
+/// Each [`write`](Self::write) becomes one row group; pass slices of thousands of rows or more.
+/// The rows go to a temporary file in the destination directory, which [`finish`](Self::finish)
+/// renames to `path`; dropping the writer without finishing (an error, a panic) deletes it, so
+/// `path` is never a half-written table.
+///
+/// ```no_run
+/// use schedlab_tables::{QualityRow, TableWriter};
+///
+/// let rows: Vec<QualityRow> = Vec::new();
+/// let mut writer = TableWriter::<QualityRow>::create("out/quality.parquet".as_ref())?;
+/// for chunk in rows.chunks(100_000) {
+///     writer.write(chunk)?;
+/// }
+/// writer.finish()?;
+/// # Ok::<(), schedlab_tables::TableError>(())
+/// ```
+pub struct TableWriter<T: Table> {
+    fields: Vec<FieldRef>,
+    file: AtomicParquet,
+    rows: PhantomData<fn(&T)>,
+}
+
+impl<T: Table> TableWriter<T> {
+    /// Starts the table `path` (its directory is created if needed); nothing appears at `path`
+    /// until [`finish`](Self::finish).
+    pub fn create(path: &Path) -> Result<Self, TableError> {
+        let fields = fields_of::<T>();
+        let schema = Arc::new(Schema::new(fields.clone()));
+        Ok(TableWriter {
+            fields,
+            file: AtomicParquet::create(path, schema)?,
+            rows: PhantomData,
+        })
+    }
+
+    /// Appends `rows` as one row group (nothing when `rows` is empty).
+    pub fn write(&mut self, rows: &[T]) -> Result<(), TableError> {
+        if rows.is_empty() {
+            return Ok(());
+        }
+        let batch = serde_arrow::to_record_batch(&self.fields, &rows).map_err(|err| {
+            TableError::Schema {
+                path: self.file.path.clone(),
+                message: err.to_string(),
+            }
+        })?;
+        self.file.write(&batch)
+    }
+
+    /// Completes the file and renames it to its path, which it returns.
+    pub fn finish(self) -> Result<PathBuf, TableError> {
+        let path = self.file.path.clone();
+        self.file.finish()?;
+        Ok(path)
+    }
+}
+
+/// A Parquet file being written under a temporary name in its final directory.
+struct AtomicParquet {
+    path: PathBuf,
+    writer: ArrowWriter<NamedTempFile>,
+}
+
+impl AtomicParquet {
+    fn create(path: &Path, schema: SchemaRef) -> Result<Self, TableError> {
+        let dir = path
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        std::fs::create_dir_all(dir).map_err(|source| io_error(path, source))?;
+        let tmp = tempfile::Builder::new()
+            .prefix(".tmp-")
+            .suffix(".parquet")
+            .tempfile_in(dir)
+            .map_err(|source| io_error(path, source))?;
+        let props = WriterProperties::builder()
+            .set_compression(Compression::ZSTD(ZstdLevel::default()))
+            .build();
+        let writer = ArrowWriter::try_new(tmp, schema, Some(props))
+            .map_err(|err| parquet_error(path, err))?;
+        Ok(AtomicParquet {
+            path: path.to_owned(),
+            writer,
+        })
+    }
+
+    /// Writes `batch` as one row group.
+    fn write(&mut self, batch: &RecordBatch) -> Result<(), TableError> {
+        let pq = |err| parquet_error(&self.path, err);
+        self.writer.write(batch).map_err(pq)?;
+        self.writer.flush().map_err(pq)
+    }
+
+    fn finish(self) -> Result<(), TableError> {
+        let path = self.path;
+        let mut tmp = self
+            .writer
+            .into_inner()
+            .map_err(|err| parquet_error(&path, err))?;
+        tmp.flush().map_err(|source| io_error(&path, source))?;
+        tmp.persist(&path)
+            .map_err(|err| io_error(&path, err.error))?;
+        Ok(())
+    }
+}
+
+fn io_error(path: &Path, source: std::io::Error) -> TableError {
+    TableError::Io {
         path: path.to_owned(),
         source,
-    };
-    let pq = |err: parquet::errors::ParquetError| TableError::Parquet {
+    }
+}
+
+fn parquet_error(path: &Path, err: parquet::errors::ParquetError) -> TableError {
+    TableError::Parquet {
         path: path.to_owned(),
         message: err.to_string(),
-    };
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir).map_err(io)?;
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".tmp-")
-        .suffix(".parquet")
-        .tempfile_in(dir)
-        .map_err(io)?;
-    let props = WriterProperties::builder()
-        .set_compression(Compression::ZSTD(ZstdLevel::default()))
-        .build();
-    let mut writer =
-        ArrowWriter::try_new(tmp.as_file_mut(), batch.schema(), Some(props)).map_err(pq)?;
-    writer.write(batch).map_err(pq)?;
-    writer.close().map_err(pq)?;
-    tmp.as_file_mut().flush().map_err(io)?;
-    tmp.persist(path).map_err(|err| io(err.error))?;
-    Ok(())
+    }
 }
 
 /// Reads every batch of the Parquet file `path`.
@@ -113,8 +210,35 @@ pub fn read_rows<T: Table>(path: &Path) -> Result<Vec<T>, TableError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{ProcessRow, QualityRow};
+    use crate::{ProcessRow, QualityRow, SchedSliceRow};
     use arrow_schema::DataType;
+
+    fn files_in(dir: &Path) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
+    fn slice(tid: i32, comm: &Arc<str>, workload: Option<&Arc<str>>) -> SchedSliceRow {
+        SchedSliceRow {
+            run_id: "r1".into(),
+            cpu: tid % 4,
+            pid: tid,
+            tid,
+            comm: comm.clone(),
+            start_ns: 10 * tid as i64,
+            end_ns: 10 * tid as i64 + 5,
+            run_ns: 5,
+            wait_ns: 1,
+            sched_delay_ns: 0,
+            preempt_wait_ns: 0,
+            prev_state: "R+".into(),
+            workload: workload.cloned(),
+        }
+    }
 
     #[test]
     fn rows_round_trip_through_parquet() {
@@ -153,5 +277,53 @@ mod tests {
             &DataType::Utf8
         );
         assert!(read_rows::<QualityRow>(&path).unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_table_written_in_batches_reads_back_whole_with_one_row_group_per_batch() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sched_slices.parquet");
+        let (comm, burst): (Arc<str>, Arc<str>) = ("stress-ng".into(), "burst".into());
+        let rows: Vec<SchedSliceRow> = (1..=7)
+            .map(|tid| slice(tid, &comm, (tid % 2 == 0).then_some(&burst)))
+            .collect();
+        let mut writer = TableWriter::<SchedSliceRow>::create(&path).unwrap();
+        for chunk in [&rows[..3], &[], &rows[3..4], &rows[4..]] {
+            writer.write(chunk).unwrap();
+        }
+        assert_eq!(
+            files_in(dir.path()).len(),
+            1,
+            "only the temporary file so far"
+        );
+        assert!(!path.exists(), "nothing at the path before finish");
+        assert_eq!(writer.finish().unwrap(), path);
+
+        assert_eq!(read_rows::<SchedSliceRow>(&path).unwrap(), rows);
+        assert_eq!(files_in(dir.path()), ["sched_slices.parquet"]);
+        let file = File::open(&path).unwrap();
+        let builder = ParquetRecordBatchReaderBuilder::try_new(file).unwrap();
+        assert_eq!(builder.metadata().num_row_groups(), 3);
+        // Shared strings are plain strings in the file, as a String field would be.
+        for column in ["run_id", "comm", "prev_state", "workload"] {
+            let schema = builder.schema();
+            let field = schema.field_with_name(column).unwrap();
+            assert_eq!(field.data_type(), &DataType::Utf8, "{column}");
+        }
+        assert_eq!(
+            builder.schema().fields(),
+            schema_of::<SchedSliceRow>().fields()
+        );
+    }
+
+    #[test]
+    fn a_table_writer_dropped_before_finish_leaves_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sched_slices.parquet");
+        let comm: Arc<str> = "x".into();
+        let mut writer = TableWriter::<SchedSliceRow>::create(&path).unwrap();
+        writer.write(&[slice(1, &comm, None)]).unwrap();
+        drop(writer);
+        assert!(files_in(dir.path()).is_empty());
     }
 }

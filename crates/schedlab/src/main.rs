@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::{Context, bail};
 use clap::{Parser, Subcommand};
-use schedlab_parse::{ParseContext, Parsed, ParserKind};
+use schedlab_parse::{ParseContext, ParserKind};
 use schedlab_runner::{Runner, RunnerOptions, Stage, StageSelection};
 use schedlab_spec::{CompileOptions, Plan};
 
@@ -265,16 +265,11 @@ fn run(args: Args) -> anyhow::Result<ExitCode> {
             out,
             run_id,
         } => {
-            let mut all = Parsed::default();
-            for input in &inputs {
-                let ctx = ParseContext {
-                    run_id: run_id.clone(),
-                    ..ParseContext::default()
-                };
-                let parsed = schedlab_parse::parse_file(kind, input, &ctx)?;
-                all.extend(parsed);
-            }
-            for path in all.write_to(&out, &[kind])? {
+            let ctx = ParseContext {
+                run_id,
+                ..ParseContext::default()
+            };
+            for path in schedlab_parse::parse_files_to(kind, &inputs, &ctx, &out)? {
                 println!("{}", path.display());
             }
             Ok(ExitCode::SUCCESS)

@@ -1,0 +1,92 @@
+//! `schedlab parse perf-sched FILE… --out DIR`: tables streamed to Parquet equal the reader's.
+
+#[allow(dead_code)] // this binary does not use every helper
+mod util;
+
+use std::path::{Path, PathBuf};
+
+use schedlab_perf::{SchedOptions, SchedTables, read_sched};
+use schedlab_tables::{MigrationRow, QualityRow, SchedSliceRow, ThreadRow, WakeupRow, read_rows};
+use util::Sandbox;
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../schedlab-perf/tests/fixtures")
+        .join(name)
+}
+
+#[test]
+fn streamed_perf_sched_tables_equal_read_sched_on_every_file() {
+    let sandbox = Sandbox::new();
+    let files = [fixture("contended.data"), fixture("lossy.data")];
+    let out = sandbox.path("tables");
+    let mut args = vec!["parse", "perf-sched"];
+    args.extend(files.iter().map(|f| f.to_str().unwrap()));
+    args.extend(["--out", out.to_str().unwrap(), "--run-id", "r7"]);
+    let done = sandbox.schedlab(&args);
+    assert_eq!(done.code, 0, "{}", done.stderr);
+
+    let table = |name: &str| out.join(format!("{name}.parquet"));
+    let names = [
+        "sched_slices",
+        "migrations",
+        "wakeups",
+        "threads",
+        "quality",
+    ];
+    let printed: Vec<PathBuf> = done.stdout.lines().map(PathBuf::from).collect();
+    assert_eq!(printed, names.map(table));
+    let mut in_dir: Vec<_> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    in_dir.sort();
+    let mut expected_files = names.map(table);
+    expected_files.sort();
+    assert_eq!(in_dir, expected_files, "no temporary file left behind");
+
+    let opts = SchedOptions {
+        run_id: "r7".into(),
+        workload_pids: Vec::new(),
+    };
+    let mut expected = SchedTables::default();
+    for file in &files {
+        let one = read_sched(file, &opts).unwrap();
+        expected.sched_slices.extend(one.sched_slices);
+        expected.migrations.extend(one.migrations);
+        expected.wakeups.extend(one.wakeups);
+        expected.threads.extend(one.threads);
+        expected.quality.extend(one.quality);
+    }
+    assert!(expected.sched_slices.len() > 10_000 && !expected.quality.is_empty());
+    let slices = read_rows::<SchedSliceRow>(&table("sched_slices")).unwrap();
+    assert!(slices == expected.sched_slices, "sched_slices differ");
+    let migrations = read_rows::<MigrationRow>(&table("migrations")).unwrap();
+    assert!(migrations == expected.migrations, "migrations differ");
+    let wakeups = read_rows::<WakeupRow>(&table("wakeups")).unwrap();
+    assert!(wakeups == expected.wakeups, "wakeups differ");
+    let threads = read_rows::<ThreadRow>(&table("threads")).unwrap();
+    assert_eq!(threads, expected.threads);
+    let quality = read_rows::<QualityRow>(&table("quality")).unwrap();
+    assert_eq!(quality, expected.quality);
+}
+
+#[test]
+fn a_perf_sched_error_names_the_file_and_writes_no_table() {
+    let sandbox = Sandbox::new();
+    let bad = sandbox.write("not-perf.data", "this is not a perf.data file, just text\n");
+    let out = sandbox.path("tables");
+    let good = fixture("contended.data");
+    let done = sandbox.schedlab(&[
+        "parse",
+        "perf-sched",
+        good.to_str().unwrap(),
+        bad.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(done.code, 2, "{}", done.stderr);
+    assert!(done.stderr.contains("not-perf.data"), "{}", done.stderr);
+    let left = std::fs::read_dir(&out).map_or(0, |d| d.count());
+    assert_eq!(left, 0, "files left in {}", out.display());
+}
