@@ -121,9 +121,12 @@ impl AtomicParquet {
             .filter(|p| !p.as_os_str().is_empty())
             .unwrap_or(Path::new("."));
         std::fs::create_dir_all(dir).map_err(|source| io_error(path, source))?;
+        // Tables are data to share (an analyst's notebook often runs as another user than the
+        // root that collected them): 0644, not the 0600 temporary files get by default.
         let tmp = tempfile::Builder::new()
             .prefix(".tmp-")
             .suffix(".parquet")
+            .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o644))
             .tempfile_in(dir)
             .map_err(|source| io_error(path, source))?;
         let props = WriterProperties::builder()
@@ -325,5 +328,19 @@ mod tests {
         writer.write(&[slice(1, &comm, None)]).unwrap();
         drop(writer);
         assert!(files_in(dir.path()).is_empty());
+    }
+}
+
+#[cfg(test)]
+mod permission_tests {
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn tables_are_readable_by_other_users() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("quality.parquet");
+        super::write_rows::<crate::QualityRow>(&path, &[]).unwrap();
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode & 0o044, 0o044, "mode {mode:o}");
     }
 }
