@@ -39,6 +39,7 @@ pub fn parse_file(kind: ParserKind, path: &Path, ctx: &ParseContext) -> Result<P
             wakeups: tables.wakeups,
             threads: tables.threads,
             quality: tables.quality,
+            trace_window: tables.window,
             ..Parsed::default()
         });
     }

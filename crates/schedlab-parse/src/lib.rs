@@ -130,6 +130,9 @@ pub struct Parsed {
     pub turbostat: Vec<RecordBatch>,
     pub perf_stat: Vec<PerfStatRow>,
     pub timehist_summary: Vec<TimehistSummaryRow>,
+    /// From a perf.data file: the span in which every CPU has data (ring buffers start and
+    /// overflow at different times); analyses can clip to it.
+    pub trace_window: Option<(i64, i64)>,
 }
 
 impl Parsed {
@@ -144,6 +147,7 @@ impl Parsed {
         self.turbostat.extend(other.turbostat);
         self.perf_stat.extend(other.perf_stat);
         self.timehist_summary.extend(other.timehist_summary);
+        self.trace_window = self.trace_window.or(other.trace_window);
     }
 
     /// Writes every table as `DIR/<table>.parquet`, each atomically. Tables that no parser of

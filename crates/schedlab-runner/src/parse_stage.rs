@@ -101,6 +101,8 @@ fn parse_run(
         started_at: m.started_at.clone(),
         status: m.status.as_str().into(),
         duration_ns: m.end_ns - m.start_ns,
+        trace_window_start_ns: None,
+        trace_window_end_ns: None,
     });
 
     let mut cpus = m.host.cpus.clone();
@@ -221,6 +223,10 @@ fn parse_run(
                     .push(quality(&run_id, &monitor.name, "error", err.to_string()))
             }
         }
+    }
+    if let (Some(run), Some((start, end))) = (out.runs.first_mut(), out.parsed.trace_window) {
+        run.trace_window_start_ns = Some(start);
+        run.trace_window_end_ns = Some(end);
     }
     out.parsed.quality.extend(
         m.notes

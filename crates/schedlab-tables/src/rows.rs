@@ -41,6 +41,10 @@ pub struct RunRow {
     pub status: String,
     /// Wall-clock length of the collection in nanoseconds.
     pub duration_ns: i64,
+    /// Span of the run's perf trace in which every CPU has data (null without a trace): numbers
+    /// outside it may miss events of some CPU.
+    pub trace_window_start_ns: Option<i64>,
+    pub trace_window_end_ns: Option<i64>,
 }
 table!(RunRow, "runs");
 
