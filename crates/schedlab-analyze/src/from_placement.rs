@@ -71,7 +71,12 @@ mod tests {
 
     #[test]
     fn cpu_time_is_booked_on_the_later_sample_and_moves_are_counted() {
-        let rows = [sample(0, 0, 5), sample(200, 0, 15), sample(400, 1, 35), sample(600, 1, 40)];
+        let rows = [
+            sample(0, 0, 5),
+            sample(200, 0, 15),
+            sample(400, 1, 35),
+            sample(600, 1, 40),
+        ];
         let run = RunTables {
             run_id: "r",
             class_of_cpu: [(0, "P"), (1, "E")].into(),
@@ -81,11 +86,18 @@ mod tests {
             placement: rows.iter().collect(),
         };
         let out = aggregate(&run, 300);
-        let shares: Vec<(i32, &str, i64)> = out.residency.iter().map(|r| (r.cpu, r.class.as_str(), r.run_ns)).collect();
+        let shares: Vec<(i32, &str, i64)> = out
+            .residency
+            .iter()
+            .map(|r| (r.cpu, r.class.as_str(), r.run_ns))
+            .collect();
         assert_eq!(shares, [(0, "P", 15), (1, "E", 25)]);
         assert_eq!(out.cpu_time[0].cpu_time_ns, 40);
         assert_eq!(out.cpu_time[0].wall_ns, 600);
         let m = &out.migrations[0];
-        assert_eq!((m.migrations, m.startup_migrations, m.steady_migrations), (1, 0, 1));
+        assert_eq!(
+            (m.migrations, m.startup_migrations, m.steady_migrations),
+            (1, 0, 1)
+        );
     }
 }

@@ -569,13 +569,17 @@ impl<'a> Runner<'a> {
         for plan in &self.plan.runs {
             let run_id = self.run_id(&plan.key);
             let dir = self.layout.run(&run_id);
-            if dir.join("manifest.json").exists() && !self.options.selection.forced.contains(&Stage::Collect) {
+            if dir.join("manifest.json").exists()
+                && !self.options.selection.forced.contains(&Stage::Collect)
+            {
                 lines.push(format!("run {run_id}: collected already, nothing to do"));
                 continue;
             }
             lines.push(format!("run {run_id}:"));
             lines.extend(
-                schedlab_collect::timeline(plan, &dir, &self.options.self_exe).into_iter().map(|l| format!("  {l}")),
+                schedlab_collect::timeline(plan, &dir, &self.options.self_exe)
+                    .into_iter()
+                    .map(|l| format!("  {l}")),
             );
             if let Some(cooldown) = plan.collect.cooldown {
                 lines.push(format!("  then cool down for {cooldown:?}"));

@@ -294,12 +294,23 @@ fn perf_sched_window_records_only_part_of_the_run() {
     assert_eq!(done.code, 0, "{}", done.stderr);
     let m = manifest(&sandbox, "window", &sandbox.runs("window")[0]);
     let zero = m["zero_ns"].as_i64().unwrap();
-    let slices: Vec<schedlab_tables::SchedSliceRow> = read_rows(&sandbox.data("window", "tables/sched_slices.parquet")).unwrap();
-    let own: Vec<i64> = slices.iter().filter(|s| s.workload.is_some()).map(|s| (s.end_ns - zero) / 1_000_000).collect();
+    let slices: Vec<schedlab_tables::SchedSliceRow> =
+        read_rows(&sandbox.data("window", "tables/sched_slices.parquet")).unwrap();
+    let own: Vec<i64> = slices
+        .iter()
+        .filter(|s| s.workload.is_some())
+        .map(|s| (s.end_ns - zero) / 1_000_000)
+        .collect();
     assert!(!own.is_empty());
     let (first, last) = (own.iter().min().unwrap(), own.iter().max().unwrap());
-    assert!(*first >= 300, "first traced switch {first} ms after the start: --delay applied");
+    assert!(
+        *first >= 300,
+        "first traced switch {first} ms after the start: --delay applied"
+    );
     // perf is asked to stop at 1.1 s. The workload switches every 20 ms until 1.8 s: a trace of
     // the whole run would reach ~1800 ms.
-    assert!(*last <= 1500, "last traced switch {last} ms after the start: recording stopped");
+    assert!(
+        *last <= 1500,
+        "last traced switch {last} ms after the start: recording stopped"
+    );
 }

@@ -1,6 +1,5 @@
 //! `schedlab parse perf-sched FILE… --out DIR`: tables streamed to Parquet equal the reader's.
 
-#[allow(dead_code)] // this binary does not use every helper
 mod util;
 
 use std::path::{Path, PathBuf};

@@ -375,16 +375,33 @@ fn openssl_effective_throughput_comes_from_its_operation_count_and_wall_time() {
     );
     let done = sandbox.schedlab(&["run", pipeline.to_str().unwrap()]);
     assert_eq!(done.code, 0, "{}", done.stderr);
-    let rows: Vec<schedlab_tables::ThroughputRow> = read_rows(&sandbox.data("speed", "aggregates/throughput.parquet")).unwrap();
+    let rows: Vec<schedlab_tables::ThroughputRow> =
+        read_rows(&sandbox.data("speed", "aggregates/throughput.parquet")).unwrap();
     assert_eq!(rows.len(), 1, "{rows:?}");
     let row = &rows[0];
-    assert_eq!((row.test.as_str(), row.block_bytes, row.measured_clock.as_str()), ("sha256/16384", 16384.0, "cpu"));
-    let processes: Vec<ProcessRow> = read_rows(&sandbox.data("speed", "tables/processes.parquet")).unwrap();
+    assert_eq!(
+        (
+            row.test.as_str(),
+            row.block_bytes,
+            row.measured_clock.as_str()
+        ),
+        ("sha256/16384", 16384.0, "cpu")
+    );
+    let processes: Vec<ProcessRow> =
+        read_rows(&sandbox.data("speed", "tables/processes.parquet")).unwrap();
     let wall_s = (processes[0].end_ns.unwrap() - processes[0].start_ns) as f64 / 1e9;
     assert!((row.wall_s - wall_s).abs() < 1e-9);
     assert!((row.effective_bytes_per_s - row.ops * 16384.0 / wall_s).abs() < 1.0);
     // openssl divides by its CPU time, which is at most the wall time: it never reports less.
     let reported = row.reported_bytes_per_s.unwrap();
-    assert!(row.effective_bytes_per_s <= reported * 1.01, "effective {} > reported {reported}", row.effective_bytes_per_s);
-    assert!(row.effective_bytes_per_s > reported * 0.2, "effective {} vs reported {reported}", row.effective_bytes_per_s);
+    assert!(
+        row.effective_bytes_per_s <= reported * 1.01,
+        "effective {} > reported {reported}",
+        row.effective_bytes_per_s
+    );
+    assert!(
+        row.effective_bytes_per_s > reported * 0.2,
+        "effective {} vs reported {reported}",
+        row.effective_bytes_per_s
+    );
 }

@@ -1,5 +1,8 @@
 //! Running the real schedlab binary on small pipelines written into a temporary directory.
 
+// Each test binary includes this module and uses a different part of it.
+#![allow(dead_code)]
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -71,7 +74,6 @@ pub fn finished(output: Output) -> Finished {
     }
 }
 
-#[allow(dead_code)] // not every test binary reads JSON
 pub fn read_json(path: &Path) -> serde_json::Value {
     serde_json::from_slice(&std::fs::read(path).expect("json file")).expect("valid json")
 }
