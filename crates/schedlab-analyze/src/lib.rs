@@ -25,7 +25,7 @@ use rayon::prelude::*;
 use schedlab_spec::raw::AggregateStep;
 use schedlab_tables::{
     CpuRow, CpuTimeRow, MigrationRow, MigrationSummaryRow, PlacementRow, ProcessRow, ResidencyRow,
-    SchedDelayRow, SchedSliceRow, Table, TableError, ThroughputRow, WorkloadMetricRow, read_rows,
+    SchedDelayRow, SchedSliceRow, TableError, ThroughputRow, WorkloadMetricRow, read_table,
     write_rows,
 };
 
@@ -47,25 +47,16 @@ pub struct Tables {
     pub workload_metrics: Vec<WorkloadMetricRow>,
 }
 
-fn load<T: Table>(dir: &Path) -> Result<Vec<T>, TableError> {
-    let path = dir.join(format!("{}.parquet", T::NAME));
-    if path.exists() {
-        read_rows(&path)
-    } else {
-        Ok(Vec::new())
-    }
-}
-
 impl Tables {
     /// Reads the tables under `dir`; a table that was not produced reads as empty.
     pub fn load(dir: &Path) -> Result<Tables, TableError> {
         Ok(Tables {
-            cpus: load(dir)?,
-            processes: load(dir)?,
-            sched_slices: load(dir)?,
-            migrations: load(dir)?,
-            placement: load(dir)?,
-            workload_metrics: load(dir)?,
+            cpus: read_table(dir)?,
+            processes: read_table(dir)?,
+            sched_slices: read_table(dir)?,
+            migrations: read_table(dir)?,
+            placement: read_table(dir)?,
+            workload_metrics: read_table(dir)?,
         })
     }
 }

@@ -154,7 +154,7 @@ impl Parsed {
     /// this kind produces are skipped; tables it produces are written even when empty, so a
     /// reader can tell "nothing happened" from "not parsed".
     pub fn write_to(&self, dir: &Path, kinds: &[ParserKind]) -> Result<Vec<PathBuf>, TableError> {
-        use schedlab_tables::{Table, write_rows};
+        use schedlab_tables::write_table;
         let mut written = Vec::new();
         let sched = kinds
             .iter()
@@ -168,33 +168,27 @@ impl Parsed {
                     | ParserKind::PerfStat
             )
         });
-        fn put<T: Table>(dir: &Path, rows: &[T], out: &mut Vec<PathBuf>) -> Result<(), TableError> {
-            let path = dir.join(format!("{}.parquet", T::NAME));
-            write_rows(&path, rows)?;
-            out.push(path);
-            Ok(())
-        }
         if sched {
-            put(dir, &self.sched_slices, &mut written)?;
-            put(dir, &self.migrations, &mut written)?;
-            put(dir, &self.wakeups, &mut written)?;
-            put(dir, &self.threads, &mut written)?;
+            written.push(write_table(dir, &self.sched_slices)?);
+            written.push(write_table(dir, &self.migrations)?);
+            written.push(write_table(dir, &self.wakeups)?);
+            written.push(write_table(dir, &self.threads)?);
         }
         if kinds.contains(&ParserKind::Timehist) {
-            put(dir, &self.timehist_summary, &mut written)?;
+            written.push(write_table(dir, &self.timehist_summary)?);
         }
         if metrics {
-            put(dir, &self.workload_metrics, &mut written)?;
+            written.push(write_table(dir, &self.workload_metrics)?);
         }
         if kinds.contains(&ParserKind::PerfStat) {
-            put(dir, &self.perf_stat, &mut written)?;
+            written.push(write_table(dir, &self.perf_stat)?);
         }
         if kinds.contains(&ParserKind::Turbostat) {
             let path = dir.join("turbostat.parquet");
             schedlab_tables::write_batch(&path, &concat_turbostat(&self.turbostat))?;
             written.push(path);
         }
-        put(dir, &self.quality, &mut written)?;
+        written.push(write_table(dir, &self.quality)?);
         Ok(written)
     }
 }

@@ -16,8 +16,8 @@ use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
 use schedlab_tables::{
-    CpuTimeRow, MigrationSummaryRow, QualityRow, ResidencyRow, SchedDelayRow, Table, TableError,
-    WorkloadMetricRow, read_rows,
+    CpuTimeRow, MigrationSummaryRow, QualityRow, ResidencyRow, SchedDelayRow, TableError,
+    WorkloadMetricRow, read_table,
 };
 
 #[derive(Debug, thiserror::Error)]
@@ -31,15 +31,6 @@ pub enum ReportError {
         #[source]
         source: std::io::Error,
     },
-}
-
-fn load<T: Table>(dir: &Path) -> Result<Vec<T>, TableError> {
-    let path = dir.join(format!("{}.parquet", T::NAME));
-    if path.exists() {
-        read_rows(&path)
-    } else {
-        Ok(Vec::new())
-    }
 }
 
 /// The rendered summary.
@@ -64,12 +55,12 @@ fn ms(ns: f64) -> String {
 
 /// Builds the summary and writes `report/summary.md` atomically.
 pub fn summarize(pipeline: &str, paths: &SummaryPaths<'_>) -> Result<Summary, ReportError> {
-    let cpu_time: Vec<CpuTimeRow> = load(paths.aggregates)?;
-    let residency: Vec<ResidencyRow> = load(paths.aggregates)?;
-    let migrations: Vec<MigrationSummaryRow> = load(paths.aggregates)?;
-    let delays: Vec<SchedDelayRow> = load(paths.aggregates)?;
-    let metrics: Vec<WorkloadMetricRow> = load(paths.tables)?;
-    let quality: Vec<QualityRow> = load(paths.tables)?;
+    let cpu_time: Vec<CpuTimeRow> = read_table(paths.aggregates)?;
+    let residency: Vec<ResidencyRow> = read_table(paths.aggregates)?;
+    let migrations: Vec<MigrationSummaryRow> = read_table(paths.aggregates)?;
+    let delays: Vec<SchedDelayRow> = read_table(paths.aggregates)?;
+    let metrics: Vec<WorkloadMetricRow> = read_table(paths.tables)?;
+    let quality: Vec<QualityRow> = read_table(paths.tables)?;
 
     type Key<'a> = (&'a str, i32);
     let mut cpus: BTreeMap<Key<'_>, Vec<(i32, f64)>> = BTreeMap::new();

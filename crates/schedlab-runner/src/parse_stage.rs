@@ -7,7 +7,7 @@ use rayon::prelude::*;
 use schedlab_collect::{Manifest, periodic};
 use schedlab_parse::{ParseContext, Parsed, ParserKind, parse_file};
 use schedlab_tables::{
-    CpuRow, CpuSampleRow, PlacementRow, ProcessRow, QualityRow, RunRow, Table, write_rows,
+    CpuRow, CpuSampleRow, PlacementRow, ProcessRow, QualityRow, RunRow, write_table,
 };
 use schedlab_topology::format_cpu_list;
 
@@ -57,21 +57,11 @@ pub fn parse_runs(
     }
     // Every table is written, empty or not: notebooks and reports can rely on the files.
     let mut written = all.parsed.write_to(out, &ParserKind::ALL)?;
-    fn put<T: Table>(
-        out: &Path,
-        rows: &[T],
-        written: &mut Vec<PathBuf>,
-    ) -> Result<(), RunnerError> {
-        let path = out.join(format!("{}.parquet", T::NAME));
-        write_rows(&path, rows)?;
-        written.push(path);
-        Ok(())
-    }
-    put(out, &all.runs, &mut written)?;
-    put(out, &all.cpus, &mut written)?;
-    put(out, &all.processes, &mut written)?;
-    put(out, &all.placement, &mut written)?;
-    put(out, &all.cpu_samples, &mut written)?;
+    written.push(write_table(out, &all.runs)?);
+    written.push(write_table(out, &all.cpus)?);
+    written.push(write_table(out, &all.processes)?);
+    written.push(write_table(out, &all.placement)?);
+    written.push(write_table(out, &all.cpu_samples)?);
     written.sort();
     written.dedup();
     Ok(written)

@@ -22,7 +22,10 @@ mod parquet_io;
 pub mod rows;
 
 pub use aggregates::*;
-pub use parquet_io::{TableWriter, read_batches, read_rows, schema_of, write_batch, write_rows};
+pub use parquet_io::{
+    TableWriter, read_batches, read_rows, read_table, schema_of, write_batch, write_rows,
+    write_table,
+};
 pub use rows::*;
 
 use std::path::PathBuf;

@@ -196,6 +196,23 @@ pub fn read_batches(path: &Path) -> Result<Vec<RecordBatch>, TableError> {
         })
 }
 
+/// Writes `rows` as `DIR/<table>.parquet` (the layout every stage directory uses); returns the path.
+pub fn write_table<T: Table>(dir: &Path, rows: &[T]) -> Result<std::path::PathBuf, TableError> {
+    let path = dir.join(format!("{}.parquet", T::NAME));
+    write_rows(&path, rows)?;
+    Ok(path)
+}
+
+/// Reads `DIR/<table>.parquet`; a table that was never written reads as empty.
+pub fn read_table<T: Table>(dir: &Path) -> Result<Vec<T>, TableError> {
+    let path = dir.join(format!("{}.parquet", T::NAME));
+    if path.exists() {
+        read_rows(&path)
+    } else {
+        Ok(Vec::new())
+    }
+}
+
 /// Reads the Parquet file `path` back into rows of table `T`.
 pub fn read_rows<T: Table>(path: &Path) -> Result<Vec<T>, TableError> {
     let mut rows = Vec::new();
