@@ -160,11 +160,17 @@ fn init_logging(verbose: u8) {
     };
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
-    tracing_subscriber::fmt()
+    let logs = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
         .with_target(false)
-        .init();
+        .with_ansi(std::io::stderr().is_terminal());
+    // Warnings a user reads at a glance need no timestamp; -v logs are for following a run.
+    if verbose == 0 {
+        logs.without_time().init();
+    } else {
+        logs.init();
+    }
 }
 
 fn run(args: Args) -> anyhow::Result<ExitCode> {
