@@ -219,6 +219,12 @@ impl<'a> Runner<'a> {
         }
         let runs = self.collected_runs()?;
         for stage in later {
+            // Stages are atomic: stopping between two leaves every finished stage recorded.
+            if self.options.interrupt.load(Ordering::SeqCst) {
+                (self.say)(&format!("{}: not started (interrupted)", stage.name()));
+                outcome.interrupted = true;
+                return Ok(outcome);
+            }
             let inputs = self.inputs(stage, &runs, &mut state)?;
             let reasons = if selection.forced.contains(&stage) {
                 vec!["forced".to_owned()]

@@ -386,7 +386,9 @@ fn execute(
             eprintln!("schedlab: second interrupt, exiting now");
             std::process::exit(i32::from(EXIT_INTERRUPTED));
         }
-        eprintln!("schedlab: interrupted, stopping workloads and monitors…");
+        eprintln!(
+            "schedlab: interrupted: stopping workloads and monitors, or after the running stage…"
+        );
     })
     .context("cannot install the Ctrl-C handler")?;
     let say = |line: &str| eprintln!("{line}");
