@@ -31,8 +31,9 @@ pub struct RunRequest<'a> {
     pub self_exe: &'a Path,
     /// Set by the Ctrl-C / SIGTERM handler.
     pub interrupt: &'a AtomicBool,
-    /// Called every tick with (elapsed, expected total) for a progress display.
-    pub on_tick: &'a dyn Fn(Duration, Option<Duration>),
+    /// Called every tick with the time since workloads' `start_after` counts from, for a
+    /// progress display (its length is [`schedlab_spec::CollectPlan::expected_length`]).
+    pub on_tick: &'a dyn Fn(Duration),
 }
 
 struct Active<'p> {
@@ -116,14 +117,6 @@ pub fn collect(request: &RunRequest<'_>) -> Result<Manifest, CollectError> {
         .collect();
     schedule.sort_by_key(|(at, _, _)| std::cmp::Reverse(*at));
     let end_at = plan.duration.map(|d| zero + ns(d));
-    let expected = plan.duration.or_else(|| {
-        plan.workloads
-            .iter()
-            .map(WorkloadPlan::expected_end)
-            .collect::<Option<Vec<_>>>()?
-            .into_iter()
-            .max()
-    });
 
     let mut processes: Vec<ProcessRecord> = Vec::new();
     let mut active: Vec<Active> = Vec::new();
@@ -174,7 +167,7 @@ pub fn collect(request: &RunRequest<'_>) -> Result<Manifest, CollectError> {
         if end_at.is_none() && schedule.is_empty() && active.is_empty() {
             break;
         }
-        (request.on_tick)(Duration::from_nanos((now - zero).max(0) as u64), expected);
+        (request.on_tick)(Duration::from_nanos((now - zero).max(0) as u64));
         let next_start = schedule
             .last()
             .map(|(at, _, _)| *at - now)
@@ -362,13 +355,7 @@ pub fn timeline(plan: &RunPlan, run_dir: &Path, self_exe: &Path) -> Vec<String> 
         .into_iter()
         .map(|(at, what)| format!("{:>9.3}s  {what}", at.as_secs_f64()))
         .collect();
-    let known_end = collect
-        .workloads
-        .iter()
-        .map(WorkloadPlan::expected_end)
-        .collect::<Option<Vec<_>>>()
-        .and_then(|ends| ends.into_iter().max());
-    lines.push(match (collect.duration, known_end) {
+    lines.push(match (collect.duration, collect.last_workload_end()) {
         (Some(d), _) => format!(
             "{:>9.3}s  end of collection: stop workloads still running, then monitors",
             d.as_secs_f64()

@@ -293,21 +293,11 @@ impl<'a> Runner<'a> {
                 std::fs::remove_dir_all(&partial).map_err(|e| io(e, &partial))?;
             }
             std::fs::create_dir_all(&partial).map_err(|e| io(e, &partial))?;
-            let bar = self.options.progress.then(|| {
-                progress::collect_bar(
-                    &run_id,
-                    plan.collect.duration.or_else(|| {
-                        plan.collect
-                            .workloads
-                            .iter()
-                            .map(|w| w.expected_end())
-                            .collect::<Option<Vec<_>>>()?
-                            .into_iter()
-                            .max()
-                    }),
-                )
-            });
-            let on_tick = |elapsed: std::time::Duration, _total: Option<std::time::Duration>| {
+            let bar = self
+                .options
+                .progress
+                .then(|| progress::collect_bar(&run_id, plan.collect.expected_length()));
+            let on_tick = |elapsed: std::time::Duration| {
                 if let Some(bar) = &bar {
                     bar.set_position(elapsed.as_millis() as u64);
                 }

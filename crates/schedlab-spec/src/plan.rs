@@ -74,6 +74,24 @@ pub struct CollectPlan {
     pub workloads: Vec<WorkloadPlan>,
 }
 
+impl CollectPlan {
+    /// When the last workload is expected to end (None when one has no known end).
+    pub fn last_workload_end(&self) -> Option<Duration> {
+        let ends: Option<Vec<Duration>> = self
+            .workloads
+            .iter()
+            .map(WorkloadPlan::expected_end)
+            .collect();
+        ends?.into_iter().max()
+    }
+
+    /// How long collecting this run is expected to take: its `duration`, or until the last
+    /// workload ends (None when that is unknown).
+    pub fn expected_length(&self) -> Option<Duration> {
+        self.duration.or_else(|| self.last_workload_end())
+    }
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct MonitorPlan {
     pub name: String,
