@@ -10,8 +10,8 @@ use std::path::{Path, PathBuf};
 
 use schedlab_perf::{SchedBatch, SchedOptions};
 use schedlab_tables::{
-    MigrationRow, QualityRow, SchedSliceRow, Table, TableError, TableWriter, ThreadRow, WakeupRow,
-    write_rows,
+    BackgroundWriter, MigrationRow, QualityRow, SchedSliceRow, Table, TableError, ThreadRow,
+    WakeupRow, write_rows,
 };
 
 use crate::{ParseContext, ParseError};
@@ -27,14 +27,11 @@ pub(crate) fn write_tables(
         run_id: ctx.run_id.clone(),
         workload_pids: ctx.workload_pids.clone(),
     };
-    let mut events = EventWriters::create(dir)?;
+    let events = EventWriters::create(dir)?;
     let mut threads: Vec<ThreadRow> = Vec::new();
     let mut quality: Vec<QualityRow> = Vec::new();
     for path in paths {
-        let tables = schedlab_perf::stream_sched(path, &options, |batch| events.write(&batch))?;
-        if let Some(err) = events.error.take() {
-            return Err(err.into());
-        }
+        let tables = schedlab_perf::stream_sched(path, &options, |batch| events.write(batch))?;
         threads.extend(tables.threads);
         quality.extend(tables.quality);
     }
@@ -54,39 +51,26 @@ fn put<T: Table>(dir: &Path, rows: &[T]) -> Result<PathBuf, TableError> {
     Ok(path)
 }
 
-/// The open per-event tables, and the first error writing to them.
+/// The open per-event tables, each encoded on its own thread.
 struct EventWriters {
-    slices: TableWriter<SchedSliceRow>,
-    migrations: TableWriter<MigrationRow>,
-    wakeups: TableWriter<WakeupRow>,
-    /// The reader cannot be stopped from its callback, so a write error waits here until the
-    /// file is read; later batches are dropped.
-    error: Option<TableError>,
+    slices: BackgroundWriter<SchedSliceRow>,
+    migrations: BackgroundWriter<MigrationRow>,
+    wakeups: BackgroundWriter<WakeupRow>,
 }
 
 impl EventWriters {
     fn create(dir: &Path) -> Result<Self, TableError> {
         Ok(EventWriters {
-            slices: TableWriter::create(&table_path::<SchedSliceRow>(dir))?,
-            migrations: TableWriter::create(&table_path::<MigrationRow>(dir))?,
-            wakeups: TableWriter::create(&table_path::<WakeupRow>(dir))?,
-            error: None,
+            slices: BackgroundWriter::create(&table_path::<SchedSliceRow>(dir))?,
+            migrations: BackgroundWriter::create(&table_path::<MigrationRow>(dir))?,
+            wakeups: BackgroundWriter::create(&table_path::<WakeupRow>(dir))?,
         })
     }
 
-    fn write(&mut self, batch: &SchedBatch) {
-        if self.error.is_some() {
-            return;
-        }
-        // Encoding is the slow part of the pipeline: the biggest table beside the other two.
-        let (slices, others) = rayon::join(
-            || self.slices.write(&batch.sched_slices),
-            || {
-                (self.migrations.write(&batch.migrations))
-                    .and_then(|()| self.wakeups.write(&batch.wakeups))
-            },
-        );
-        self.error = slices.and(others).err();
+    fn write(&self, batch: SchedBatch) {
+        self.slices.send(batch.sched_slices);
+        self.migrations.send(batch.migrations);
+        self.wakeups.send(batch.wakeups);
     }
 
     fn finish(self) -> Result<Vec<PathBuf>, TableError> {

@@ -7,11 +7,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use arrow_array::RecordBatch;
-use arrow_schema::{FieldRef, Schema, SchemaRef};
+use arrow_schema::{DataType, FieldRef, Schema, SchemaRef};
 use parquet::arrow::ArrowWriter;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
-use parquet::basic::{Compression, ZstdLevel};
+use parquet::basic::{Compression, Encoding, ZstdLevel};
 use parquet::file::properties::WriterProperties;
+use parquet::schema::types::ColumnPath;
 use serde_arrow::schema::{SchemaLike, TracingOptions};
 use tempfile::NamedTempFile;
 
@@ -51,7 +52,8 @@ pub fn write_batch(path: &Path, batch: &RecordBatch) -> Result<(), TableError> {
 /// A Parquet file of table `T` written a slice of rows at a time, so that a table larger than
 /// memory can be written while it is produced.
 ///
-/// Each [`write`](Self::write) becomes one row group; pass slices of thousands of rows or more.
+/// Rows gather into row groups of [`ROW_GROUP_ROWS`] however they are sliced; the writer holds
+/// at most one encoded, compressed row group in memory.
 /// The rows go to a temporary file in the destination directory, which [`finish`](Self::finish)
 /// renames to `path`; dropping the writer without finishing (an error, a panic) deletes it, so
 /// `path` is never a half-written table.
@@ -68,7 +70,7 @@ pub fn write_batch(path: &Path, batch: &RecordBatch) -> Result<(), TableError> {
 /// # Ok::<(), schedlab_tables::TableError>(())
 /// ```
 pub struct TableWriter<T: Table> {
-    fields: Vec<FieldRef>,
+    schema: SchemaRef,
     file: AtomicParquet,
     rows: PhantomData<fn(&T)>,
 }
@@ -77,26 +79,24 @@ impl<T: Table> TableWriter<T> {
     /// Starts the table `path` (its directory is created if needed); nothing appears at `path`
     /// until [`finish`](Self::finish).
     pub fn create(path: &Path) -> Result<Self, TableError> {
-        let fields = fields_of::<T>();
-        let schema = Arc::new(Schema::new(fields.clone()));
+        let schema = schema_of::<T>();
         Ok(TableWriter {
-            fields,
-            file: AtomicParquet::create(path, schema)?,
+            file: AtomicParquet::create(path, schema.clone())?,
+            schema,
             rows: PhantomData,
         })
     }
 
-    /// Appends `rows` as one row group (nothing when `rows` is empty).
+    /// Appends `rows` (nothing when `rows` is empty).
     pub fn write(&mut self, rows: &[T]) -> Result<(), TableError> {
         if rows.is_empty() {
             return Ok(());
         }
-        let batch = serde_arrow::to_record_batch(&self.fields, &rows).map_err(|err| {
-            TableError::Schema {
+        let batch =
+            T::record_batch(self.schema.clone(), rows).map_err(|message| TableError::Schema {
                 path: self.file.path.clone(),
-                message: err.to_string(),
-            }
-        })?;
+                message,
+            })?;
         self.file.write(&batch)
     }
 
@@ -106,6 +106,28 @@ impl<T: Table> TableWriter<T> {
         self.file.finish()?;
         Ok(path)
     }
+}
+
+/// Rows per row group: big enough that per-group overhead (a zstd context and a dictionary per
+/// column) vanishes, small enough that the encoded group a writer holds is a few megabytes.
+const ROW_GROUP_ROWS: usize = 256 * 1024;
+
+/// zstd everywhere. Time columns (`*_ns`, Int64) are nearly all distinct and nearly sorted, so
+/// they skip the dictionary (whose hashing is wasted on them) and are delta-encoded: on a perf
+/// trace this made `schedlab parse perf-sched` 25 % faster for a 10 % larger file.
+fn writer_properties(schema: &Schema) -> WriterProperties {
+    let mut props = WriterProperties::builder()
+        .set_compression(Compression::ZSTD(ZstdLevel::default()))
+        .set_max_row_group_row_count(Some(ROW_GROUP_ROWS));
+    let times = (schema.fields().iter())
+        .filter(|f| f.name().ends_with("_ns") && f.data_type() == &DataType::Int64);
+    for field in times {
+        let column = ColumnPath::from(field.name().as_str());
+        props = props
+            .set_column_dictionary_enabled(column.clone(), false)
+            .set_column_encoding(column, Encoding::DELTA_BINARY_PACKED);
+    }
+    props.build()
 }
 
 /// A Parquet file being written under a temporary name in its final directory.
@@ -129,9 +151,7 @@ impl AtomicParquet {
             .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o644))
             .tempfile_in(dir)
             .map_err(|source| io_error(path, source))?;
-        let props = WriterProperties::builder()
-            .set_compression(Compression::ZSTD(ZstdLevel::default()))
-            .build();
+        let props = writer_properties(&schema);
         let writer = ArrowWriter::try_new(tmp, schema, Some(props))
             .map_err(|err| parquet_error(path, err))?;
         Ok(AtomicParquet {
@@ -140,11 +160,10 @@ impl AtomicParquet {
         })
     }
 
-    /// Writes `batch` as one row group.
+    /// Adds `batch` to the current row group (a new group starts every [`ROW_GROUP_ROWS`]).
     fn write(&mut self, batch: &RecordBatch) -> Result<(), TableError> {
         let pq = |err| parquet_error(&self.path, err);
-        self.writer.write(batch).map_err(pq)?;
-        self.writer.flush().map_err(pq)
+        self.writer.write(batch).map_err(pq)
     }
 
     fn finish(self) -> Result<(), TableError> {
@@ -300,7 +319,7 @@ mod tests {
     }
 
     #[test]
-    fn a_table_written_in_batches_reads_back_whole_with_one_row_group_per_batch() {
+    fn a_table_written_in_batches_reads_back_whole_in_one_row_group() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("sched_slices.parquet");
         let (comm, burst): (Arc<str>, Arc<str>) = ("stress-ng".into(), "burst".into());
@@ -323,7 +342,7 @@ mod tests {
         assert_eq!(files_in(dir.path()), ["sched_slices.parquet"]);
         let file = File::open(&path).unwrap();
         let builder = ParquetRecordBatchReaderBuilder::try_new(file).unwrap();
-        assert_eq!(builder.metadata().num_row_groups(), 3);
+        assert_eq!(builder.metadata().num_row_groups(), 1);
         // Shared strings are plain strings in the file, as a String field would be.
         for column in ["run_id", "comm", "prev_state", "workload"] {
             let schema = builder.schema();
