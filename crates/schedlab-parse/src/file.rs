@@ -1,38 +1,49 @@
-//! One parser on one file: the entry point for `schedlab parse KIND FILE…` and the parse stage.
+//! One parser on files: the entry points for `schedlab parse KIND FILE…` and the parse stage.
 
 use std::path::{Path, PathBuf};
 
-use crate::{ParseContext, ParseError, Parsed, ParserKind, parse, perf_sched};
+use rayon::prelude::*;
+
+use crate::{EventParts, EventTables, ParseContext, ParseError, Parsed, ParserKind, parse};
 
 /// Parses the files `paths` with parser `kind` and writes its tables into `dir` (the rows of all
-/// files in one table each); returns the files written. perf.data streams into the tables as it
-/// is read, so memory stays bounded whatever the trace size; other kinds are parsed whole, then
-/// written (see [`Parsed::write_to`]).
+/// files in one table each, in the order of `paths`); returns the files written. Files are
+/// parsed in parallel, and their event rows stream into the tables as they are read (see
+/// [`EventParts`]), so memory stays bounded whatever the trace size. Nothing is written when a
+/// file fails.
 pub fn parse_files_to(
     kind: ParserKind,
     paths: &[PathBuf],
     ctx: &ParseContext,
     dir: &Path,
 ) -> Result<Vec<PathBuf>, ParseError> {
-    if kind == ParserKind::PerfSched {
-        return perf_sched::write_tables(paths, ctx, dir);
-    }
     let mut all = Parsed::default();
-    for path in paths {
-        all.extend(parse_file(kind, path, ctx)?);
+    if !kind.has_events() {
+        for path in paths {
+            all.extend(parse_file(kind, path, ctx)?);
+        }
+        return Ok(all.write_to(dir, &[kind])?);
     }
-    Ok(all.write_to(dir, &[kind])?)
+    let parts = EventParts::new(dir)?;
+    let per_file = (paths.par_iter().enumerate())
+        .map(|(i, path)| {
+            let events = parts.part(i)?;
+            let rest = parse_file_streaming(kind, path, ctx, &events)?;
+            events.finish()?;
+            Ok(rest)
+        })
+        .collect::<Result<Vec<Parsed>, ParseError>>()?;
+    per_file.into_iter().for_each(|rest| all.extend(rest));
+    let mut written = parts.join(paths.len(), dir)?;
+    written.extend(all.write_to(dir, &[kind])?);
+    Ok(written)
 }
 
-/// Parses the file at `path` with parser `kind`. perf.data is mapped and read natively by
-/// schedlab-perf; every other kind is text read whole (tool outputs are small).
+/// Parses the file at `path` with parser `kind` into memory. perf.data is mapped and read
+/// natively by schedlab-perf; every other kind is text read whole (tool outputs are small).
 pub fn parse_file(kind: ParserKind, path: &Path, ctx: &ParseContext) -> Result<Parsed, ParseError> {
     if kind == ParserKind::PerfSched {
-        let options = schedlab_perf::SchedOptions {
-            run_id: ctx.run_id.clone(),
-            workload_pids: ctx.workload_pids.clone(),
-        };
-        let tables = schedlab_perf::read_sched(path, &options)?;
+        let tables = schedlab_perf::read_sched(path, &sched_options(ctx))?;
         return Ok(Parsed {
             sched_slices: tables.sched_slices,
             migrations: tables.migrations,
@@ -48,4 +59,34 @@ pub fn parse_file(kind: ParserKind, path: &Path, ctx: &ParseContext) -> Result<P
         source,
     })?;
     parse(kind, &path.display().to_string(), &bytes, ctx)
+}
+
+/// Like [`parse_file`], but the event rows (`sched_slices`, `migrations`, `wakeups`) go to
+/// `events` as they are read instead of into the returned [`Parsed`].
+pub fn parse_file_streaming(
+    kind: ParserKind,
+    path: &Path,
+    ctx: &ParseContext,
+    events: &EventTables,
+) -> Result<Parsed, ParseError> {
+    if kind == ParserKind::PerfSched {
+        let tables =
+            schedlab_perf::stream_sched(path, &sched_options(ctx), |batch| events.add(batch))?;
+        return Ok(Parsed {
+            threads: tables.threads,
+            quality: tables.quality,
+            trace_window: tables.window,
+            ..Parsed::default()
+        });
+    }
+    let mut parsed = parse_file(kind, path, ctx)?;
+    events.take_from(&mut parsed);
+    Ok(parsed)
+}
+
+fn sched_options(ctx: &ParseContext) -> schedlab_perf::SchedOptions {
+    schedlab_perf::SchedOptions {
+        run_id: ctx.run_id.clone(),
+        workload_pids: ctx.workload_pids.clone(),
+    }
 }

@@ -5,9 +5,12 @@
 //! [`ParserKind`] names every parser a pipeline or `schedlab parse KIND` can ask for. [`parse`]
 //! runs one parser on one file's bytes with a [`ParseContext`] (which run, which workload, when it
 //! ran) and returns a [`Parsed`]: the rows it produced for each table, plus quality rows for
-//! whatever it could not read. [`Parsed::write_to`] persists the non-empty tables.
-//! [`parse_files_to`] does both for `schedlab parse KIND FILE… --out DIR`, and streams perf.data
-//! into its tables as it reads them rather than holding them in memory.
+//! whatever it could not read. [`Parsed::write_to`] persists the tables, except the per-event
+//! tables (`sched_slices`, `migrations`, `wakeups`): those grow with the trace, so they stream
+//! into [`EventTables`] (encoded on background threads) as they are read, one part per input,
+//! and [`EventParts`] joins the parts in input order. [`parse_files_to`] does all of it, files
+//! in parallel, for `schedlab parse KIND FILE… --out DIR`; the runner's parse stage does the same
+//! per run with [`parse_file_streaming`].
 //!
 //! One module per tool, each owning its output's schema: [`turbostat`] (an Arrow batch per
 //! file, since its columns depend on the machine and `--show` set), [`stress_ng`], [`openssl`]
@@ -37,9 +40,9 @@ use schedlab_tables::{
     TimehistSummaryRow, WakeupRow, WorkloadMetricRow,
 };
 
+mod events;
 mod file;
 pub mod openssl;
-mod perf_sched;
 pub mod perf_stat;
 pub mod stress_ng;
 mod text;
@@ -47,7 +50,8 @@ pub mod time;
 pub mod timehist;
 pub mod turbostat;
 
-pub use file::{parse_file, parse_files_to};
+pub use events::{EventParts, EventTables};
+pub use file::{parse_file, parse_file_streaming, parse_files_to};
 pub use turbostat::concat_turbostat;
 
 /// Every parser schedlab has, by the name pipelines and the command line use.
@@ -90,6 +94,12 @@ impl ParserKind {
 
     pub fn from_name(name: &str) -> Option<ParserKind> {
         ParserKind::ALL.into_iter().find(|kind| kind.name() == name)
+    }
+
+    /// Whether the parser produces the per-event tables (`sched_slices`, `migrations`,
+    /// `wakeups`), which are written through [`EventParts`] rather than [`Parsed::write_to`].
+    pub fn has_events(self) -> bool {
+        matches!(self, ParserKind::PerfSched | ParserKind::Timehist)
     }
 }
 
@@ -150,15 +160,22 @@ impl Parsed {
         self.trace_window = self.trace_window.or(other.trace_window);
     }
 
-    /// Writes every table as `DIR/<table>.parquet`, each atomically. Tables that no parser of
-    /// this kind produces are skipped; tables it produces are written even when empty, so a
-    /// reader can tell "nothing happened" from "not parsed".
+    /// Writes every table as `DIR/<table>.parquet`, each atomically, except the per-event
+    /// tables: those stream through [`EventParts`], which [`EventTables::take_from`] moves
+    /// a parser's event rows into first. Tables that no parser of these kinds produces are
+    /// skipped; tables they produce are written even when empty, so a reader can tell "nothing
+    /// happened" from "not parsed".
+    ///
+    /// # Panics
+    ///
+    /// If event rows are still here: they would be lost (a bug in the caller, not in the input).
     pub fn write_to(&self, dir: &Path, kinds: &[ParserKind]) -> Result<Vec<PathBuf>, TableError> {
         use schedlab_tables::write_table;
+        assert!(
+            self.sched_slices.is_empty() && self.migrations.is_empty() && self.wakeups.is_empty(),
+            "event rows must go through EventTables before write_to"
+        );
         let mut written = Vec::new();
-        let sched = kinds
-            .iter()
-            .any(|k| matches!(k, ParserKind::PerfSched | ParserKind::Timehist));
         let metrics = kinds.iter().any(|k| {
             matches!(
                 k,
@@ -168,10 +185,7 @@ impl Parsed {
                     | ParserKind::PerfStat
             )
         });
-        if sched {
-            written.push(write_table(dir, &self.sched_slices)?);
-            written.push(write_table(dir, &self.migrations)?);
-            written.push(write_table(dir, &self.wakeups)?);
+        if kinds.iter().any(|k| k.has_events()) {
             written.push(write_table(dir, &self.threads)?);
         }
         if kinds.contains(&ParserKind::Timehist) {

@@ -1,11 +1,16 @@
 //! The parse stage: every collected run's manifest and raw files into `tables/*.parquet`.
-//! Runs are parsed in parallel (rayon); each run's files are independent.
+//! Runs are parsed in parallel (rayon); each run's files are independent. A run's event rows
+//! (perf traces: millions of rows) stream into its own part of the event tables while it is
+//! read, and the parts are joined in run order at the end; everything else a run yields is small
+//! and gathered in memory.
 
 use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 use schedlab_collect::{Manifest, periodic};
-use schedlab_parse::{ParseContext, Parsed, ParserKind, parse_file};
+use schedlab_parse::{
+    EventParts, EventTables, ParseContext, Parsed, ParserKind, parse_file_streaming,
+};
 use schedlab_tables::{
     CpuRow, CpuSampleRow, PlacementRow, ProcessRow, QualityRow, RunRow, write_table,
 };
@@ -38,14 +43,16 @@ pub fn parse_runs(
     out: &Path,
     on_run_done: &(dyn Fn() + Sync),
 ) -> Result<Vec<PathBuf>, RunnerError> {
-    let per_run: Vec<RunTables> = runs
-        .par_iter()
-        .map(|run| {
-            let tables = parse_run(run, topology);
+    let parts = EventParts::new(out)?;
+    let per_run: Vec<RunTables> = (runs.par_iter().enumerate())
+        .map(|(i, run)| {
+            let events = parts.part(i)?;
+            let tables = parse_run(run, topology, &events)?;
+            events.finish()?;
             on_run_done();
-            tables
+            Ok(tables)
         })
-        .collect::<Result<_, _>>()?;
+        .collect::<Result<_, RunnerError>>()?;
     let mut all = RunTables::default();
     for one in per_run {
         all.parsed.extend(one.parsed);
@@ -56,7 +63,8 @@ pub fn parse_runs(
         all.cpu_samples.extend(one.cpu_samples);
     }
     // Every table is written, empty or not: notebooks and reports can rely on the files.
-    let mut written = all.parsed.write_to(out, &ParserKind::ALL)?;
+    let mut written = parts.join(runs.len(), out)?;
+    written.extend(all.parsed.write_to(out, &ParserKind::ALL)?);
     written.push(write_table(out, &all.runs)?);
     written.push(write_table(out, &all.cpus)?);
     written.push(write_table(out, &all.processes)?);
@@ -67,9 +75,11 @@ pub fn parse_runs(
     Ok(written)
 }
 
+/// Parses one run; its event rows go to `events`, everything else is returned.
 fn parse_run(
     run: &CollectedRun,
     topology: &[(String, Vec<u32>)],
+    events: &EventTables,
 ) -> Result<RunTables, RunnerError> {
     let m = &run.manifest;
     let run_id = m.run_id.clone();
@@ -163,7 +173,10 @@ fn parse_run(
             text.extend(std::fs::read(run.dir.join(&p.stderr)).unwrap_or_default());
             let name = run.dir.join(&p.stdout).display().to_string();
             match schedlab_parse::parse(kind, &name, &text, &ctx) {
-                Ok(parsed) => out.parsed.extend(parsed),
+                Ok(mut parsed) => {
+                    events.take_from(&mut parsed);
+                    out.parsed.extend(parsed)
+                }
                 Err(err) => {
                     out.parsed
                         .quality
@@ -205,7 +218,7 @@ fn parse_run(
             workload_pids: workload_pids.clone(),
             ..ParseContext::default()
         };
-        match parse_file(kind, &run.dir.join(file), &ctx) {
+        match parse_file_streaming(kind, &run.dir.join(file), &ctx, events) {
             Ok(parsed) => out.parsed.extend(parsed),
             Err(err) => {
                 out.parsed

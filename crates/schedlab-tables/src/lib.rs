@@ -8,7 +8,9 @@
 //! [`Table`] ties a row type to its file name. [`write_rows`] and [`read_rows`] move rows to and
 //! from Parquet, and [`write_batch`] writes an Arrow batch built by hand (for tables whose columns
 //! depend on the input, like turbostat's). [`TableWriter`] writes a table a slice of rows at a
-//! time, for tables too big to hold in memory (the events of a perf trace).
+//! time, for tables too big to hold in memory (the events of a perf trace);
+//! [`BackgroundWriter`] does so on its own thread, so that encoding overlaps reading; and
+//! [`concat_parts`] joins part files of a table written in parallel, without re-encoding.
 //!
 //! # Key design decision
 //!
@@ -20,14 +22,16 @@
 pub mod aggregates;
 mod background;
 mod columns;
+mod concat;
 mod parquet_io;
 pub mod rows;
 
 pub use aggregates::*;
 pub use background::BackgroundWriter;
+pub use concat::concat_parts;
 pub use parquet_io::{
-    TableWriter, read_batches, read_rows, read_table, schema_of, write_batch, write_rows,
-    write_table,
+    TableWriter, read_batches, read_rows, read_table, schema_of, table_path, write_batch,
+    write_rows, write_table,
 };
 pub use rows::*;
 

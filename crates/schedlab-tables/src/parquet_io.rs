@@ -138,19 +138,7 @@ struct AtomicParquet {
 
 impl AtomicParquet {
     fn create(path: &Path, schema: SchemaRef) -> Result<Self, TableError> {
-        let dir = path
-            .parent()
-            .filter(|p| !p.as_os_str().is_empty())
-            .unwrap_or(Path::new("."));
-        std::fs::create_dir_all(dir).map_err(|source| io_error(path, source))?;
-        // Tables are data to share (an analyst's notebook often runs as another user than the
-        // root that collected them): 0644, not the 0600 temporary files get by default.
-        let tmp = tempfile::Builder::new()
-            .prefix(".tmp-")
-            .suffix(".parquet")
-            .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o644))
-            .tempfile_in(dir)
-            .map_err(|source| io_error(path, source))?;
+        let tmp = temp_file_beside(path)?;
         let props = writer_properties(&schema);
         let writer = ArrowWriter::try_new(tmp, schema, Some(props))
             .map_err(|err| parquet_error(path, err))?;
@@ -179,14 +167,32 @@ impl AtomicParquet {
     }
 }
 
-fn io_error(path: &Path, source: std::io::Error) -> TableError {
+/// A temporary file in the directory of `path` (created if needed), to be renamed to `path`
+/// once complete; deleted if dropped before.
+pub(crate) fn temp_file_beside(path: &Path) -> Result<NamedTempFile, TableError> {
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir).map_err(|source| io_error(path, source))?;
+    // Tables are data to share (an analyst's notebook often runs as another user than the root
+    // that collected them): 0644, not the 0600 temporary files get by default.
+    tempfile::Builder::new()
+        .prefix(".tmp-")
+        .suffix(".parquet")
+        .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o644))
+        .tempfile_in(dir)
+        .map_err(|source| io_error(path, source))
+}
+
+pub(crate) fn io_error(path: &Path, source: std::io::Error) -> TableError {
     TableError::Io {
         path: path.to_owned(),
         source,
     }
 }
 
-fn parquet_error(path: &Path, err: parquet::errors::ParquetError) -> TableError {
+pub(crate) fn parquet_error(path: &Path, err: parquet::errors::ParquetError) -> TableError {
     TableError::Parquet {
         path: path.to_owned(),
         message: err.to_string(),
@@ -215,16 +221,21 @@ pub fn read_batches(path: &Path) -> Result<Vec<RecordBatch>, TableError> {
         })
 }
 
+/// `DIR/<table>.parquet`: where table `T` lives in every stage directory.
+pub fn table_path<T: Table>(dir: &Path) -> PathBuf {
+    dir.join(format!("{}.parquet", T::NAME))
+}
+
 /// Writes `rows` as `DIR/<table>.parquet` (the layout every stage directory uses); returns the path.
 pub fn write_table<T: Table>(dir: &Path, rows: &[T]) -> Result<std::path::PathBuf, TableError> {
-    let path = dir.join(format!("{}.parquet", T::NAME));
+    let path = table_path::<T>(dir);
     write_rows(&path, rows)?;
     Ok(path)
 }
 
 /// Reads `DIR/<table>.parquet`; a table that was never written reads as empty.
 pub fn read_table<T: Table>(dir: &Path) -> Result<Vec<T>, TableError> {
-    let path = dir.join(format!("{}.parquet", T::NAME));
+    let path = table_path::<T>(dir);
     if path.exists() {
         read_rows(&path)
     } else {

@@ -68,6 +68,18 @@ fn streamed_perf_sched_tables_equal_read_sched_on_every_file() {
     assert_eq!(threads, expected.threads);
     let quality = read_rows::<QualityRow>(&table("quality")).unwrap();
     assert_eq!(quality, expected.quality);
+
+    // Files are parsed in parallel, but the tables do not depend on which finished first.
+    let again = sandbox.path("again");
+    args.truncate(args.len() - 4);
+    args.extend(["--out", again.to_str().unwrap(), "--run-id", "r7"]);
+    assert_eq!(sandbox.schedlab(&args).code, 0);
+    for name in names {
+        let file = format!("{name}.parquet");
+        let same =
+            std::fs::read(out.join(&file)).unwrap() == std::fs::read(again.join(&file)).unwrap();
+        assert!(same, "{file} differs between two runs on the same files");
+    }
 }
 
 #[test]
@@ -88,4 +100,45 @@ fn a_perf_sched_error_names_the_file_and_writes_no_table() {
     assert!(done.stderr.contains("not-perf.data"), "{}", done.stderr);
     let left = std::fs::read_dir(&out).map_or(0, |d| d.count());
     assert_eq!(left, 0, "files left in {}", out.display());
+}
+
+#[test]
+fn timehist_text_files_give_the_rows_of_the_text_parser_in_file_order() {
+    let sandbox = Sandbox::new();
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../schedlab-parse/tests/fixtures");
+    let files = [
+        fixtures.join("perf-sched-timehist-M-V-w-stress-ng-cpu1-load20-head150.txt"),
+        fixtures.join("perf-sched-timehist-default-stress-ng-cpu1-load20-head60.txt"),
+    ];
+    let out = sandbox.path("tables");
+    let mut args = vec!["parse", "timehist"];
+    args.extend(files.iter().map(|f| f.to_str().unwrap()));
+    args.extend(["--out", out.to_str().unwrap(), "--run-id", "t1"]);
+    let done = sandbox.schedlab(&args);
+    assert_eq!(done.code, 0, "{}", done.stderr);
+
+    let ctx = schedlab_parse::ParseContext {
+        run_id: "t1".into(),
+        ..Default::default()
+    };
+    let (mut slices, mut migrations, mut wakeups) = (Vec::new(), Vec::new(), Vec::new());
+    for file in &files {
+        let text = std::fs::read_to_string(file).unwrap();
+        let parsed = schedlab_parse::timehist::parse(&text, "f", &ctx).unwrap();
+        slices.extend(parsed.sched_slices);
+        migrations.extend(parsed.migrations);
+        wakeups.extend(parsed.wakeups);
+    }
+    assert!(!slices.is_empty() && !migrations.is_empty() && !wakeups.is_empty());
+    let table = |name: &str| out.join(format!("{name}.parquet"));
+    assert_eq!(
+        read_rows::<SchedSliceRow>(&table("sched_slices")).unwrap(),
+        slices
+    );
+    assert_eq!(
+        read_rows::<MigrationRow>(&table("migrations")).unwrap(),
+        migrations
+    );
+    assert_eq!(read_rows::<WakeupRow>(&table("wakeups")).unwrap(), wakeups);
+    assert!(table("timehist_summary").exists() && table("threads").exists());
 }

@@ -1,0 +1,113 @@
+//! The per-event tables (`sched_slices`, `migrations`, `wakeups`) of many inputs at once.
+//!
+//! These are the only tables that grow with trace size (millions of rows per perf.data file),
+//! so they never sit in memory whole: each input (a file of `schedlab parse`, a run of the
+//! parse stage) streams its rows into its own [`EventTables`], a part encoded on background
+//! threads while the input is still being read. Inputs are parsed in parallel; [`EventParts::join`]
+//! then puts the parts together in input order by copying their encoded row groups, so the
+//! tables come out the same whatever order the inputs finished in.
+
+use std::path::{Path, PathBuf};
+
+use schedlab_perf::SchedBatch;
+use schedlab_tables::{
+    BackgroundWriter, MigrationRow, SchedSliceRow, Table, TableError, WakeupRow, concat_parts,
+    table_path, write_rows,
+};
+use tempfile::TempDir;
+
+use crate::Parsed;
+
+/// The event tables of one input, each encoded on its own thread.
+pub struct EventTables {
+    slices: BackgroundWriter<SchedSliceRow>,
+    migrations: BackgroundWriter<MigrationRow>,
+    wakeups: BackgroundWriter<WakeupRow>,
+}
+
+impl EventTables {
+    fn create(dir: &Path) -> Result<Self, TableError> {
+        Ok(EventTables {
+            slices: BackgroundWriter::create(&table_path::<SchedSliceRow>(dir))?,
+            migrations: BackgroundWriter::create(&table_path::<MigrationRow>(dir))?,
+            wakeups: BackgroundWriter::create(&table_path::<WakeupRow>(dir))?,
+        })
+    }
+
+    /// Queues a batch from the perf.data reader.
+    pub fn add(&self, batch: SchedBatch) {
+        self.slices.send(batch.sched_slices);
+        self.migrations.send(batch.migrations);
+        self.wakeups.send(batch.wakeups);
+    }
+
+    /// Moves the event rows a text parser put in `parsed` (timehist text) into the tables.
+    pub fn take_from(&self, parsed: &mut Parsed) {
+        self.slices.send(std::mem::take(&mut parsed.sched_slices));
+        self.migrations.send(std::mem::take(&mut parsed.migrations));
+        self.wakeups.send(std::mem::take(&mut parsed.wakeups));
+    }
+
+    /// Waits for the queued rows to be encoded and completes the part.
+    pub fn finish(self) -> Result<(), TableError> {
+        self.slices.finish()?;
+        self.migrations.finish()?;
+        self.wakeups.finish()?;
+        Ok(())
+    }
+}
+
+/// The parts of the event tables, one per input, in a temporary directory inside the output
+/// directory (so that joining them is a rename or a copy on one file system). Dropped without
+/// [`join`](Self::join), the parts are deleted.
+pub struct EventParts {
+    dir: TempDir,
+}
+
+impl EventParts {
+    /// Starts the parts of the event tables of `out`.
+    pub fn new(out: &Path) -> Result<Self, TableError> {
+        let io = |source| TableError::Io {
+            path: out.to_owned(),
+            source,
+        };
+        std::fs::create_dir_all(out).map_err(io)?;
+        let dir = tempfile::Builder::new()
+            .prefix(".parts-")
+            .tempdir_in(out)
+            .map_err(io)?;
+        Ok(EventParts { dir })
+    }
+
+    /// The tables of input number `index` (0-based; the order of the joined tables).
+    pub fn part(&self, index: usize) -> Result<EventTables, TableError> {
+        EventTables::create(&self.dir.path().join(index.to_string()))
+    }
+
+    /// Joins the parts of inputs `0..count` (each [`finish`](EventTables::finish)ed) into
+    /// `out/sched_slices.parquet`, `out/migrations.parquet` and `out/wakeups.parquet`; returns
+    /// those paths. Without inputs the tables are written empty.
+    pub fn join(self, count: usize, out: &Path) -> Result<Vec<PathBuf>, TableError> {
+        Ok(vec![
+            self.join_table::<SchedSliceRow>(count, out)?,
+            self.join_table::<MigrationRow>(count, out)?,
+            self.join_table::<WakeupRow>(count, out)?,
+        ])
+    }
+
+    fn join_table<T: Table>(&self, count: usize, out: &Path) -> Result<PathBuf, TableError> {
+        let dest = table_path::<T>(out);
+        let parts: Vec<PathBuf> = (0..count)
+            .map(|i| table_path::<T>(&self.dir.path().join(i.to_string())))
+            .collect();
+        match parts.as_slice() {
+            [] => write_rows::<T>(&dest, &[])?,
+            [one] => std::fs::rename(one, &dest).map_err(|source| TableError::Io {
+                path: dest.clone(),
+                source,
+            })?,
+            _ => concat_parts(&parts, &dest)?,
+        }
+        Ok(dest)
+    }
+}

@@ -1,0 +1,147 @@
+//! One table from several Parquet files of it, without decoding them.
+//!
+//! Traces and runs are parsed in parallel, each into its own part files; the table is then the
+//! parts in input order. Copying the encoded column chunks row group by row group (as
+//! `parquet-concat` does) costs a file copy, not a decode and re-encode, and keeps the result
+//! independent of which part finished first, so the same inputs always give the same bytes.
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use parquet::column::writer::ColumnCloseResult;
+use parquet::file::metadata::{PageIndexPolicy, ParquetMetaData, ParquetMetaDataReader};
+use parquet::file::properties::WriterProperties;
+use parquet::file::writer::SerializedFileWriter;
+
+use crate::TableError;
+use crate::parquet_io::{io_error, parquet_error, temp_file_beside};
+
+/// Writes the row groups of the Parquet files `parts`, in order, as the file `dest` (atomically:
+/// temporary file + rename). The parts must be files of one table (same schema); their key-value
+/// metadata (the Arrow schema) is taken from the first.
+pub fn concat_parts(parts: &[PathBuf], dest: &Path) -> Result<(), TableError> {
+    let Some(first) = parts.first() else {
+        return Err(TableError::Schema {
+            path: dest.to_owned(),
+            message: "no part files to join".into(),
+        });
+    };
+    let inputs = (parts.iter())
+        .map(|path| {
+            let file = File::open(path).map_err(|source| io_error(path, source))?;
+            let metadata = ParquetMetaDataReader::new()
+                .with_page_index_policy(PageIndexPolicy::Optional)
+                .parse_and_finish(&file)
+                .map_err(|err| parquet_error(path, err))?;
+            Ok((path, file, metadata))
+        })
+        .collect::<Result<Vec<_>, TableError>>()?;
+
+    let schema = inputs[0].2.file_metadata().schema_descr();
+    for (path, _, metadata) in &inputs[1..] {
+        if metadata.file_metadata().schema_descr().root_schema() != schema.root_schema() {
+            return Err(TableError::Schema {
+                path: (*path).clone(),
+                message: format!("its columns differ from those of {}", first.display()),
+            });
+        }
+    }
+
+    let tmp = temp_file_beside(dest)?;
+    let props = Arc::new(WriterProperties::builder().build());
+    let pq = |err| parquet_error(dest, err);
+    let mut writer = SerializedFileWriter::new(tmp, schema.root_schema_ptr(), props).map_err(pq)?;
+    for kv in (inputs[0].2.file_metadata().key_value_metadata())
+        .into_iter()
+        .flatten()
+    {
+        writer.append_key_value_metadata(kv.clone());
+    }
+    for (_, file, metadata) in &inputs {
+        copy_row_groups(file, metadata, &mut writer).map_err(pq)?;
+    }
+    let tmp = writer.into_inner().map_err(pq)?;
+    tmp.persist(dest).map_err(|err| io_error(dest, err.error))?;
+    Ok(())
+}
+
+fn copy_row_groups(
+    file: &File,
+    metadata: &ParquetMetaData,
+    writer: &mut SerializedFileWriter<tempfile::NamedTempFile>,
+) -> parquet::errors::Result<()> {
+    let page_index = metadata.page_index();
+    for (g, group) in metadata.row_groups().iter().enumerate() {
+        let mut out = writer.next_row_group()?;
+        for (c, column) in group.columns().iter().enumerate() {
+            out.append_column(
+                file,
+                ColumnCloseResult {
+                    bytes_written: column.compressed_size() as u64,
+                    rows_written: group.num_rows() as u64,
+                    metadata: column.clone(),
+                    bloom_filter: None,
+                    column_index: page_index.and_then(|p| p.column_index(g, c)).cloned(),
+                    offset_index: page_index.and_then(|p| p.offset_index(g, c)).cloned(),
+                },
+            )?;
+        }
+        out.close()?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{QualityRow, SchedSliceRow, read_batches, read_rows, schema_of, write_rows};
+
+    fn note(i: usize) -> QualityRow {
+        QualityRow {
+            run_id: format!("r{}", i % 3),
+            source: "test".into(),
+            severity: "info".into(),
+            message: format!("note {i}"),
+            time_ns: (i % 2 == 0).then_some(i as i64),
+            cpu: Some(i as i32),
+        }
+    }
+
+    #[test]
+    fn parts_join_in_order_and_read_back_with_the_arrow_schema() {
+        let dir = tempfile::tempdir().unwrap();
+        let rows: Vec<QualityRow> = (0..50).map(note).collect();
+        let parts: Vec<PathBuf> = [&rows[..20], &[], &rows[20..21], &rows[21..]]
+            .iter()
+            .enumerate()
+            .map(|(i, chunk)| {
+                let path = dir.path().join(format!("part{i}.parquet"));
+                write_rows(&path, chunk).unwrap();
+                path
+            })
+            .collect();
+        let dest = dir.path().join("quality.parquet");
+        concat_parts(&parts, &dest).unwrap();
+        assert_eq!(read_rows::<QualityRow>(&dest).unwrap(), rows);
+        let batches = read_batches(&dest).unwrap();
+        assert_eq!(batches[0].schema(), schema_of::<QualityRow>());
+    }
+
+    #[test]
+    fn parts_of_different_tables_are_refused_and_nothing_is_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = dir.path().join("a.parquet");
+        let b = dir.path().join("b.parquet");
+        write_rows(&a, &[note(1)]).unwrap();
+        write_rows::<SchedSliceRow>(&b, &[]).unwrap();
+        let dest = dir.path().join("quality.parquet");
+        let err = concat_parts(&[a, b.clone()], &dest)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("b.parquet") && err.contains("differ"), "{err}");
+        assert!(!dest.exists());
+        let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert_eq!(names.len(), 2, "no temporary file left: {names:?}");
+    }
+}
