@@ -103,7 +103,7 @@ mod tests {
             source: "test".into(),
             severity: "info".into(),
             message: format!("note {i}"),
-            time_ns: (i % 2 == 0).then_some(i as i64),
+            time_ns: i.is_multiple_of(2).then_some(i as i64),
             cpu: Some(i as i32),
         }
     }
