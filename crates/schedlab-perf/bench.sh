@@ -6,8 +6,9 @@
 # with a warm page cache and reports the fastest wall time and the largest peak RSS of each.
 # perf's side is the full listing (`perf sched timehist`, output to /dev/null); ours streams
 # the tables (`read_sched FILE`) and, for comparison, collects them all in memory (`--collect`).
-# The last row is the whole command, `schedlab parse perf-sched FILE --out DIR`, which also
-# encodes the tables and writes them as Parquet.
+# The last rows are the whole command, `schedlab parse perf-sched FILE… --out DIR`, which also
+# encodes the tables and writes them as Parquet: on the trace, and on two copies of it (files
+# parse in parallel; the ratios of that row are per file, against perf on one).
 set -euo pipefail
 
 cd "$(dirname "$0")/../.."
@@ -55,6 +56,10 @@ read -r perf_s perf_c perf_kb < <(measure perf sched timehist -i "$TRACE")
 read -r ours_s ours_c ours_kb < <(measure "$READER" "$TRACE")
 read -r coll_s coll_c coll_kb < <(measure "$READER" "$TRACE" --collect)
 read -r cli_s cli_c cli_kb < <(measure "$SCHEDLAB" parse perf-sched "$TRACE" --out "$OUT")
+SECOND="$OUT/second-copy.data"
+cp "$TRACE" "$SECOND"
+read -r two_s two_c two_kb < <(measure "$SCHEDLAB" parse perf-sched "$TRACE" "$SECOND" --out "$OUT/two")
+rm -rf "$SECOND" "$OUT/two"
 
 "$READER" "$TRACE" | sed 's/^/  /'
 echo "Parquet tables written by schedlab parse: $(du -sm "$OUT" | cut -f1) MiB"
@@ -63,13 +68,15 @@ awk -v size="$size" -v runs="$RUNS" -v nproc="$(nproc)" \
     -v ps="$perf_s" -v pc="$perf_c" -v pk="$perf_kb" \
     -v os="$ours_s" -v oc="$ours_c" -v ok="$ours_kb" \
     -v cs="$coll_s" -v cc="$coll_c" -v ck="$coll_kb" \
-    -v ls="$cli_s" -v lc="$cli_c" -v lk="$cli_kb" 'BEGIN {
+    -v ls="$cli_s" -v lc="$cli_c" -v lk="$cli_kb" \
+    -v ts="$two_s" -v tc="$two_c" -v tk="$two_kb" 'BEGIN {
     printf "trace: %.0f MiB; best of %d runs, page cache warm, %d CPUs\n", size / 1048576, runs, nproc
     printf "%-36s %7s %9s %6s %9s %6s %8s\n", "", "wall s", "speed-up", "cpu s", "cpu gain", "RSS MiB", "RSS/file"
     row("perf sched timehist (full listing)", ps, pc, pk)
     row("schedlab-perf, streamed", os, oc, ok)
     row("schedlab-perf, all rows in memory", cs, cc, ck)
     row("schedlab parse perf-sched (Parquet)", ls, lc, lk)
+    row("same, two files, per file", ts / 2, tc / 2, tk / 2)
 }
 function row(name, s, c, k) {
     printf "%-36s %7.2f %8.1fx %6.2f %8.1fx %6.0f %8.2f\n", name, s, ps / s, c, pc / c, k / 1024, k * 1024 / size
