@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use crate::le::{Comm, comm_str};
 use crate::metadata::WakeKind;
+use crate::task_state::TaskStates;
 
 /// Distinct names kept before the cache starts over: real traces have a few hundred, a damaged
 /// file could make every row a new one, and memory must stay bounded either way.
@@ -51,17 +52,19 @@ pub(crate) struct Strings {
     workloads: Vec<Arc<str>>,
     comms: Cache<u128>,
     states: Cache<i64>,
+    task_states: TaskStates,
     kinds: [Arc<str>; 3],
 }
 
 impl Strings {
-    pub(crate) fn new(run_id: &str, workloads: &[(i32, String)]) -> Self {
+    pub(crate) fn new(run_id: &str, workloads: &[(i32, String)], task_states: TaskStates) -> Self {
         let kind = |k: WakeKind| Arc::<str>::from(k.as_str());
         Strings {
             run_id: run_id.into(),
             workloads: workloads.iter().map(|(_, n)| n.as_str().into()).collect(),
             comms: Cache::default(),
             states: Cache::default(),
+            task_states,
             kinds: [
                 kind(WakeKind::Waking),
                 kind(WakeKind::Wakeup),
@@ -80,9 +83,9 @@ impl Strings {
         intern(&mut self.comms, u128::from_le_bytes(*c), || comm_str(c))
     }
 
-    /// `prev_state` as perf prints it (see [`state_str`]).
+    /// `prev_state` as the recording kernel's format prints it (see [`TaskStates`]).
     pub(crate) fn state(&mut self, state: i64) -> Arc<str> {
-        intern(&mut self.states, state, || state_str(state))
+        intern(&mut self.states, state, || self.task_states.render(state))
     }
 
     pub(crate) fn kind(&self, k: WakeKind) -> Arc<str> {
@@ -109,46 +112,13 @@ fn intern<K: std::hash::Hash + Eq>(
     cache.entry(key).or_insert_with(|| make().into()).clone()
 }
 
-/// `prev_state` as perf's sched_switch format prints it: `R`, `S`, `D`, `S|D`, … with `+`
-/// when TASK_REPORT_MAX (0x100, set on preemption) is present.
-pub(crate) fn state_str(state: i64) -> String {
-    const NAMES: [&str; 8] = ["S", "D", "T", "t", "X", "Z", "P", "I"];
-    let low = state & 0xff;
-    let mut s = String::with_capacity(4);
-    if low == 0 {
-        s.push('R');
-    }
-    for (bit, name) in NAMES.iter().enumerate() {
-        if low & (1 << bit) != 0 {
-            if !s.is_empty() {
-                s.push('|');
-            }
-            s.push_str(name);
-        }
-    }
-    if state & 0x100 != 0 {
-        s.push('+');
-    }
-    s
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn states_print_like_perf() {
-        assert_eq!(state_str(0), "R");
-        assert_eq!(state_str(0x100), "R+");
-        assert_eq!(state_str(1), "S");
-        assert_eq!(state_str(2), "D");
-        assert_eq!(state_str(0x80), "I");
-        assert_eq!(state_str(3), "S|D");
-    }
-
-    #[test]
     fn equal_names_share_one_allocation() {
-        let mut s = Strings::new("r1", &[(7, "burst".into())]);
+        let mut s = Strings::new("r1", &[(7, "burst".into())], TaskStates::since_4_14());
         let a = s.comm(b"stress-ng\0\0\0\0\0\0\0");
         let b = s.comm(b"stress-ng\0\0\0\0\0\0\0");
         assert!(Arc::ptr_eq(&a, &b));

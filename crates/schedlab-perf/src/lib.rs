@@ -58,6 +58,7 @@ mod le;
 mod metadata;
 mod order;
 mod reader;
+mod task_state;
 mod threads;
 mod timehist;
 mod tracefmt;

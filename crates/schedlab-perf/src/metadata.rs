@@ -14,6 +14,7 @@ use linux_perf_data::{Feature, PerfFileReader};
 
 use crate::error::PerfError;
 use crate::le::{u32_at, u64_at};
+use crate::task_state::TaskStates;
 use crate::tracefmt::{Field, Format, parse_tracing_data};
 
 const HEADER_LEN: u64 = 104;
@@ -221,6 +222,8 @@ pub(crate) struct Metadata {
     pub nr_cpus_online: Option<u32>,
     /// perf prefers sched_waking over sched_wakeup for the delay when both were recorded.
     pub has_waking: bool,
+    /// The letters of sched_switch's `prev_state` on the recording kernel.
+    pub task_states: TaskStates,
 }
 
 impl Metadata {
@@ -503,6 +506,10 @@ impl Metadata {
                 })
             )
         });
+        let task_states = (formats.iter())
+            .find(|f| f.system == "sched" && f.name == "sched_switch")
+            .and_then(|f| TaskStates::from_print_fmt(&f.print_fmt))
+            .unwrap_or_else(TaskStates::since_4_14);
         Ok(Metadata {
             data_start,
             data_end,
@@ -512,6 +519,7 @@ impl Metadata {
             sample_id_pos,
             nr_cpus_online,
             has_waking,
+            task_states,
         })
     }
 }
@@ -619,4 +627,24 @@ fn bind(f: &Format) -> Result<Option<Tracepoint>, &'static str> {
         "sched_process_exit" => Tracepoint::Exit { pid: need("pid")? },
         _ => return Ok(None),
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn task_state_letters_come_from_the_recording_kernels_format() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/bursty.data");
+        let file = std::fs::read(&path).unwrap();
+        // The sched_switch print format as stored in the file (recorded here on Linux 6.1).
+        let text = String::from_utf8_lossy(&file);
+        let at = text.find("prev_state=%s%s").unwrap();
+        let line = &text[text[..at].rfind("print fmt:").unwrap()..];
+        let line = &line[..line.find('\n').unwrap()];
+        let from_file = TaskStates::from_print_fmt(line).expect("the 6.1 format is understood");
+        assert_eq!(from_file, TaskStates::since_4_14());
+        let meta = Metadata::read(&path, &file).unwrap();
+        assert_eq!(meta.task_states, from_file);
+    }
 }

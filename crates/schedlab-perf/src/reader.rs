@@ -58,7 +58,7 @@ pub(crate) fn run(
     let roots = (opts.workload_pids.iter().enumerate())
         .map(|(i, (pid, _))| (*pid, i as u16))
         .collect();
-    let mut strings = Strings::new(&opts.run_id, &opts.workload_pids);
+    let mut strings = Strings::new(&opts.run_id, &opts.workload_pids, meta.task_states.clone());
     let mut th = Timehist::new(Threads::new(roots), meta.has_waking);
     let mut order = Orderer::default();
     let mut framer = Framer::new(data, meta.data_start);

@@ -84,6 +84,8 @@ pub(crate) struct Format {
     pub name: String,
     pub id: u64,
     pub fields: Vec<(String, Field)>,
+    /// The `print fmt:` line after the label: how the kernel prints the record.
+    pub print_fmt: String,
 }
 
 impl Format {
@@ -149,6 +151,7 @@ pub(crate) fn parse_format(system: &str, text: &str) -> Result<Format, TraceErro
     let mut name = None;
     let mut id = None;
     let mut fields = Vec::new();
+    let mut print_fmt = String::new();
     let mut line_start = 0;
     for line in text.split('\n') {
         let at = line_start;
@@ -162,6 +165,8 @@ pub(crate) fn parse_format(system: &str, text: &str) -> Result<Format, TraceErro
                     .parse::<u64>()
                     .map_err(|_| (at, format!("bad tracepoint ID {:?}", v.trim())))?,
             );
+        } else if let Some(v) = t.strip_prefix("print fmt:") {
+            print_fmt = v.trim().to_string();
         } else if t.starts_with("field:") {
             fields.push(parse_field(t).ok_or_else(|| (at, format!("bad field line {t:?}")))?);
         }
@@ -172,6 +177,7 @@ pub(crate) fn parse_format(system: &str, text: &str) -> Result<Format, TraceErro
             name,
             id,
             fields,
+            print_fmt,
         }),
         _ => Err((0, "format text without name or ID".into())),
     }
