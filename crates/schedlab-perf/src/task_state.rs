@@ -57,7 +57,8 @@ impl TaskStates {
         bits.sort_unstable();
         bits.dedup();
         let top = *bits.last()?;
-        (single_bits && bits.len() == flags.len() && top < 1 << 40).then(|| TaskStates {
+        let distinct = bits.len() == flags.len();
+        (single_bits && distinct && top < 1 << 40).then_some(TaskStates {
             flags,
             preempted: top << 1,
         })
