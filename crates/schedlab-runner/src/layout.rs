@@ -57,6 +57,34 @@ impl Layout {
         self.root.join(".lock")
     }
 
+    /// Removes what an earlier stage killed mid-write left in the stage directory `dir`:
+    /// temporary tables (`.tmp-*`) and unjoined parts (`.parts-*`). Only safe under the data
+    /// lock, when no other schedlab writes there.
+    pub fn sweep_leftovers(dir: &Path) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            let name = name.to_string_lossy();
+            if !(name.starts_with(".tmp-") || name.starts_with(".parts-")) {
+                continue;
+            }
+            let path = entry.path();
+            let removed = if path.is_dir() {
+                std::fs::remove_dir_all(&path)
+            } else {
+                std::fs::remove_file(&path)
+            };
+            match removed {
+                Ok(()) => {
+                    tracing::debug!("removed {}, left by an interrupted stage", path.display())
+                }
+                Err(err) => tracing::warn!("could not remove {}: {err}", path.display()),
+            }
+        }
+    }
+
     /// A path relative to the pipeline root, as state.json and messages show it.
     pub fn relative(&self, path: &Path) -> String {
         path.strip_prefix(&self.root)

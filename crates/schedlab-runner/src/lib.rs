@@ -479,6 +479,13 @@ impl<'a> Runner<'a> {
         runs: &[CollectedRun],
         outcome: &mut Outcome,
     ) -> Result<Vec<PathBuf>, RunnerError> {
+        let out = match stage {
+            Stage::Collect => unreachable!("collect runs per run"),
+            Stage::Parse => self.layout.tables(),
+            Stage::Aggregate => self.layout.aggregates(),
+            Stage::Summarize => self.layout.report(),
+        };
+        Layout::sweep_leftovers(&out);
         match stage {
             Stage::Collect => unreachable!("collect runs per run"),
             Stage::Parse => {

@@ -183,7 +183,14 @@ fn from_and_only_select_stages_and_force_them() {
         ["aggregate: running (forced)"]
     );
 
+    // What a killed stage leaves (a second Ctrl-C, SIGKILL) is swept when the stage runs again.
+    let tmp = sandbox.write("data/small/tables/.tmp-abc.parquet", "half a table");
+    let parts = sandbox.write(
+        "data/small/tables/.parts-xyz/0/sched_slices.parquet",
+        "part",
+    );
     let from = sandbox.schedlab(&["run", pipeline, "--from", "parse"]);
+    assert!(!tmp.exists() && !parts.parent().unwrap().parent().unwrap().exists());
     assert_eq!(
         lines_starting(&from.stderr, ""),
         [

@@ -29,7 +29,8 @@ impl Sandbox {
 
     pub fn write(&self, relative: &str, text: &str) -> PathBuf {
         let path = self.path(relative);
-        std::fs::write(&path, text).expect("write pipeline");
+        std::fs::create_dir_all(path.parent().unwrap()).expect("make its directory");
+        std::fs::write(&path, text).expect("write file");
         path
     }
 
