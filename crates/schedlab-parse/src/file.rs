@@ -51,6 +51,7 @@ pub fn parse_file(kind: ParserKind, path: &Path, ctx: &ParseContext) -> Result<P
             threads: tables.threads,
             quality: tables.quality,
             trace_window: tables.window,
+            traces: tables.trace.into_iter().collect(),
             ..Parsed::default()
         });
     }
@@ -76,6 +77,7 @@ pub fn parse_file_streaming(
             threads: tables.threads,
             quality: tables.quality,
             trace_window: tables.window,
+            traces: tables.trace.into_iter().collect(),
             ..Parsed::default()
         });
     }

@@ -37,7 +37,7 @@ use std::path::{Path, PathBuf};
 use arrow_array::RecordBatch;
 use schedlab_tables::{
     MigrationRow, PerfStatRow, QualityRow, SchedSliceRow, TableError, ThreadRow,
-    TimehistSummaryRow, WakeupRow, WorkloadMetricRow,
+    TimehistSummaryRow, TraceRow, WakeupRow, WorkloadMetricRow,
 };
 
 mod events;
@@ -140,6 +140,8 @@ pub struct Parsed {
     pub turbostat: Vec<RecordBatch>,
     pub perf_stat: Vec<PerfStatRow>,
     pub timehist_summary: Vec<TimehistSummaryRow>,
+    /// One row per perf.data file read: what recorded it, on which clock.
+    pub traces: Vec<TraceRow>,
     /// From a perf.data file: the span in which every CPU has data (ring buffers start and
     /// overflow at different times); analyses can clip to it.
     pub trace_window: Option<(i64, i64)>,
@@ -157,6 +159,7 @@ impl Parsed {
         self.turbostat.extend(other.turbostat);
         self.perf_stat.extend(other.perf_stat);
         self.timehist_summary.extend(other.timehist_summary);
+        self.traces.extend(other.traces);
         self.trace_window = self.trace_window.or(other.trace_window);
     }
 
@@ -187,6 +190,9 @@ impl Parsed {
         });
         if kinds.iter().any(|k| k.has_events()) {
             written.push(write_table(dir, &self.threads)?);
+        }
+        if kinds.contains(&ParserKind::PerfSched) {
+            written.push(write_table(dir, &self.traces)?);
         }
         if kinds.contains(&ParserKind::Timehist) {
             written.push(write_table(dir, &self.timehist_summary)?);

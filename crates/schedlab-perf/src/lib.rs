@@ -53,6 +53,7 @@
 mod decode;
 mod error;
 mod framing;
+mod header_facts;
 mod intern;
 mod le;
 mod metadata;
@@ -66,7 +67,9 @@ mod tracefmt;
 use std::path::Path;
 
 pub use error::PerfError;
-pub use schedlab_tables::rows::{MigrationRow, QualityRow, SchedSliceRow, ThreadRow, WakeupRow};
+pub use schedlab_tables::rows::{
+    MigrationRow, QualityRow, SchedSliceRow, ThreadRow, TraceRow, WakeupRow,
+};
 
 /// What the caller knows about the run a trace belongs to.
 #[derive(Debug, Clone, Default)]
@@ -90,6 +93,9 @@ pub struct SchedTables {
     /// buffers start and stop at different times, so analyses should clip to this span.
     /// `None` when no such span exists.
     pub window: Option<(i64, i64)>,
+    /// What recorded the file and on which clock (always set by [`read_sched`] and
+    /// [`stream_sched`]).
+    pub trace: Option<TraceRow>,
 }
 
 /// A batch of per-event rows from [`stream_sched`], in time order within each table.

@@ -13,6 +13,7 @@ use linux_perf_data::linux_perf_event_reader::{AttrFlags, PerfEventType};
 use linux_perf_data::{Feature, PerfFileReader};
 
 use crate::error::PerfError;
+use crate::header_facts::{HeaderFacts, clock_name};
 use crate::le::{u32_at, u64_at};
 use crate::task_state::TaskStates;
 use crate::tracefmt::{Field, Format, parse_tracing_data};
@@ -224,6 +225,10 @@ pub(crate) struct Metadata {
     pub has_waking: bool,
     /// The letters of sched_switch's `prev_state` on the recording kernel.
     pub task_states: TaskStates,
+    /// What recorded the file, where.
+    pub facts: HeaderFacts,
+    /// The clock of the sched_switch sample times (see [`clock_name`]).
+    pub clock: String,
 }
 
 impl Metadata {
@@ -409,7 +414,9 @@ impl Metadata {
         let reader = PerfFileReader::parse_file(Cursor::new(file))
             .map_err(|e| malformed(attrs_off, format!("cannot read the event attributes: {e}")))?;
         let perf_file = reader.perf_file;
-        let nr_cpus_online = perf_file.nr_cpus().ok().flatten().map(|n| n.nr_cpus_online);
+        let facts = HeaderFacts::read(&perf_file);
+        let nr_cpus_online = facts.nr_cpus_online;
+        let mut clock = None;
 
         let formats = match section(Feature::TRACING_DATA.0) {
             Some((off, data)) => parse_tracing_data(data).map_err(|(at, what)| {
@@ -449,6 +456,9 @@ impl Metadata {
                 })?,
                 _ => None,
             };
+            if matches!(tracepoint, Some(Tracepoint::Switch { .. })) {
+                clock.get_or_insert(clock_name(a.clock));
+            }
             ids.extend(desc.ids().iter().map(|&id| (id, index)));
             attrs.push(Attr {
                 name,
@@ -520,6 +530,8 @@ impl Metadata {
             nr_cpus_online,
             has_waking,
             task_states,
+            facts,
+            clock: clock.unwrap_or_else(|| "perf".into()),
         })
     }
 }

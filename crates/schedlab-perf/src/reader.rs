@@ -22,7 +22,7 @@ use crate::threads::Threads;
 use crate::timehist::{MAX_CPUS, Output, Timehist};
 use crate::{
     MigrationRow, QualityRow, SchedBatch, SchedOptions, SchedSliceRow, SchedTables, ThreadRow,
-    WakeupRow,
+    TraceRow, WakeupRow,
 };
 
 /// Bytes of records per block: big enough to amortise the hand-off between threads, small
@@ -126,6 +126,7 @@ pub(crate) fn run(
 
     let quality = notes.rows(path, opts, &meta, &th, &framer);
     let window = window(&th);
+    let trace = trace_row(path, opts, &meta, &th);
     let threads = (th.threads.all.iter())
         .filter(|t| t.tid > 0)
         .map(|t| ThreadRow {
@@ -143,8 +144,48 @@ pub(crate) fn run(
         threads,
         quality,
         window,
+        trace: Some(trace),
         ..SchedTables::default()
     })
+}
+
+/// Events perf lost: the LOST records (when and where a ring buffer overflowed) or, in a file
+/// without them, the LOST_SAMPLES records perf writes at the end, which break the same losses
+/// down per event and so must not be added to them.
+fn lost_events(th: &Timehist) -> u64 {
+    let gaps = th.lost.iter().filter(|l| l.id.is_none());
+    if gaps.clone().next().is_some() {
+        gaps.map(|l| l.count).sum()
+    } else {
+        th.lost.iter().map(|l| l.count).sum()
+    }
+}
+
+/// The file's row of the `traces` table.
+fn trace_row(path: &Path, opts: &SchedOptions, meta: &Metadata, th: &Timehist) -> TraceRow {
+    let spans = th.cpu_spans();
+    let window = window(th);
+    let facts = meta.facts.clone();
+    let count = |n: Option<u32>| n.and_then(|n| i32::try_from(n).ok());
+    TraceRow {
+        run_id: opts.run_id.clone(),
+        file: path.display().to_string(),
+        perf_version: facts.perf_version,
+        hostname: facts.hostname,
+        os_release: facts.os_release,
+        arch: facts.arch,
+        cpu_desc: facts.cpu_desc,
+        cmdline: facts.cmdline,
+        clock: meta.clock.clone(),
+        nr_cpus_online: count(facts.nr_cpus_online),
+        nr_cpus_available: count(facts.nr_cpus_available),
+        hybrid_pmus: facts.hybrid_pmus,
+        first_ns: spans.iter().map(|s| s.1 as i64).min(),
+        last_ns: spans.iter().map(|s| s.2 as i64).max(),
+        window_start_ns: window.map(|w| w.0),
+        window_end_ns: window.map(|w| w.1),
+        lost_events: lost_events(th) as i64,
+    }
 }
 
 /// The span in which every CPU that has data has data.
@@ -244,7 +285,7 @@ impl Notes {
         // LOST records say when and where a ring buffer overflowed; the LOST_SAMPLES records
         // perf writes at the end break the same losses down per event, so they are not added.
         let gaps: Vec<_> = th.lost.iter().filter(|l| l.id.is_none()).collect();
-        let mut lost_total: u64 = gaps.iter().map(|l| l.count).sum();
+        let lost_total = lost_events(th);
         for l in &gaps {
             rows.push(row(
                 "warning",
@@ -270,9 +311,6 @@ impl Notes {
                 None,
                 cpu,
             ));
-            if gaps.is_empty() {
-                lost_total += l.count;
-            }
         }
         if lost_total > 0 {
             rows.push(row(
@@ -280,6 +318,17 @@ impl Notes {
                 format!(
                     "{file}: {lost_total} events lost in {} ring buffer overflows; figures over windows with losses are not trustworthy; hint: record with bigger buffers (`perf sched record -m 16M`)",
                     gaps.len()
+                ),
+                None,
+                None,
+            ));
+        }
+        if meta.clock != "CLOCK_MONOTONIC" {
+            rows.push(row(
+                "warning",
+                format!(
+                    "{file}: its times are on the `{}` clock, not CLOCK_MONOTONIC, so they do not line up with process start and end times or the samplers; hint: record with `perf sched record -k CLOCK_MONOTONIC`",
+                    meta.clock
                 ),
                 None,
                 None,

@@ -164,6 +164,40 @@ pub struct ThreadRow {
 }
 table!(ThreadRow, "threads");
 
+/// One perf.data file that was read: what recorded it, where, on which clock, over which span.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TraceRow {
+    pub run_id: String,
+    /// The file as it was named to schedlab.
+    pub file: String,
+    pub perf_version: Option<String>,
+    pub hostname: Option<String>,
+    /// `uname -r` of the recording machine.
+    pub os_release: Option<String>,
+    pub arch: Option<String>,
+    pub cpu_desc: Option<String>,
+    /// perf's command line, its arguments joined by spaces.
+    pub cmdline: Option<String>,
+    /// The clock of the sample times: `CLOCK_MONOTONIC` (what schedlab records with, and what
+    /// its other tables use) or another `CLOCK_*`, or `perf`: perf's default clock, which no
+    /// other tool reads, so such times do not line up with process or sampler times.
+    pub clock: String,
+    pub nr_cpus_online: Option<i32>,
+    pub nr_cpus_available: Option<i32>,
+    /// On a hybrid machine, the CPUs of each core PMU as perf saw them
+    /// (`cpu_core: 0-15; cpu_atom: 16-23`); null elsewhere.
+    pub hybrid_pmus: Option<String>,
+    /// First and last sched event in the file.
+    pub first_ns: Option<i64>,
+    pub last_ns: Option<i64>,
+    /// The span in which every CPU has data (see `runs.trace_window_start_ns`).
+    pub window_start_ns: Option<i64>,
+    pub window_end_ns: Option<i64>,
+    /// Events perf lost to ring-buffer overflows (details in `quality`).
+    pub lost_events: i64,
+}
+table!(TraceRow, "traces");
+
 /// A sample of the CPU a thread was on, read from /proc/PID/task/TID/stat.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PlacementRow {

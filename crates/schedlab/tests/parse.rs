@@ -5,7 +5,9 @@ mod util;
 use std::path::{Path, PathBuf};
 
 use schedlab_perf::{SchedOptions, SchedTables, read_sched};
-use schedlab_tables::{MigrationRow, QualityRow, SchedSliceRow, ThreadRow, WakeupRow, read_rows};
+use schedlab_tables::{
+    MigrationRow, QualityRow, SchedSliceRow, ThreadRow, TraceRow, WakeupRow, read_rows,
+};
 use util::Sandbox;
 
 fn fixture(name: &str) -> PathBuf {
@@ -31,6 +33,7 @@ fn streamed_perf_sched_tables_equal_read_sched_on_every_file() {
         "migrations",
         "wakeups",
         "threads",
+        "traces",
         "quality",
     ];
     let printed: Vec<PathBuf> = done.stdout.lines().map(PathBuf::from).collect();
@@ -49,6 +52,7 @@ fn streamed_perf_sched_tables_equal_read_sched_on_every_file() {
         workload_pids: Vec::new(),
     };
     let mut expected = SchedTables::default();
+    let mut traces = Vec::new();
     for file in &files {
         let one = read_sched(file, &opts).unwrap();
         expected.sched_slices.extend(one.sched_slices);
@@ -56,6 +60,7 @@ fn streamed_perf_sched_tables_equal_read_sched_on_every_file() {
         expected.wakeups.extend(one.wakeups);
         expected.threads.extend(one.threads);
         expected.quality.extend(one.quality);
+        traces.extend(one.trace);
     }
     assert!(expected.sched_slices.len() > 10_000 && !expected.quality.is_empty());
     let slices = read_rows::<SchedSliceRow>(&table("sched_slices")).unwrap();
@@ -68,6 +73,9 @@ fn streamed_perf_sched_tables_equal_read_sched_on_every_file() {
     assert_eq!(threads, expected.threads);
     let quality = read_rows::<QualityRow>(&table("quality")).unwrap();
     assert_eq!(quality, expected.quality);
+    let trace_rows = read_rows::<TraceRow>(&table("traces")).unwrap();
+    assert_eq!(trace_rows, traces);
+    assert_eq!(trace_rows.len(), files.len(), "one row per file");
 
     // Files are parsed in parallel, but the tables do not depend on which finished first.
     let again = sandbox.path("again");

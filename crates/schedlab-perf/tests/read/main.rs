@@ -5,4 +5,5 @@ mod agreement;
 mod attribution;
 mod bad_input;
 mod quality;
+mod trace;
 mod util;
