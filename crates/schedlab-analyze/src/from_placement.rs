@@ -46,6 +46,7 @@ pub fn aggregate(run: &RunTables<'_>, startup_ns: i64) -> Aggregates {
             last_ns: last.time_ns,
             migrations,
             source: "placement",
+            lost_events: None,
         }
         .push_into(run, startup_ns, &mut out);
     }
@@ -84,6 +85,7 @@ mod tests {
             sched_slices: vec![],
             migrations: vec![],
             placement: rows.iter().collect(),
+            losses: vec![],
         };
         let out = aggregate(&run, 300);
         let shares: Vec<(i32, &str, i64)> = out

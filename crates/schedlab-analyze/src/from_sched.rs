@@ -2,10 +2,24 @@
 
 use std::collections::BTreeMap;
 
-use schedlab_tables::{SchedDelayRow, SchedSliceRow};
+use schedlab_tables::{LossRow, SchedDelayRow, SchedSliceRow};
 
 use crate::thread::{ThreadKey, ThreadUsage};
 use crate::{Aggregates, RunTables};
+
+/// Events lost in spans that overlap `[first_ns, last_ns]`, on any CPU (the thread could have
+/// run on, or migrated to, the CPU whose events are missing). A loss without a known span
+/// counts everywhere.
+fn lost_between(losses: &[&LossRow], first_ns: i64, last_ns: i64) -> i64 {
+    (losses.iter())
+        .filter(|l| {
+            let since = l.since_ns.unwrap_or(i64::MIN);
+            let until = l.until_ns.unwrap_or(i64::MAX);
+            since <= last_ns && until >= first_ns
+        })
+        .map(|l| l.events)
+        .sum()
+}
 
 pub fn aggregate(run: &RunTables<'_>, startup_ns: i64) -> Aggregates {
     let mut threads: BTreeMap<i32, (ThreadKey, Vec<&SchedSliceRow>)> = BTreeMap::new();
@@ -37,6 +51,9 @@ pub fn aggregate(run: &RunTables<'_>, startup_ns: i64) -> Aggregates {
             .map(|s| s.sched_delay_ns)
             .filter(|d| *d > 0)
             .collect();
+        let first_ns = slices.iter().map(|s| s.start_ns).min().unwrap_or(0);
+        let last_ns = slices.iter().map(|s| s.end_ns).max().unwrap_or(0);
+        let lost_events = Some(lost_between(&run.losses, first_ns, last_ns));
         out.sched_delay.push(SchedDelayRow {
             run_id: run.run_id.to_owned(),
             workload: key.workload.clone(),
@@ -47,17 +64,107 @@ pub fn aggregate(run: &RunTables<'_>, startup_ns: i64) -> Aggregates {
             mean_ns: (!delays.is_empty())
                 .then(|| delays.iter().sum::<i64>() as f64 / delays.len() as f64),
             max_ns: delays.iter().max().copied(),
+            lost_events,
         });
         ThreadUsage {
             key,
             per_cpu,
             total_ns: slices.iter().map(|s| s.run_ns).sum(),
-            first_ns: slices.iter().map(|s| s.start_ns).min().unwrap_or(0),
-            last_ns: slices.iter().map(|s| s.end_ns).max().unwrap_or(0),
+            first_ns,
+            last_ns,
             migrations: migrations.remove(tid).unwrap_or_default(),
             source: "sched",
+            lost_events,
         }
         .push_into(run, startup_ns, &mut out);
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+
+    fn slice(tid: i32, cpu: i32, start_ns: i64, end_ns: i64) -> SchedSliceRow {
+        SchedSliceRow {
+            run_id: "r".into(),
+            cpu,
+            pid: tid,
+            tid,
+            comm: "w".into(),
+            start_ns,
+            end_ns,
+            run_ns: end_ns - start_ns,
+            wait_ns: 0,
+            sched_delay_ns: 5,
+            preempt_wait_ns: 0,
+            prev_state: "S".into(),
+            workload: Some(Arc::from("w")),
+        }
+    }
+
+    fn loss(cpu: i32, since_ns: Option<i64>, until_ns: Option<i64>, events: i64) -> LossRow {
+        LossRow {
+            run_id: "r".into(),
+            cpu,
+            since_ns,
+            until_ns,
+            events,
+        }
+    }
+
+    fn lost_per_thread(slices: &[SchedSliceRow], losses: &[LossRow]) -> Vec<(i32, Option<i64>)> {
+        let run = RunTables {
+            run_id: "r",
+            class_of_cpu: [(0, "P"), (1, "E")].into(),
+            processes: vec![],
+            sched_slices: slices.iter().collect(),
+            migrations: vec![],
+            placement: vec![],
+            losses: losses.iter().collect(),
+        };
+        let out = aggregate(&run, 0);
+        for r in &out.residency {
+            let cpu_time = out.cpu_time.iter().find(|c| c.tid == r.tid).unwrap();
+            assert_eq!(
+                r.lost_events, cpu_time.lost_events,
+                "every row of a thread agrees"
+            );
+        }
+        out.sched_delay
+            .iter()
+            .map(|d| (d.tid, d.lost_events))
+            .collect()
+    }
+
+    #[test]
+    fn a_loss_flags_the_threads_seen_across_it_and_only_those() {
+        // Thread 1 runs 0..100 on cpu 0, thread 2 runs 200..300 on cpu 1.
+        let slices = [
+            slice(1, 0, 0, 50),
+            slice(1, 0, 60, 100),
+            slice(2, 1, 200, 300),
+        ];
+        // cpu 1 lost 7 events between 120 and 150: neither thread was seen then.
+        assert_eq!(
+            lost_per_thread(&slices, &[loss(1, Some(120), Some(150), 7)]),
+            [(1, Some(0)), (2, Some(0))]
+        );
+        // cpu 1 lost 7 events between 80 and 150: thread 1 was running (on the other CPU, but
+        // it could have moved), thread 2 was not yet seen.
+        assert_eq!(
+            lost_per_thread(&slices, &[loss(1, Some(80), Some(150), 7)]),
+            [(1, Some(7)), (2, Some(0))]
+        );
+        // A loss whose span is unknown could be anywhere.
+        assert_eq!(
+            lost_per_thread(
+                &slices,
+                &[loss(0, None, None, 3), loss(0, Some(250), Some(260), 2)]
+            ),
+            [(1, Some(3)), (2, Some(5))]
+        );
+    }
 }

@@ -24,9 +24,9 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 use schedlab_spec::raw::AggregateStep;
 use schedlab_tables::{
-    CpuRow, CpuTimeRow, MigrationRow, MigrationSummaryRow, PlacementRow, ProcessRow, ResidencyRow,
-    SchedDelayRow, SchedSliceRow, TableError, ThroughputRow, WorkloadMetricRow, read_table,
-    write_rows,
+    CpuRow, CpuTimeRow, LossRow, MigrationRow, MigrationSummaryRow, PlacementRow, ProcessRow,
+    ResidencyRow, SchedDelayRow, SchedSliceRow, TableError, ThroughputRow, WorkloadMetricRow,
+    read_table, write_rows,
 };
 
 #[derive(Debug, thiserror::Error)]
@@ -45,6 +45,7 @@ pub struct Tables {
     pub migrations: Vec<MigrationRow>,
     pub placement: Vec<PlacementRow>,
     pub workload_metrics: Vec<WorkloadMetricRow>,
+    pub losses: Vec<LossRow>,
 }
 
 impl Tables {
@@ -57,6 +58,7 @@ impl Tables {
             migrations: read_table(dir)?,
             placement: read_table(dir)?,
             workload_metrics: read_table(dir)?,
+            losses: read_table(dir)?,
         })
     }
 }
@@ -89,6 +91,7 @@ pub struct RunTables<'a> {
     pub sched_slices: Vec<&'a SchedSliceRow>,
     pub migrations: Vec<&'a MigrationRow>,
     pub placement: Vec<&'a PlacementRow>,
+    pub losses: Vec<&'a LossRow>,
 }
 
 impl RunTables<'_> {
@@ -109,6 +112,7 @@ fn by_run(tables: &Tables) -> Vec<RunTables<'_>> {
             sched_slices: Vec::new(),
             migrations: Vec::new(),
             placement: Vec::new(),
+            losses: Vec::new(),
         });
     }
     for c in &tables.cpus {
@@ -135,6 +139,11 @@ fn by_run(tables: &Tables) -> Vec<RunTables<'_>> {
     for p in tables.placement.iter().filter(|p| p.workload.is_some()) {
         if let Some(run) = runs.get_mut(p.run_id.as_str()) {
             run.placement.push(p);
+        }
+    }
+    for l in &tables.losses {
+        if let Some(run) = runs.get_mut(l.run_id.as_str()) {
+            run.losses.push(l);
         }
     }
     runs.into_values().collect()

@@ -31,6 +31,8 @@ pub struct ThreadUsage<'a> {
     pub migrations: Vec<i64>,
     /// `sched` or `placement`.
     pub source: &'static str,
+    /// Events perf lost over the thread's span (`None`: not from a trace).
+    pub lost_events: Option<i64>,
 }
 
 impl ThreadUsage<'_> {
@@ -58,6 +60,7 @@ impl ThreadUsage<'_> {
                             0.0
                         },
                         source: self.source.into(),
+                        lost_events: self.lost_events,
                     }),
             );
         out.cpu_time.push(CpuTimeRow {
@@ -69,6 +72,7 @@ impl ThreadUsage<'_> {
             cpu_time_ns: total,
             wall_ns: self.last_ns - self.first_ns,
             source: self.source.into(),
+            lost_events: self.lost_events,
         });
         out.migrations
             .push(summarize_migrations(run.run_id, key, &self, startup_ns));
@@ -101,5 +105,6 @@ fn summarize_migrations(
             .then(|| intervals.iter().sum::<i64>() as f64 / intervals.len() as f64),
         per_second: (lifetime_s > 0.0).then(|| times.len() as f64 / lifetime_s),
         source: usage.source.to_owned(),
+        lost_events: usage.lost_events,
     }
 }

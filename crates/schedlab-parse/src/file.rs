@@ -52,6 +52,7 @@ pub fn parse_file(kind: ParserKind, path: &Path, ctx: &ParseContext) -> Result<P
             quality: tables.quality,
             trace_window: tables.window,
             traces: tables.trace.into_iter().collect(),
+            losses: tables.losses,
             ..Parsed::default()
         });
     }
@@ -78,6 +79,7 @@ pub fn parse_file_streaming(
             quality: tables.quality,
             trace_window: tables.window,
             traces: tables.trace.into_iter().collect(),
+            losses: tables.losses,
             ..Parsed::default()
         });
     }

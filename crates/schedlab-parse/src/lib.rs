@@ -36,7 +36,7 @@ use std::path::{Path, PathBuf};
 
 use arrow_array::RecordBatch;
 use schedlab_tables::{
-    MigrationRow, PerfStatRow, QualityRow, SchedSliceRow, TableError, ThreadRow,
+    LossRow, MigrationRow, PerfStatRow, QualityRow, SchedSliceRow, TableError, ThreadRow,
     TimehistSummaryRow, TraceRow, WakeupRow, WorkloadMetricRow,
 };
 
@@ -142,6 +142,8 @@ pub struct Parsed {
     pub timehist_summary: Vec<TimehistSummaryRow>,
     /// One row per perf.data file read: what recorded it, on which clock.
     pub traces: Vec<TraceRow>,
+    /// Ring-buffer overflows in perf.data files, with the spans they hide.
+    pub losses: Vec<LossRow>,
     /// From a perf.data file: the span in which every CPU has data (ring buffers start and
     /// overflow at different times); analyses can clip to it.
     pub trace_window: Option<(i64, i64)>,
@@ -160,6 +162,7 @@ impl Parsed {
         self.perf_stat.extend(other.perf_stat);
         self.timehist_summary.extend(other.timehist_summary);
         self.traces.extend(other.traces);
+        self.losses.extend(other.losses);
         self.trace_window = self.trace_window.or(other.trace_window);
     }
 
@@ -193,6 +196,7 @@ impl Parsed {
         }
         if kinds.contains(&ParserKind::PerfSched) {
             written.push(write_table(dir, &self.traces)?);
+            written.push(write_table(dir, &self.losses)?);
         }
         if kinds.contains(&ParserKind::Timehist) {
             written.push(write_table(dir, &self.timehist_summary)?);

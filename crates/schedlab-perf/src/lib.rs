@@ -68,7 +68,7 @@ use std::path::Path;
 
 pub use error::PerfError;
 pub use schedlab_tables::rows::{
-    MigrationRow, QualityRow, SchedSliceRow, ThreadRow, TraceRow, WakeupRow,
+    LossRow, MigrationRow, QualityRow, SchedSliceRow, ThreadRow, TraceRow, WakeupRow,
 };
 
 /// What the caller knows about the run a trace belongs to.
@@ -96,6 +96,8 @@ pub struct SchedTables {
     /// What recorded the file and on which clock (always set by [`read_sched`] and
     /// [`stream_sched`]).
     pub trace: Option<TraceRow>,
+    /// One row per ring-buffer overflow perf reported, with the span it hides.
+    pub losses: Vec<LossRow>,
 }
 
 /// A batch of per-event rows from [`stream_sched`], in time order within each table.

@@ -21,8 +21,8 @@ use crate::order::Orderer;
 use crate::threads::Threads;
 use crate::timehist::{MAX_CPUS, Output, Timehist};
 use crate::{
-    MigrationRow, QualityRow, SchedBatch, SchedOptions, SchedSliceRow, SchedTables, ThreadRow,
-    TraceRow, WakeupRow,
+    LossRow, MigrationRow, QualityRow, SchedBatch, SchedOptions, SchedSliceRow, SchedTables,
+    ThreadRow, TraceRow, WakeupRow,
 };
 
 /// Bytes of records per block: big enough to amortise the hand-off between threads, small
@@ -127,6 +127,16 @@ pub(crate) fn run(
     let quality = notes.rows(path, opts, &meta, &th, &framer);
     let window = window(&th);
     let trace = trace_row(path, opts, &meta, &th);
+    let known = |t: u64| (t != 0).then_some(t as i64);
+    let losses = (th.lost.iter().filter(|l| l.id.is_none()))
+        .map(|l| LossRow {
+            run_id: opts.run_id.clone(),
+            cpu: l.cpu,
+            since_ns: known(l.since),
+            until_ns: known(l.time),
+            events: l.count as i64,
+        })
+        .collect();
     let threads = (th.threads.all.iter())
         .filter(|t| t.tid > 0)
         .map(|t| ThreadRow {
@@ -145,6 +155,7 @@ pub(crate) fn run(
         quality,
         window,
         trace: Some(trace),
+        losses,
         ..SchedTables::default()
     })
 }

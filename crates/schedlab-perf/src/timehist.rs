@@ -62,6 +62,9 @@ pub(crate) struct Wakeup {
 #[derive(Debug, Clone)]
 pub(crate) struct Lost {
     pub time: u64,
+    /// The CPU's last sched_switch before the loss (0: none yet): the lost events happened
+    /// between this and `time`.
+    pub since: u64,
     pub cpu: i32,
     pub count: u64,
     pub id: Option<u64>,
@@ -131,6 +134,14 @@ impl Timehist {
     }
 
     /// Per CPU with data: (cpu, first sample time, last sample time).
+    /// The time of the last sched_switch seen on `cpu` (0 when none).
+    fn cpu_last(&self, cpu: i32) -> u64 {
+        usize::try_from(cpu)
+            .ok()
+            .and_then(|c| self.cpus.get(c))
+            .map_or(0, |c| c.last)
+    }
+
     pub(crate) fn cpu_spans(&self) -> Vec<(i32, u64, u64)> {
         (self.cpus.iter().enumerate())
             .filter(|(_, c)| c.first != 0)
@@ -204,12 +215,14 @@ impl Timehist {
             Body::Exit { tid, .. } => self.threads.exit(e.time, tid),
             Body::Lost { count } => self.lost.push(Lost {
                 time: e.time,
+                since: self.cpu_last(e.cpu),
                 cpu: e.cpu,
                 count,
                 id: None,
             }),
             Body::LostSamples { id, count } => self.lost.push(Lost {
                 time: e.time,
+                since: 0,
                 cpu: e.cpu,
                 count,
                 id,

@@ -124,6 +124,11 @@ pub fn summarize(pipeline: &str, paths: &SummaryPaths<'_>) -> Result<Summary, Re
         let late = lateness.get(&key).map_or("–".into(), |(mean, max)| {
             format!("{} / {}", ms(*mean), ms(*max))
         });
+        // A figure over a span where perf lost events is flagged where it is read.
+        let source = match row.lost_events {
+            Some(lost) if lost > 0 => format!("{} ({lost} events lost)", row.source),
+            _ => row.source.clone(),
+        };
         writeln!(
             table,
             "| {} | {} | {} | {} | {:.3} s | {} | {} | {} | {} | {} | {} |",
@@ -137,7 +142,7 @@ pub fn summarize(pipeline: &str, paths: &SummaryPaths<'_>) -> Result<Summary, Re
             migrations,
             delay,
             late,
-            row.source
+            source
         )
         .expect("writing to a String");
     }
@@ -166,7 +171,74 @@ fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ReportError> {
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).map_err(io)?;
     }
-    let tmp = path.with_extension("tmp");
+    // `.tmp-*`: what the runner sweeps if a kill leaves it behind.
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy())
+        .unwrap_or_default();
+    let tmp = path.with_file_name(format!(".tmp-{name}"));
     std::fs::write(&tmp, bytes).map_err(io)?;
     std::fs::rename(&tmp, path).map_err(io)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use schedlab_tables::write_table;
+
+    fn cpu_time(tid: i32, lost_events: Option<i64>, source: &str) -> CpuTimeRow {
+        CpuTimeRow {
+            run_id: "r1".into(),
+            workload: "w".into(),
+            pid: 10,
+            tid,
+            comm: "worker".into(),
+            cpu_time_ns: 2_000_000_000,
+            wall_ns: 3_000_000_000,
+            source: source.into(),
+            lost_events,
+        }
+    }
+
+    #[test]
+    fn figures_over_spans_with_lost_events_are_flagged_in_the_summary() {
+        let dir = tempfile::tempdir().unwrap();
+        let (tables, aggregates, report) = (
+            dir.path().join("tables"),
+            dir.path().join("aggregates"),
+            dir.path().join("report"),
+        );
+        let rows = [
+            cpu_time(1, Some(1234), "sched"),
+            cpu_time(2, Some(0), "sched"),
+            cpu_time(3, None, "placement"),
+        ];
+        write_table(&aggregates, &rows).unwrap();
+        let paths = SummaryPaths {
+            tables: &tables,
+            aggregates: &aggregates,
+            report: &report,
+        };
+        let summary = summarize("p", &paths).unwrap();
+        let line = |tid: i32| {
+            let cell = format!("| {tid} | worker |");
+            summary
+                .table
+                .lines()
+                .find(|l| l.contains(&cell))
+                .unwrap()
+                .to_owned()
+        };
+        assert!(
+            line(1).ends_with("| sched (1234 events lost) |"),
+            "{}",
+            line(1)
+        );
+        assert!(line(2).ends_with("| sched |"), "{}", line(2));
+        assert!(line(3).ends_with("| placement |"), "{}", line(3));
+        let written = std::fs::read_to_string(report.join("summary.md")).unwrap();
+        assert!(written.contains("sched (1234 events lost)"));
+        let names: Vec<_> = std::fs::read_dir(&report).unwrap().flatten().collect();
+        assert_eq!(names.len(), 1, "no temporary file left");
+    }
 }

@@ -1,7 +1,9 @@
 //! Aggregate tables: the numbers the seed articles report, one file each under `aggregates/`.
 //!
 //! Every row says which `source` it was computed from: `sched` (a perf trace: exact) or
-//! `placement` (/proc samples: an estimate at the sampling interval).
+//! `placement` (/proc samples: an estimate at the sampling interval). Rows from a trace also say
+//! how many events perf lost while the thread was seen (`lost_events`): figures over a span with
+//! losses are flagged, not silently low.
 
 use serde::{Deserialize, Serialize};
 
@@ -21,6 +23,9 @@ pub struct ResidencyRow {
     /// `run_ns` over the thread's CPU time in this run, 0..=1.
     pub share: f64,
     pub source: String,
+    /// Events perf lost (ring-buffer overflows, table `losses`) while the thread was seen: when
+    /// not 0 this row's figures are incomplete. Null for rows not computed from a trace.
+    pub lost_events: Option<i64>,
 }
 
 impl Table for ResidencyRow {
@@ -43,6 +48,9 @@ pub struct MigrationSummaryRow {
     /// Migrations per second of the thread's lifetime.
     pub per_second: Option<f64>,
     pub source: String,
+    /// Events perf lost (ring-buffer overflows, table `losses`) while the thread was seen: when
+    /// not 0 this row's figures are incomplete. Null for rows not computed from a trace.
+    pub lost_events: Option<i64>,
 }
 
 impl Table for MigrationSummaryRow {
@@ -61,6 +69,9 @@ pub struct SchedDelayRow {
     pub wakeups: i64,
     pub mean_ns: Option<f64>,
     pub max_ns: Option<i64>,
+    /// Events perf lost (ring-buffer overflows, table `losses`) while the thread was seen: when
+    /// not 0 this row's figures are incomplete. Null for rows not computed from a trace.
+    pub lost_events: Option<i64>,
 }
 
 impl Table for SchedDelayRow {
@@ -79,6 +90,9 @@ pub struct CpuTimeRow {
     /// First to last time the thread was seen.
     pub wall_ns: i64,
     pub source: String,
+    /// Events perf lost (ring-buffer overflows, table `losses`) while the thread was seen: when
+    /// not 0 this row's figures are incomplete. Null for rows not computed from a trace.
+    pub lost_events: Option<i64>,
 }
 
 impl Table for CpuTimeRow {

@@ -198,6 +198,22 @@ pub struct TraceRow {
 }
 table!(TraceRow, "traces");
 
+/// A ring-buffer overflow perf reported (PERF_RECORD_LOST): events of one CPU missing from the
+/// trace over a span. Numbers computed over a span that overlaps one are not exact.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LossRow {
+    pub run_id: String,
+    /// The CPU whose ring buffer overflowed.
+    pub cpu: i32,
+    /// The CPU's last recorded sched_switch before the loss (null when it had none yet).
+    pub since_ns: Option<i64>,
+    /// When perf reported the loss: the events are missing between `since_ns` and this (null
+    /// when the file's records carry no time).
+    pub until_ns: Option<i64>,
+    pub events: i64,
+}
+table!(LossRow, "losses");
+
 /// A sample of the CPU a thread was on, read from /proc/PID/task/TID/stat.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PlacementRow {

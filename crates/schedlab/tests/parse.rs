@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use schedlab_perf::{SchedOptions, SchedTables, read_sched};
 use schedlab_tables::{
-    MigrationRow, QualityRow, SchedSliceRow, ThreadRow, TraceRow, WakeupRow, read_rows,
+    LossRow, MigrationRow, QualityRow, SchedSliceRow, ThreadRow, TraceRow, WakeupRow, read_rows,
 };
 use util::Sandbox;
 
@@ -34,6 +34,7 @@ fn streamed_perf_sched_tables_equal_read_sched_on_every_file() {
         "wakeups",
         "threads",
         "traces",
+        "losses",
         "quality",
     ];
     let printed: Vec<PathBuf> = done.stdout.lines().map(PathBuf::from).collect();
@@ -53,6 +54,7 @@ fn streamed_perf_sched_tables_equal_read_sched_on_every_file() {
     };
     let mut expected = SchedTables::default();
     let mut traces = Vec::new();
+    let mut losses = Vec::new();
     for file in &files {
         let one = read_sched(file, &opts).unwrap();
         expected.sched_slices.extend(one.sched_slices);
@@ -61,6 +63,7 @@ fn streamed_perf_sched_tables_equal_read_sched_on_every_file() {
         expected.threads.extend(one.threads);
         expected.quality.extend(one.quality);
         traces.extend(one.trace);
+        losses.extend(one.losses);
     }
     assert!(expected.sched_slices.len() > 10_000 && !expected.quality.is_empty());
     let slices = read_rows::<SchedSliceRow>(&table("sched_slices")).unwrap();
@@ -76,6 +79,9 @@ fn streamed_perf_sched_tables_equal_read_sched_on_every_file() {
     let trace_rows = read_rows::<TraceRow>(&table("traces")).unwrap();
     assert_eq!(trace_rows, traces);
     assert_eq!(trace_rows.len(), files.len(), "one row per file");
+    let loss_rows = read_rows::<LossRow>(&table("losses")).unwrap();
+    assert_eq!(loss_rows, losses);
+    assert!(!loss_rows.is_empty(), "lossy.data lost events");
 
     // Files are parsed in parallel, but the tables do not depend on which finished first.
     let again = sandbox.path("again");

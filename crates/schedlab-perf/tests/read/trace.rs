@@ -110,3 +110,34 @@ fn lost_events_in_the_trace_row_match_the_quality_rows() {
     );
     assert_eq!(read("bursty.data").trace.unwrap().lost_events, 0);
 }
+
+#[test]
+fn each_overflow_is_a_loss_row_with_the_span_it_hides() {
+    let lossy = read("lossy.data");
+    let per_cpu_notes = (lossy.quality.iter())
+        .filter(|q| q.message.contains("its ring buffer overflowed"))
+        .count();
+    assert_eq!(lossy.losses.len(), per_cpu_notes);
+    let total: i64 = lossy.losses.iter().map(|l| l.events).sum();
+    assert_eq!(total, lossy.trace.as_ref().unwrap().lost_events);
+    let (first, last) = {
+        let t = lossy.trace.as_ref().unwrap();
+        (t.first_ns.unwrap(), t.last_ns.unwrap())
+    };
+    for loss in &lossy.losses {
+        let until = loss.until_ns.expect("LOST records carry a time here");
+        let since = loss
+            .since_ns
+            .expect("every overflow came after a first switch");
+        assert!(
+            first <= since && since <= until && until <= last + 1_000_000_000,
+            "{loss:?}"
+        );
+        // No slice of that CPU ends inside the hidden span: its events there are missing.
+        let hidden = (lossy.sched_slices.iter())
+            .filter(|s| s.cpu == loss.cpu && s.end_ns > since && s.end_ns < until)
+            .count();
+        assert_eq!(hidden, 0, "{loss:?}");
+    }
+    assert!(read("bursty.data").losses.is_empty());
+}
