@@ -86,6 +86,7 @@ mod tests {
             migrations: vec![],
             placement: rows.iter().collect(),
             losses: vec![],
+            trace_window: None,
         };
         let out = aggregate(&run, 300);
         let shares: Vec<(i32, &str, i64)> = out

@@ -2,6 +2,7 @@
 
 use std::collections::BTreeMap;
 
+use schedlab_spec::raw::Window;
 use schedlab_tables::{LossRow, SchedDelayRow, SchedSliceRow};
 
 use crate::thread::{ThreadKey, ThreadUsage};
@@ -21,9 +22,36 @@ fn lost_between(losses: &[&LossRow], first_ns: i64, last_ns: i64) -> i64 {
         .sum()
 }
 
-pub fn aggregate(run: &RunTables<'_>, startup_ns: i64) -> Aggregates {
+/// The slices of `slices` inside `[start, end]`, cut at its edges. A slice that began before
+/// `start` loses its scheduling delay, which happened outside the window.
+fn clip(slices: &[&SchedSliceRow], (start, end): (i64, i64)) -> Vec<SchedSliceRow> {
+    (slices.iter())
+        .filter(|s| s.end_ns > start && s.start_ns < end)
+        .map(|&s| {
+            let mut cut = s.clone();
+            if cut.start_ns < start {
+                cut.start_ns = start;
+                cut.sched_delay_ns = 0;
+                cut.preempt_wait_ns = 0;
+            }
+            cut.end_ns = cut.end_ns.min(end);
+            cut.run_ns = cut.end_ns - cut.start_ns;
+            cut
+        })
+        .collect()
+}
+
+/// Aggregates one run's trace; with `window`, only what happened inside the run's trace window.
+pub fn aggregate(run: &RunTables<'_>, startup_ns: i64, window: Option<Window>) -> Aggregates {
+    let span = window.and(run.trace_window);
+    let clipped = span.map(|span| clip(&run.sched_slices, span));
+    let slices: Vec<&SchedSliceRow> = match &clipped {
+        Some(clipped) => clipped.iter().collect(),
+        None => run.sched_slices.clone(),
+    };
+    let inside = |t: i64| span.is_none_or(|(start, end)| start <= t && t <= end);
     let mut threads: BTreeMap<i32, (ThreadKey, Vec<&SchedSliceRow>)> = BTreeMap::new();
-    for slice in &run.sched_slices {
+    for slice in slices {
         let key = ThreadKey {
             workload: slice.workload.as_deref().unwrap_or_default().to_owned(),
             pid: slice.pid,
@@ -37,7 +65,7 @@ pub fn aggregate(run: &RunTables<'_>, startup_ns: i64) -> Aggregates {
             .push(slice);
     }
     let mut migrations: BTreeMap<i32, Vec<i64>> = BTreeMap::new();
-    for m in &run.migrations {
+    for m in run.migrations.iter().filter(|m| inside(m.time_ns)) {
         migrations.entry(m.tid).or_default().push(m.time_ns);
     }
     let mut out = Aggregates::default();
@@ -85,6 +113,8 @@ pub fn aggregate(run: &RunTables<'_>, startup_ns: i64) -> Aggregates {
 mod tests {
     use std::sync::Arc;
 
+    use schedlab_tables::MigrationRow;
+
     use super::*;
 
     fn slice(tid: i32, cpu: i32, start_ns: i64, end_ns: i64) -> SchedSliceRow {
@@ -124,8 +154,9 @@ mod tests {
             migrations: vec![],
             placement: vec![],
             losses: losses.iter().collect(),
+            trace_window: None,
         };
-        let out = aggregate(&run, 0);
+        let out = aggregate(&run, 0, None);
         for r in &out.residency {
             let cpu_time = out.cpu_time.iter().find(|c| c.tid == r.tid).unwrap();
             assert_eq!(
@@ -137,6 +168,67 @@ mod tests {
             .iter()
             .map(|d| (d.tid, d.lost_events))
             .collect()
+    }
+
+    #[test]
+    fn the_trace_window_cuts_slices_and_drops_what_lies_outside() {
+        // Thread 1: 0..50 (before the window), 60..100 (across its start), 120..150 (inside);
+        // thread 2: 280..340 (across its end). Window: 80..300.
+        let slices = [
+            slice(1, 0, 0, 50),
+            slice(1, 0, 60, 100),
+            slice(1, 1, 120, 150),
+            slice(2, 1, 280, 340),
+        ];
+        let migration = |time_ns: i64| MigrationRow {
+            run_id: "r".into(),
+            time_ns,
+            pid: 1,
+            tid: 1,
+            comm: "w".into(),
+            from_cpu: 0,
+            to_cpu: 1,
+            workload: Some(Arc::from("w")),
+        };
+        let migrations = [migration(55), migration(110)];
+        let run = RunTables {
+            run_id: "r",
+            class_of_cpu: [(0, "P"), (1, "E")].into(),
+            processes: vec![],
+            sched_slices: slices.iter().collect(),
+            migrations: migrations.iter().collect(),
+            placement: vec![],
+            losses: vec![],
+            trace_window: Some((80, 300)),
+        };
+        let run_ns = |out: &Aggregates, tid: i32| {
+            (out.cpu_time.iter())
+                .find(|c| c.tid == tid)
+                .map(|c| c.cpu_time_ns)
+        };
+        let whole = aggregate(&run, 0, None);
+        assert_eq!(
+            (run_ns(&whole, 1), run_ns(&whole, 2)),
+            (Some(120), Some(60))
+        );
+        assert_eq!(whole.migrations[0].migrations, 2);
+
+        let inside = aggregate(&run, 0, Some(Window::Trace));
+        assert_eq!(
+            (run_ns(&inside, 1), run_ns(&inside, 2)),
+            (Some(20 + 30), Some(20))
+        );
+        assert_eq!(
+            inside.migrations[0].migrations, 1,
+            "the migration at 55 is outside"
+        );
+        let delays = (inside.sched_delay.iter()).find(|d| d.tid == 1).unwrap();
+        assert_eq!(delays.wakeups, 1, "the slice cut at 80 lost its delay");
+        let shares: Vec<(i32, i64)> = (inside.residency.iter())
+            .filter(|r| r.tid == 1)
+            .map(|r| (r.cpu, r.run_ns))
+            .collect();
+        assert_eq!(shares, [(0, 20), (1, 30)]);
     }
 
     #[test]

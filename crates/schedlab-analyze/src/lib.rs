@@ -22,11 +22,11 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
-use schedlab_spec::raw::AggregateStep;
+use schedlab_spec::raw::{AggregateStep, Window};
 use schedlab_tables::{
     CpuRow, CpuTimeRow, LossRow, MigrationRow, MigrationSummaryRow, PlacementRow, ProcessRow,
-    ResidencyRow, SchedDelayRow, SchedSliceRow, TableError, ThroughputRow, WorkloadMetricRow,
-    read_table, write_rows,
+    ResidencyRow, RunRow, SchedDelayRow, SchedSliceRow, TableError, ThroughputRow,
+    WorkloadMetricRow, read_table, write_rows,
 };
 
 #[derive(Debug, thiserror::Error)]
@@ -46,6 +46,7 @@ pub struct Tables {
     pub placement: Vec<PlacementRow>,
     pub workload_metrics: Vec<WorkloadMetricRow>,
     pub losses: Vec<LossRow>,
+    pub runs: Vec<RunRow>,
 }
 
 impl Tables {
@@ -59,6 +60,7 @@ impl Tables {
             placement: read_table(dir)?,
             workload_metrics: read_table(dir)?,
             losses: read_table(dir)?,
+            runs: read_table(dir)?,
         })
     }
 }
@@ -92,6 +94,8 @@ pub struct RunTables<'a> {
     pub migrations: Vec<&'a MigrationRow>,
     pub placement: Vec<&'a PlacementRow>,
     pub losses: Vec<&'a LossRow>,
+    /// Where every CPU of the run's trace has data (see [`Window::Trace`]).
+    pub trace_window: Option<(i64, i64)>,
 }
 
 impl RunTables<'_> {
@@ -113,6 +117,7 @@ fn by_run(tables: &Tables) -> Vec<RunTables<'_>> {
             migrations: Vec::new(),
             placement: Vec::new(),
             losses: Vec::new(),
+            trace_window: None,
         });
     }
     for c in &tables.cpus {
@@ -141,6 +146,15 @@ fn by_run(tables: &Tables) -> Vec<RunTables<'_>> {
             run.placement.push(p);
         }
     }
+    for r in &tables.runs {
+        if let (Some(run), Some(start), Some(end)) = (
+            runs.get_mut(r.run_id.as_str()),
+            r.trace_window_start_ns,
+            r.trace_window_end_ns,
+        ) {
+            run.trace_window = Some((start, end));
+        }
+    }
     for l in &tables.losses {
         if let Some(run) = runs.get_mut(l.run_id.as_str()) {
             run.losses.push(l);
@@ -149,15 +163,16 @@ fn by_run(tables: &Tables) -> Vec<RunTables<'_>> {
     runs.into_values().collect()
 }
 
-/// Computes every aggregate for every run, each run from its best source.
-pub fn compute(tables: &Tables, startup_ns: i64) -> Aggregates {
+/// Computes every aggregate for every run, each run from its best source, over `window` of
+/// each run (the whole run when `None`).
+pub fn compute(tables: &Tables, startup_ns: i64, window: Option<Window>) -> Aggregates {
     by_run(tables)
         .par_iter()
         .map(|run| {
             if run.sched_slices.is_empty() {
                 from_placement::aggregate(run, startup_ns)
             } else {
-                from_sched::aggregate(run, startup_ns)
+                from_sched::aggregate(run, startup_ns, window)
             }
         })
         .collect::<Vec<_>>()
@@ -182,17 +197,27 @@ pub fn aggregate(
         .map(|d| d.as_nanos())
         .next()
         .unwrap_or(0);
-    let mut all = compute(&tables, startup_ns);
-    all.throughput = throughput::effective(&tables.workload_metrics, &tables.processes);
+    let mut whole = compute(&tables, startup_ns, None);
+    whole.throughput = throughput::effective(&tables.workload_metrics, &tables.processes);
+    let asks_trace = |name: &str| {
+        (steps.iter()).any(|s| s.name() == name && s.options().window == Some(Window::Trace))
+    };
+    let mut in_trace_window = (["residency", "migrations", "sched_delay", "cpu_time"].iter())
+        .any(|name| asks_trace(name))
+        .then(|| compute(&tables, startup_ns, Some(Window::Trace)));
     let mut written = Vec::new();
     macro_rules! write_step {
         ($field:ident, $name:literal) => {
             if let Some(workloads) = selection(steps, $name) {
+                let rows = match in_trace_window.as_mut() {
+                    Some(clipped) if asks_trace($name) => &mut clipped.$field,
+                    _ => &mut whole.$field,
+                };
                 if !workloads.is_empty() {
-                    all.$field.retain(|row| workloads.contains(&row.workload));
+                    rows.retain(|row| workloads.contains(&row.workload));
                 }
                 let path = out_dir.join(concat!($name, ".parquet"));
-                write_rows(&path, &all.$field)?;
+                write_rows(&path, rows)?;
                 written.push(path);
             }
         };

@@ -262,6 +262,19 @@ pub struct StepOptions {
     /// Migrations in the first `startup` of a workload count as start-up, the rest as steady.
     #[serde(default)]
     pub startup: Option<Span>,
+    /// The span of each run to aggregate over (the whole run by default).
+    #[serde(default)]
+    pub window: Option<Window>,
+}
+
+/// A span of a run an aggregate can be restricted to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Window {
+    /// Where every CPU's perf trace has data (`runs.trace_window_start_ns` to `_end_ns`): per-CPU
+    /// ring buffers start and stop at different times, so outside it some CPU's events are
+    /// missing. Slices are cut at its edges; runs without a trace are not restricted.
+    Trace,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

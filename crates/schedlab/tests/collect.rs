@@ -41,7 +41,8 @@ fn perf_sched_records_a_real_trace_when_root() {
     let pipeline = sandbox.write(
         "traced.yaml",
         "name: traced\ncollect:\n  monitors:\n    sched: { perf-sched: {} }\n  workloads:\n    \
-         spin: { periodic: { threads: 1, period: 20ms, busy: 5ms, duration: 500ms }, start_after: 100ms }\n",
+         spin: { periodic: { threads: 1, period: 20ms, busy: 5ms, duration: 500ms }, start_after: 100ms }\n\
+         aggregate:\n  - residency: {}\n  - cpu_time: { window: trace }\n",
     );
     let done = sandbox.schedlab(&["run", pipeline.to_str().unwrap()]);
     if !rustix::process::geteuid().is_root() {
@@ -86,6 +87,29 @@ fn perf_sched_records_a_real_trace_when_root() {
         "{} slices of the workload (25 periods)",
         own.len()
     );
+
+    // The file's own facts: recorded on the run clock, by the command the manifest shows.
+    let traces: Vec<schedlab_tables::TraceRow> =
+        read_rows(&sandbox.data("traced", "tables/traces.parquet")).unwrap();
+    assert_eq!(traces.len(), 1);
+    assert_eq!(traces[0].clock, "CLOCK_MONOTONIC");
+    let cmdline = traces[0].cmdline.as_deref().unwrap();
+    assert!(cmdline.contains(&argv[1..].join(" ")), "{cmdline}");
+
+    // cpu_time over the trace window only: never more than over the whole trace (residency).
+    let aggregates = |name: &str| sandbox.data("traced", &format!("aggregates/{name}.parquet"));
+    let tid = own[0].tid;
+    let whole: i64 = read_rows::<schedlab_tables::ResidencyRow>(&aggregates("residency"))
+        .unwrap()
+        .iter()
+        .filter(|r| r.tid == tid)
+        .map(|r| r.run_ns)
+        .sum();
+    let cpu_time = read_rows::<schedlab_tables::CpuTimeRow>(&aggregates("cpu_time")).unwrap();
+    let windowed = cpu_time.iter().find(|c| c.tid == tid).unwrap();
+    assert!(windowed.cpu_time_ns <= whole && windowed.cpu_time_ns > 0);
+    assert_eq!(windowed.source, "sched");
+    assert!(windowed.lost_events.is_some());
 }
 
 #[test]

@@ -47,6 +47,35 @@ fn validate_reports_every_error_with_position_and_runs_nothing() {
 }
 
 #[test]
+fn an_unknown_aggregate_window_is_pointed_at() {
+    let sandbox = Sandbox::new();
+    let pipeline = sandbox.write(
+        "w.yaml",
+        "name: w\ncollect:\n  workloads:\n    w: { run: [sleep, \"0.1\"] }\naggregate:\n  - residency: { window: traec }\n",
+    );
+    let done = sandbox.schedlab(&["validate", pipeline.to_str().unwrap()]);
+    assert_eq!(done.code, 2);
+    let file = pipeline.display().to_string();
+    assert!(
+        done.stderr.starts_with(&format!(
+            "{file}:6:26: error: unknown variant `traec`, expected one of trace"
+        )),
+        "{}",
+        done.stderr
+    );
+    sandbox.write(
+        "w.yaml",
+        "name: w\ncollect:\n  workloads:\n    w: { run: [sleep, \"0.1\"] }\naggregate:\n  - residency: { window: trace }\n",
+    );
+    assert_eq!(
+        sandbox
+            .schedlab(&["validate", pipeline.to_str().unwrap()])
+            .code,
+        0
+    );
+}
+
+#[test]
 fn the_shipped_pipelines_are_valid() {
     let sandbox = Sandbox::new();
     let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../pipelines");
