@@ -9,7 +9,7 @@
 
 use std::path::{Path, PathBuf};
 
-use schedlab_perf::SchedBatch;
+use schedlab_perf::CompactBatch;
 use schedlab_tables::{
     BackgroundWriter, MigrationRow, SchedSliceRow, Table, TableError, WakeupRow, concat_parts,
     table_path, write_rows,
@@ -34,11 +34,25 @@ impl EventTables {
         })
     }
 
-    /// Queues a batch from the perf.data reader.
-    pub fn add(&self, batch: SchedBatch) {
-        self.slices.send(batch.sched_slices);
-        self.migrations.send(batch.migrations);
-        self.wakeups.send(batch.wakeups);
+    /// Queues a batch from the perf.data reader; each table builds its Arrow arrays from the
+    /// compact rows on its own encoding thread.
+    pub fn add(&self, batch: CompactBatch) {
+        let CompactBatch {
+            sched_slices,
+            migrations,
+            wakeups,
+        } = batch;
+        let text = |err: arrow_schema::ArrowError| err.to_string();
+        if !sched_slices.is_empty() {
+            (self.slices).send_with(move |schema| sched_slices.record_batch(schema).map_err(text));
+        }
+        if !migrations.is_empty() {
+            (self.migrations)
+                .send_with(move |schema| migrations.record_batch(schema).map_err(text));
+        }
+        if !wakeups.is_empty() {
+            (self.wakeups).send_with(move |schema| wakeups.record_batch(schema).map_err(text));
+        }
     }
 
     /// Moves the event rows a text parser put in `parsed` (timehist text) into the tables.

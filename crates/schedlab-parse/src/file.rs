@@ -72,8 +72,9 @@ pub fn parse_file_streaming(
     events: &EventTables,
 ) -> Result<Parsed, ParseError> {
     if kind == ParserKind::PerfSched {
-        let tables =
-            schedlab_perf::stream_sched(path, &sched_options(ctx), |batch| events.add(batch))?;
+        let tables = schedlab_perf::stream_sched_compact(path, &sched_options(ctx), |batch| {
+            events.add(batch)
+        })?;
         return Ok(Parsed {
             threads: tables.threads,
             quality: tables.quality,

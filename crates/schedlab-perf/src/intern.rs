@@ -46,25 +46,45 @@ impl Hasher for MixHasher {
 
 type Cache<K> = HashMap<K, Arc<str>, BuildHasherDefault<MixHasher>>;
 
+/// What a file's rows name besides their own fields: the run, the workloads (by index) and how
+/// the recording kernel prints task states.
+#[derive(Debug)]
+pub(crate) struct Names {
+    pub run_id: Arc<str>,
+    pub workloads: Vec<Arc<str>>,
+    pub task_states: TaskStates,
+}
+
+impl Names {
+    pub(crate) fn new(run_id: &str, workloads: &[(i32, String)], task_states: TaskStates) -> Self {
+        Names {
+            run_id: run_id.into(),
+            workloads: workloads.iter().map(|(_, n)| n.as_str().into()).collect(),
+            task_states,
+        }
+    }
+
+    /// The name of workload index `w` (an index into the run's workload processes).
+    pub(crate) fn workload(&self, w: Option<u16>) -> Option<&Arc<str>> {
+        w.and_then(|i| self.workloads.get(i as usize))
+    }
+}
+
 /// The strings of one file's rows.
 pub(crate) struct Strings {
-    pub run_id: Arc<str>,
-    workloads: Vec<Arc<str>>,
+    pub names: Arc<Names>,
     comms: Cache<u128>,
     states: Cache<i64>,
-    task_states: TaskStates,
     kinds: [Arc<str>; 3],
 }
 
 impl Strings {
-    pub(crate) fn new(run_id: &str, workloads: &[(i32, String)], task_states: TaskStates) -> Self {
+    pub(crate) fn new(names: Arc<Names>) -> Self {
         let kind = |k: WakeKind| Arc::<str>::from(k.as_str());
         Strings {
-            run_id: run_id.into(),
-            workloads: workloads.iter().map(|(_, n)| n.as_str().into()).collect(),
+            names,
             comms: Cache::default(),
             states: Cache::default(),
-            task_states,
             kinds: [
                 kind(WakeKind::Waking),
                 kind(WakeKind::Wakeup),
@@ -75,7 +95,7 @@ impl Strings {
 
     /// The name of workload index `w` (an index into the run's workload processes).
     pub(crate) fn workload(&self, w: Option<u16>) -> Option<Arc<str>> {
-        w.and_then(|i| self.workloads.get(i as usize)).cloned()
+        self.names.workload(w).cloned()
     }
 
     /// The command name up to its first NUL, invalid UTF-8 replaced.
@@ -85,7 +105,9 @@ impl Strings {
 
     /// `prev_state` as the recording kernel's format prints it (see [`TaskStates`]).
     pub(crate) fn state(&mut self, state: i64) -> Arc<str> {
-        intern(&mut self.states, state, || self.task_states.render(state))
+        intern(&mut self.states, state, || {
+            self.names.task_states.render(state)
+        })
     }
 
     pub(crate) fn kind(&self, k: WakeKind) -> Arc<str> {
@@ -118,7 +140,8 @@ mod tests {
 
     #[test]
     fn equal_names_share_one_allocation() {
-        let mut s = Strings::new("r1", &[(7, "burst".into())], TaskStates::since_4_14());
+        let names = Names::new("r1", &[(7, "burst".into())], TaskStates::since_4_14());
+        let mut s = Strings::new(Arc::new(names));
         let a = s.comm(b"stress-ng\0\0\0\0\0\0\0");
         let b = s.comm(b"stress-ng\0\0\0\0\0\0\0");
         assert!(Arc::ptr_eq(&a, &b));

@@ -8,7 +8,10 @@
 //!   process tree with comm, fork and exit times), `quality` (lost events, damage) and the
 //!   `window` in which every CPU has data.
 //! * [`stream_sched`] does the same but hands the three per-event tables over in
-//!   [`SchedBatch`]es as it goes, so memory stays bounded whatever the trace size.
+//!   [`SchedBatch`]es as it goes, so memory stays bounded whatever the trace size;
+//!   [`stream_sched_compact`] hands them over in the reader's own compact form
+//!   ([`CompactBatch`]), which becomes Arrow arrays on whichever thread encodes it: the path to
+//!   Parquet.
 //! * [`SchedOptions`] names the run and the processes the runner started; every row of a thread
 //!   forked (directly or transitively) from one of them carries that workload's name.
 //! * [`PerfError`] says what is wrong with a file, where (byte offset) and what to do.
@@ -50,6 +53,7 @@
 //! # Ok::<(), schedlab_perf::PerfError>(())
 //! ```
 
+mod compact;
 mod decode;
 mod error;
 mod framing;
@@ -66,6 +70,7 @@ mod tracefmt;
 
 use std::path::Path;
 
+pub use compact::{CompactBatch, CompactMigrations, CompactSlices, CompactWakeups};
 pub use error::PerfError;
 pub use schedlab_tables::rows::{
     LossRow, MigrationRow, QualityRow, SchedSliceRow, ThreadRow, TraceRow, WakeupRow,
@@ -128,7 +133,22 @@ pub fn read_sched(path: &Path, opts: &SchedOptions) -> Result<SchedTables, PerfE
 pub fn stream_sched(
     path: &Path,
     opts: &SchedOptions,
-    on_batch: impl FnMut(SchedBatch) + Send,
+    mut on_batch: impl FnMut(SchedBatch) + Send,
 ) -> Result<SchedTables, PerfError> {
-    reader::run(path, opts, on_batch)
+    reader::run(path, opts, |out, strings| {
+        on_batch(reader::rows(out, strings))
+    })
+}
+
+/// Like [`stream_sched`], but hands over each batch in the reader's compact form, which turns
+/// into Arrow arrays on whichever thread encodes it (see [`CompactBatch`]): the fast path to
+/// Parquet.
+pub fn stream_sched_compact(
+    path: &Path,
+    opts: &SchedOptions,
+    mut on_batch: impl FnMut(CompactBatch) + Send,
+) -> Result<SchedTables, PerfError> {
+    reader::run(path, opts, |out, strings| {
+        on_batch(CompactBatch::new(out, &strings.names))
+    })
 }

@@ -8,6 +8,7 @@
 
 use std::fs::File;
 use std::path::Path;
+use std::sync::Arc;
 
 use memmap2::{Mmap, UncheckedAdvice};
 use rayon::prelude::*;
@@ -15,7 +16,7 @@ use rayon::prelude::*;
 use crate::decode::{Decoded, decode_round};
 use crate::error::PerfError;
 use crate::framing::{Block, Damage, Framer};
-use crate::intern::Strings;
+use crate::intern::{Names, Strings};
 use crate::metadata::Metadata;
 use crate::order::Orderer;
 use crate::threads::Threads;
@@ -30,10 +31,12 @@ use crate::{
 const BLOCK_BYTES: usize = 8 << 20;
 const SOURCE: &str = "perf-sched";
 
+/// Reads the file, handing each block's compact rows to `emit` with the file's strings (the
+/// caller turns them into rows or Arrow arrays); returns threads, quality, window and facts.
 pub(crate) fn run(
     path: &Path,
     opts: &SchedOptions,
-    mut on_batch: impl FnMut(SchedBatch) + Send,
+    mut emit: impl FnMut(Output, &mut Strings) + Send,
 ) -> Result<SchedTables, PerfError> {
     let io = |source| PerfError::Io {
         path: path.to_path_buf(),
@@ -58,7 +61,8 @@ pub(crate) fn run(
     let roots = (opts.workload_pids.iter().enumerate())
         .map(|(i, (pid, _))| (*pid, i as u16))
         .collect();
-    let mut strings = Strings::new(&opts.run_id, &opts.workload_pids, meta.task_states.clone());
+    let names = Names::new(&opts.run_id, &opts.workload_pids, meta.task_states.clone());
+    let mut strings = Strings::new(Arc::new(names));
     let mut th = Timehist::new(Threads::new(roots), meta.has_waking);
     let mut order = Orderer::default();
     let mut framer = Framer::new(data, meta.data_start);
@@ -106,11 +110,7 @@ pub(crate) fn run(
                         }
                         th.take_output()
                     },
-                    || {
-                        rows_of
-                            .map(|o| on_batch(batch(&mut strings, o)))
-                            .unwrap_or_default()
-                    },
+                    || rows_of.map(|o| emit(o, &mut strings)).unwrap_or_default(),
                 )
             },
         );
@@ -119,10 +119,10 @@ pub(crate) fn run(
         current = decoded_next;
     }
     if let Some(o) = finished {
-        on_batch(batch(&mut strings, o));
+        emit(o, &mut strings);
     }
     order.finish(&mut |e| th.event(e));
-    on_batch(batch(&mut strings, th.take_output()));
+    emit(th.take_output(), &mut strings);
 
     let quality = notes.rows(path, opts, &meta, &th, &framer);
     let window = window(&th);
@@ -140,7 +140,7 @@ pub(crate) fn run(
     let threads = (th.threads.all.iter())
         .filter(|t| t.tid > 0)
         .map(|t| ThreadRow {
-            run_id: strings.run_id.clone(),
+            run_id: strings.names.run_id.clone(),
             tid: t.tid,
             pid: t.pid,
             parent_tid: t.parent,
@@ -208,10 +208,10 @@ fn window(th: &Timehist) -> Option<(i64, i64)> {
 }
 
 /// Turns the state machine's compact output into rows, sharing every repeated string.
-fn batch(s: &mut Strings, out: Output) -> SchedBatch {
+pub(crate) fn rows(out: Output, s: &mut Strings) -> SchedBatch {
     let sched_slices = (out.slices.into_iter())
         .map(|x| SchedSliceRow {
-            run_id: s.run_id.clone(),
+            run_id: s.names.run_id.clone(),
             cpu: x.cpu,
             pid: x.pid,
             tid: x.tid,
@@ -228,7 +228,7 @@ fn batch(s: &mut Strings, out: Output) -> SchedBatch {
         .collect();
     let migrations = (out.migrations.into_iter())
         .map(|m| MigrationRow {
-            run_id: s.run_id.clone(),
+            run_id: s.names.run_id.clone(),
             time_ns: m.time as i64,
             pid: m.pid,
             tid: m.tid,
@@ -240,7 +240,7 @@ fn batch(s: &mut Strings, out: Output) -> SchedBatch {
         .collect();
     let wakeups = (out.wakeups.into_iter())
         .map(|w| WakeupRow {
-            run_id: s.run_id.clone(),
+            run_id: s.names.run_id.clone(),
             time_ns: w.time as i64,
             pid: w.pid,
             tid: w.tid,

@@ -21,7 +21,6 @@
 
 pub mod aggregates;
 mod background;
-mod columns;
 mod concat;
 mod parquet_io;
 pub mod rows;
@@ -60,18 +59,4 @@ pub enum TableError {
 pub trait Table: serde::Serialize + serde::de::DeserializeOwned {
     /// File stem under `tables/`, e.g. `sched_slices` for `tables/sched_slices.parquet`.
     const NAME: &'static str;
-
-    /// `rows` as an Arrow batch of `schema`, which is [`schema_of::<Self>()`](schema_of).
-    ///
-    /// The serde-derived default suits tables of thousands of rows; the per-event tables of a
-    /// trace (millions of rows) build their arrays directly, and a test holds them equal to this.
-    fn record_batch(
-        schema: arrow_schema::SchemaRef,
-        rows: &[Self],
-    ) -> Result<arrow_array::RecordBatch, String>
-    where
-        Self: Sized,
-    {
-        serde_arrow::to_record_batch(schema.fields(), &rows).map_err(|err| err.to_string())
-    }
 }

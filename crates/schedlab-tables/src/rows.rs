@@ -21,19 +21,6 @@ macro_rules! table {
             const NAME: &'static str = $name;
         }
     };
-    // A table with hand-built Arrow arrays (see `columns`).
-    ($ty:ident, $name:literal, $columns:path) => {
-        impl Table for $ty {
-            const NAME: &'static str = $name;
-
-            fn record_batch(
-                schema: arrow_schema::SchemaRef,
-                rows: &[Self],
-            ) -> Result<arrow_array::RecordBatch, String> {
-                $columns(schema, rows).map_err(|err| err.to_string())
-            }
-        }
-    };
 }
 
 /// One run of a pipeline: one expansion of the matrix, one repetition.
@@ -117,7 +104,7 @@ pub struct SchedSliceRow {
     pub prev_state: Arc<str>,
     pub workload: Option<Arc<str>>,
 }
-table!(SchedSliceRow, "sched_slices", crate::columns::sched_slices);
+table!(SchedSliceRow, "sched_slices");
 
 /// A sched_migrate_task event.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -131,7 +118,7 @@ pub struct MigrationRow {
     pub to_cpu: i32,
     pub workload: Option<Arc<str>>,
 }
-table!(MigrationRow, "migrations", crate::columns::migrations);
+table!(MigrationRow, "migrations");
 
 /// A wakeup (sched_waking, sched_wakeup or sched_wakeup_new).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -147,7 +134,7 @@ pub struct WakeupRow {
     pub kind: Arc<str>,
     pub workload: Option<Arc<str>>,
 }
-table!(WakeupRow, "wakeups", crate::columns::wakeups);
+table!(WakeupRow, "wakeups");
 
 /// A thread seen in a trace or in /proc, with its process and parent.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

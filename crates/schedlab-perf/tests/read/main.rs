@@ -4,6 +4,7 @@
 mod agreement;
 mod attribution;
 mod bad_input;
+mod compact;
 mod quality;
 mod trace;
 mod util;
