@@ -43,18 +43,10 @@ pub fn parse_files_to(
 /// natively by schedlab-perf; every other kind is text read whole (tool outputs are small).
 pub fn parse_file(kind: ParserKind, path: &Path, ctx: &ParseContext) -> Result<Parsed, ParseError> {
     if kind == ParserKind::PerfSched {
-        let tables = schedlab_perf::read_sched(path, &sched_options(ctx))?;
-        return Ok(Parsed {
-            sched_slices: tables.sched_slices,
-            migrations: tables.migrations,
-            wakeups: tables.wakeups,
-            threads: tables.threads,
-            quality: tables.quality,
-            trace_window: tables.window,
-            traces: tables.trace.into_iter().collect(),
-            losses: tables.losses,
-            ..Parsed::default()
-        });
+        return Ok(from_trace(schedlab_perf::read_sched(
+            path,
+            &sched_options(ctx),
+        )?));
     }
     let bytes = std::fs::read(path).map_err(|source| ParseError::Io {
         path: path.to_owned(),
@@ -75,18 +67,26 @@ pub fn parse_file_streaming(
         let tables = schedlab_perf::stream_sched_compact(path, &sched_options(ctx), |batch| {
             events.add(batch)
         })?;
-        return Ok(Parsed {
-            threads: tables.threads,
-            quality: tables.quality,
-            trace_window: tables.window,
-            traces: tables.trace.into_iter().collect(),
-            losses: tables.losses,
-            ..Parsed::default()
-        });
+        return Ok(from_trace(tables));
     }
     let mut parsed = parse_file(kind, path, ctx)?;
     events.take_from(&mut parsed);
     Ok(parsed)
+}
+
+/// The tables of one perf.data file (their event tables are empty when streamed).
+fn from_trace(tables: schedlab_perf::SchedTables) -> Parsed {
+    Parsed {
+        sched_slices: tables.sched_slices,
+        migrations: tables.migrations,
+        wakeups: tables.wakeups,
+        threads: tables.threads,
+        quality: tables.quality,
+        trace_window: tables.window,
+        traces: tables.trace.into_iter().collect(),
+        losses: tables.losses,
+        ..Parsed::default()
+    }
 }
 
 fn sched_options(ctx: &ParseContext) -> schedlab_perf::SchedOptions {
