@@ -76,12 +76,21 @@ enum Command {
         common: Common,
     },
     /// Run one parser on existing files and write its tables as Parquet into --out.
+    ///
+    /// The rows of all INPUTS go into one file per table, in the order the inputs are given;
+    /// files are parsed in parallel. perf-sched reads perf.data natively (perf is not needed)
+    /// and writes sched_slices, migrations, wakeups, threads, traces, losses and quality;
+    /// timehist reads the text of `perf sched timehist [-M] [-V] [-w] [-s]`. The tables appear
+    /// together when every input was read, or not at all; the paths written are printed.
+    #[command(verbatim_doc_comment)]
     Parse {
         /// perf-sched, timehist, turbostat, stress-ng, openssl, time, perf-stat
         #[arg(value_parser = parse_kind)]
         kind: ParserKind,
+        /// Files to read (perf.data for perf-sched, the tool's saved output otherwise).
         #[arg(required = true)]
         inputs: Vec<PathBuf>,
+        /// Directory for the tables (created if needed; existing tables are replaced).
         #[arg(long)]
         out: PathBuf,
         /// run_id written into every row.
