@@ -6,20 +6,28 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 /// A bar for one run's collection: elapsed and remaining time when the run's length is known.
 pub fn collect_bar(run_id: &str, expected: Option<Duration>) -> ProgressBar {
-    let bar = match expected {
-        Some(total) => ProgressBar::new(total.as_millis() as u64).with_style(
-            ProgressStyle::with_template(
-                "{prefix:>24} [{bar:30}] {elapsed_precise} elapsed, {eta} left  {msg}",
-            )
-            .expect("valid template")
-            .progress_chars("=> "),
-        ),
-        None => ProgressBar::new_spinner().with_style(
-            ProgressStyle::with_template("{prefix:>24} {spinner} {elapsed_precise} elapsed  {msg}")
-                .expect("valid template"),
-        ),
+    let Some(total) = expected else {
+        return spinner(run_id);
     };
+    let bar = ProgressBar::new(total.as_millis() as u64).with_style(
+        ProgressStyle::with_template(
+            "{prefix:>24} [{bar:30}] {elapsed_precise} elapsed, {eta} left  {msg}",
+        )
+        .expect("valid template")
+        .progress_chars("=> "),
+    );
     bar.set_prefix(run_id.to_owned());
+    bar.enable_steady_tick(Duration::from_millis(200));
+    bar
+}
+
+/// A spinner with the elapsed time, for work whose length is not known in advance.
+pub fn spinner(what: &str) -> ProgressBar {
+    let bar = ProgressBar::new_spinner().with_style(
+        ProgressStyle::with_template("{prefix:>24} {spinner} {elapsed_precise} elapsed  {msg}")
+            .expect("valid template"),
+    );
+    bar.set_prefix(what.to_owned());
     bar.enable_steady_tick(Duration::from_millis(200));
     bar
 }

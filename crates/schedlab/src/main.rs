@@ -301,7 +301,11 @@ fn run(args: Args) -> anyhow::Result<ExitCode> {
                 run_id,
                 ..ParseContext::default()
             };
-            for path in schedlab_parse::parse_files_to(kind, &inputs, &ctx, &out)? {
+            let bar = schedlab_runner::progress::spinner(&format!("parse {kind}"));
+            bar.set_message(format!("{} files", inputs.len()));
+            let written = schedlab_parse::parse_files_to(kind, &inputs, &ctx, &out);
+            bar.finish_and_clear();
+            for path in written? {
                 println!("{}", path.display());
             }
             Ok(ExitCode::SUCCESS)
