@@ -35,6 +35,7 @@ pub(crate) enum Body {
         prev_pid: i32,
         prev_state: i64,
         prev_comm: Comm,
+        next_pid: i32,
     },
     Wake {
         kind: WakeKind,
@@ -160,10 +161,12 @@ fn decode_sample(meta: &Metadata, body: &[u8]) -> Result<Option<Event>, &'static
             prev_comm,
             prev_pid,
             prev_state,
+            next_pid,
         } => Body::Switch {
             prev_pid: prev_pid.i32(raw).ok_or(FIELD)?,
             prev_state: prev_state.int(raw).ok_or(FIELD)?,
             prev_comm: prev_comm.comm(raw).ok_or(FIELD)?,
+            next_pid: next_pid.i32(raw).ok_or(FIELD)?,
         },
         Tracepoint::Wake {
             kind,

@@ -172,6 +172,7 @@ pub(crate) enum Tracepoint {
         prev_comm: Field,
         prev_pid: Field,
         prev_state: Field,
+        next_pid: Field,
     },
     Wake {
         kind: WakeKind,
@@ -610,6 +611,7 @@ fn bind(f: &Format) -> Result<Option<Tracepoint>, &'static str> {
             prev_comm: need("prev_comm")?,
             prev_pid: need("prev_pid")?,
             prev_state: need("prev_state")?,
+            next_pid: need("next_pid")?,
         },
         "sched_waking" | "sched_wakeup" | "sched_wakeup_new" => Tracepoint::Wake {
             kind: match f.name.as_str() {

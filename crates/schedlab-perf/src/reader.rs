@@ -353,6 +353,16 @@ impl Notes {
                 None,
             ));
         }
+        for (cpu, to_idle) in th.idle_blind_cpus() {
+            rows.push(row(
+                "warning",
+                format!(
+                    "{file}: cpu {cpu} went idle {to_idle} times but the trace never shows it leaving idle: the events recorded in idle context are missing there (a kernel or VM that does not trace them), so run times on cpu {cpu} include its idle time and are too high; hint: cross-check with the placement monitor's CPU time, or record on bare metal"
+                ),
+                None,
+                Some(cpu),
+            ));
+        }
         if th.bad_cpu > 0 {
             rows.push(row(
                 "warning",

@@ -79,6 +79,10 @@ struct Cpu {
     /// window where every CPU has data is the intersection of these spans.
     first: u64,
     last: u64,
+    /// Switches to and from the idle task: a CPU that goes idle but never leaves it in the
+    /// trace lost the events recorded in idle context (see [`Timehist::idle_blind_cpus`]).
+    to_idle: u64,
+    from_idle: u64,
 }
 
 /// True when a task switched out in this state was still runnable (preempted): `R`, or `R+`
@@ -142,6 +146,19 @@ impl Timehist {
             .map_or(0, |c| c.last)
     }
 
+    /// CPUs that were switched to idle at least `MIN_IDLE_SWITCHES` times but never switched
+    /// away from it, with the first count. Every event in idle context (the idle task's
+    /// switch-out, wakeups from interrupts) is missing on such a CPU — some virtual machines'
+    /// kernels record none — so each slice there spans the idle time before it: run times are
+    /// inflated and the delays that follow idle are unknown.
+    pub(crate) fn idle_blind_cpus(&self) -> Vec<(i32, u64)> {
+        const MIN_IDLE_SWITCHES: u64 = 10;
+        (self.cpus.iter().enumerate())
+            .filter(|(_, c)| c.to_idle >= MIN_IDLE_SWITCHES && c.from_idle == 0)
+            .map(|(i, c)| (i as i32, c.to_idle))
+            .collect()
+    }
+
     pub(crate) fn cpu_spans(&self) -> Vec<(i32, u64, u64)> {
         (self.cpus.iter().enumerate())
             .filter(|(_, c)| c.first != 0)
@@ -155,8 +172,8 @@ impl Timehist {
                 prev_pid,
                 prev_state,
                 prev_comm,
-                ..
-            } => self.switch(e, prev_pid, prev_state, prev_comm),
+                next_pid,
+            } => self.switch(e, prev_pid, prev_state, prev_comm, next_pid),
             Body::Wake {
                 kind,
                 pid,
@@ -230,11 +247,13 @@ impl Timehist {
         }
     }
 
-    fn switch(&mut self, e: &Event, prev_pid: i32, state: i64, comm: Comm) {
+    fn switch(&mut self, e: &Event, prev_pid: i32, state: i64, comm: Comm, next_pid: i32) {
         let t = e.time;
         let Some(cpu) = self.cpu(e.cpu) else {
             return;
         };
+        cpu.to_idle += u64::from(next_pid == 0);
+        cpu.from_idle += u64::from(prev_pid == 0);
         if cpu.first == 0 {
             cpu.first = t;
         }

@@ -1,6 +1,6 @@
 //! Lost events and the window in which every CPU has data.
 
-use crate::util::{listing, read, us};
+use crate::util::{fixture, listing, read, us};
 
 #[test]
 fn lost_events_become_quality_rows_per_cpu_and_time() {
@@ -38,7 +38,37 @@ fn lost_events_become_quality_rows_per_cpu_and_time() {
 
 #[test]
 fn clean_trace_has_no_quality_rows() {
-    assert_eq!(read("bursty.data").quality, vec![]);
+    assert_eq!(read("contended.data").quality, vec![]);
+}
+
+/// The CPUs on which perf's own listing shows the idle task run (`<idle>` lines).
+fn cpus_with_idle_lines(stem: &str) -> Vec<i32> {
+    let text = std::fs::read_to_string(fixture(&format!("{stem}.timehist.txt"))).unwrap();
+    let mut cpus: Vec<i32> = (text.lines())
+        .filter(|l| l.contains("<idle>"))
+        .filter_map(|l| l.split_whitespace().nth(1))
+        .filter_map(|c| c.trim_matches(['[', ']']).parse().ok())
+        .collect();
+    cpus.sort_unstable();
+    cpus.dedup();
+    cpus
+}
+
+#[test]
+fn a_cpu_whose_idle_context_went_unrecorded_is_flagged() {
+    // On this VM, cpu 1 records nothing in idle context: perf's own listing of bursty.data
+    // never shows the idle task run there, though the workload sleeps half the time.
+    assert_eq!(cpus_with_idle_lines("bursty"), [0]);
+    let bursty = read("bursty.data");
+    let flagged: Vec<_> = (bursty.quality.iter())
+        .filter(|q| q.message.contains("never shows it leaving idle"))
+        .collect();
+    assert_eq!(flagged.len(), 1, "{:#?}", bursty.quality);
+    assert_eq!(flagged[0].cpu, Some(1));
+    assert_eq!(flagged[0].severity, "warning");
+    assert!(flagged[0].message.contains("run times on cpu 1"));
+    // Where both CPUs stay busy, going idle is too rare to judge: no warning.
+    assert!(read("contended.data").quality.is_empty());
 }
 
 #[test]
