@@ -47,6 +47,7 @@ pub fn aggregate(run: &RunTables<'_>, startup_ns: i64) -> Aggregates {
             migrations,
             source: "placement",
             lost_events: None,
+            proc_check: None,
         }
         .push_into(run, startup_ns, &mut out);
     }

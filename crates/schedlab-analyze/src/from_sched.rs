@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 
 use schedlab_spec::raw::Window;
-use schedlab_tables::{LossRow, SchedDelayRow, SchedSliceRow};
+use schedlab_tables::{LossRow, PlacementRow, SchedDelayRow, SchedSliceRow};
 
 use crate::thread::{ThreadKey, ThreadUsage};
 use crate::{Aggregates, RunTables};
@@ -20,6 +20,26 @@ fn lost_between(losses: &[&LossRow], first_ns: i64, last_ns: i64) -> i64 {
         })
         .map(|l| l.events)
         .sum()
+}
+
+/// The thread's CPU time by /proc between its first and last placement sample, and its run
+/// time in the trace over the same span; `None` without two samples.
+fn proc_check(
+    placement: &[&PlacementRow],
+    tid: i32,
+    slices: &[&SchedSliceRow],
+) -> Option<(i64, i64)> {
+    let samples = placement.iter().filter(|p| p.tid == tid);
+    let first = samples.clone().min_by_key(|p| p.time_ns)?;
+    let last = samples.max_by_key(|p| p.time_ns)?;
+    if last.time_ns <= first.time_ns {
+        return None;
+    }
+    let (start, end) = (first.time_ns, last.time_ns);
+    let traced = (slices.iter())
+        .map(|s| (s.end_ns.min(end) - s.start_ns.max(start)).max(0))
+        .sum();
+    Some((last.cpu_time_ns - first.cpu_time_ns, traced))
 }
 
 /// The slices of `slices` inside `[start, end]`, cut at its edges. A slice that began before
@@ -103,6 +123,7 @@ pub fn aggregate(run: &RunTables<'_>, startup_ns: i64, window: Option<Window>) -
             migrations: migrations.remove(tid).unwrap_or_default(),
             source: "sched",
             lost_events,
+            proc_check: proc_check(&run.placement, key.tid, slices),
         }
         .push_into(run, startup_ns, &mut out);
     }
@@ -113,7 +134,7 @@ pub fn aggregate(run: &RunTables<'_>, startup_ns: i64, window: Option<Window>) -
 mod tests {
     use std::sync::Arc;
 
-    use schedlab_tables::MigrationRow;
+    use schedlab_tables::{MigrationRow, PlacementRow};
 
     use super::*;
 
@@ -229,6 +250,55 @@ mod tests {
             .map(|r| (r.cpu, r.run_ns))
             .collect();
         assert_eq!(shares, [(0, 20), (1, 30)]);
+    }
+
+    #[test]
+    fn the_trace_is_checked_against_proc_over_the_span_of_the_samples() {
+        // Thread 1 runs 0..50, 60..100 and 150..400 in the trace; /proc saw it at 40 (5 ns of
+        // CPU so far) and at 200 (35 ns): 30 ns by /proc, 10 + 40 + 50 = 100 ns in the trace.
+        let slices = [
+            slice(1, 0, 0, 50),
+            slice(1, 0, 60, 100),
+            slice(1, 1, 150, 400),
+        ];
+        let sample = |time_ns: i64, cpu_time_ns: i64| PlacementRow {
+            run_id: "r".into(),
+            time_ns,
+            pid: 1,
+            tid: 1,
+            comm: "w".into(),
+            cpu: 0,
+            cpu_time_ns,
+            workload: Some("w".into()),
+        };
+        let samples = [sample(200, 35), sample(40, 5)];
+        let mut run = RunTables {
+            run_id: "r",
+            class_of_cpu: [(0, "P"), (1, "E")].into(),
+            processes: vec![],
+            sched_slices: slices.iter().collect(),
+            migrations: vec![],
+            placement: samples.iter().collect(),
+            losses: vec![],
+            trace_window: None,
+        };
+        let out = aggregate(&run, 0, None);
+        let row = &out.cpu_time[0];
+        assert_eq!(
+            (row.proc_check_ns, row.trace_check_ns),
+            (Some(30), Some(100))
+        );
+        assert_eq!(
+            row.cpu_time_ns, 340,
+            "the figure itself is the whole trace's"
+        );
+
+        run.placement.truncate(1);
+        let out = aggregate(&run, 0, None);
+        assert_eq!(
+            out.cpu_time[0].proc_check_ns, None,
+            "one sample spans nothing"
+        );
     }
 
     #[test]

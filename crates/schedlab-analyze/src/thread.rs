@@ -33,6 +33,9 @@ pub struct ThreadUsage<'a> {
     pub source: &'static str,
     /// Events perf lost over the thread's span (`None`: not from a trace).
     pub lost_events: Option<i64>,
+    /// (/proc CPU time, trace run time) over the span of the thread's /proc samples, when a
+    /// trace and samples both exist.
+    pub proc_check: Option<(i64, i64)>,
 }
 
 impl ThreadUsage<'_> {
@@ -73,6 +76,8 @@ impl ThreadUsage<'_> {
             wall_ns: self.last_ns - self.first_ns,
             source: self.source.into(),
             lost_events: self.lost_events,
+            proc_check_ns: self.proc_check.map(|c| c.0),
+            trace_check_ns: self.proc_check.map(|c| c.1),
         });
         out.migrations
             .push(summarize_migrations(run.run_id, key, &self, startup_ns));

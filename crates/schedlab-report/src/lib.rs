@@ -53,6 +53,13 @@ fn ms(ns: f64) -> String {
     format!("{:.3} ms", ns / 1e6)
 }
 
+/// Whether a trace's run time is well above the thread's own CPU time by /proc over the same
+/// span: by a quarter, and by more than /proc's granularity (10 ms ticks, over two samples).
+fn trace_exceeds_proc(trace_ns: i64, proc_ns: i64) -> bool {
+    const SLACK_NS: i64 = 50_000_000;
+    trace_ns > proc_ns + proc_ns / 4 && trace_ns - proc_ns > SLACK_NS
+}
+
 /// Builds the summary and writes `report/summary.md` atomically.
 pub fn summarize(pipeline: &str, paths: &SummaryPaths<'_>) -> Result<Summary, ReportError> {
     let cpu_time: Vec<CpuTimeRow> = read_table(paths.aggregates)?;
@@ -124,11 +131,21 @@ pub fn summarize(pipeline: &str, paths: &SummaryPaths<'_>) -> Result<Summary, Re
         let late = lateness.get(&key).map_or("–".into(), |(mean, max)| {
             format!("{} / {}", ms(*mean), ms(*max))
         });
-        // A figure over a span where perf lost events is flagged where it is read.
-        let source = match row.lost_events {
-            Some(lost) if lost > 0 => format!("{} ({lost} events lost)", row.source),
-            _ => row.source.clone(),
-        };
+        // A figure over a span where perf lost events, or that /proc contradicts, is flagged
+        // where it is read.
+        let mut source = row.source.clone();
+        if let Some(lost) = row.lost_events.filter(|&lost| lost > 0) {
+            source.push_str(&format!(" ({lost} events lost)"));
+        }
+        if let (Some(proc_ns), Some(trace_ns)) = (row.proc_check_ns, row.trace_check_ns)
+            && trace_exceeds_proc(trace_ns, proc_ns)
+        {
+            source.push_str(&format!(
+                " (trace {:.2} s vs /proc {:.2} s of CPU)",
+                trace_ns as f64 / 1e9,
+                proc_ns as f64 / 1e9
+            ));
+        }
         writeln!(
             table,
             "| {} | {} | {} | {} | {:.3} s | {} | {} | {} | {} | {} | {} |",
@@ -197,6 +214,8 @@ mod tests {
             wall_ns: 3_000_000_000,
             source: source.into(),
             lost_events,
+            proc_check_ns: None,
+            trace_check_ns: None,
         }
     }
 
@@ -208,10 +227,18 @@ mod tests {
             dir.path().join("aggregates"),
             dir.path().join("report"),
         );
+        let checked = |tid, proc_ns, trace_ns| CpuTimeRow {
+            proc_check_ns: Some(proc_ns),
+            trace_check_ns: Some(trace_ns),
+            ..cpu_time(tid, Some(0), "sched")
+        };
         let rows = [
             cpu_time(1, Some(1234), "sched"),
             cpu_time(2, Some(0), "sched"),
             cpu_time(3, None, "placement"),
+            checked(4, 770_000_000, 2_321_000_000),
+            checked(5, 770_000_000, 800_000_000),
+            checked(6, 10_000_000, 40_000_000),
         ];
         write_table(&aggregates, &rows).unwrap();
         let paths = SummaryPaths {
@@ -236,6 +263,18 @@ mod tests {
         );
         assert!(line(2).ends_with("| sched |"), "{}", line(2));
         assert!(line(3).ends_with("| placement |"), "{}", line(3));
+        let contradicted = "| sched (trace 2.32 s vs /proc 0.77 s of CPU) |";
+        assert!(line(4).ends_with(contradicted), "{}", line(4));
+        assert!(
+            line(5).ends_with("| sched |"),
+            "within a quarter: {}",
+            line(5)
+        );
+        assert!(
+            line(6).ends_with("| sched |"),
+            "within /proc's ticks: {}",
+            line(6)
+        );
         let written = std::fs::read_to_string(report.join("summary.md")).unwrap();
         assert!(written.contains("sched (1234 events lost)"));
         let names: Vec<_> = std::fs::read_dir(&report).unwrap().flatten().collect();

@@ -6,7 +6,7 @@
 //! [`layout`]; [`Runner::status`] says which runs are on disk and which stages are fresh.
 //! Collection is per run: a run whose directory exists was collected and is never collected again
 //! (unless forced). Later stages are fingerprinted ([`state`]): the stage's part of the YAML, the
-//! program version and the digests of its input files. A stage whose fingerprint is unchanged is
+//! program build (version and executable digest) and the digests of its input files. A stage whose fingerprint is unchanged is
 //! skipped, and a stale one is explained.
 //!
 //! # Key design decision
@@ -169,7 +169,25 @@ pub struct Runner<'a> {
     say: &'a dyn Fn(&str),
 }
 
-const VERSION: &str = env!("CARGO_PKG_VERSION");
+/// The program in stage fingerprints: its version and a digest of the executable. The version
+/// alone stays the same between builds, which left the tables and aggregates of older code
+/// "fresh" after an upgrade; with the digest, a rebuilt schedlab recomputes what its code
+/// computes (collection, never fingerprinted, is not repeated).
+fn program() -> &'static str {
+    static PROGRAM: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    PROGRAM.get_or_init(|| {
+        let version = env!("CARGO_PKG_VERSION");
+        let build = std::env::current_exe().and_then(|exe| {
+            let mut hasher = blake3::Hasher::new();
+            std::io::copy(&mut std::fs::File::open(exe)?, &mut hasher)?;
+            Ok(hasher.finalize().to_hex()[..12].to_owned())
+        });
+        match build {
+            Ok(build) => format!("{version}+{build}"),
+            Err(_) => version.to_owned(),
+        }
+    })
+}
 
 impl<'a> Runner<'a> {
     /// `say` receives one line per decision ("parse: fresh, nothing to do").
@@ -460,7 +478,7 @@ impl<'a> Runner<'a> {
         }
         Ok(Inputs {
             config: digest::of_json(&config),
-            version: VERSION.into(),
+            version: program().into(),
             files: digests,
         })
     }

@@ -103,7 +103,7 @@ impl State {
         }
         if before.version != now.version {
             reasons.push(format!(
-                "schedlab version changed ({} → {})",
+                "schedlab was rebuilt or upgraded ({} → {})",
                 before.version, now.version
             ));
         }

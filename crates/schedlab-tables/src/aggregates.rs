@@ -93,6 +93,12 @@ pub struct CpuTimeRow {
     /// Events perf lost (ring-buffer overflows, table `losses`) while the thread was seen: when
     /// not 0 this row's figures are incomplete. Null for rows not computed from a trace.
     pub lost_events: Option<i64>,
+    /// A cross-check, where the placement monitor sampled the thread beside a trace: its CPU
+    /// time by /proc (utime + stime, in 10 ms ticks) from its first to its last sample...
+    pub proc_check_ns: Option<i64>,
+    /// ...and the trace's run time over the same span. A trace figure well above /proc's means
+    /// the trace counts time the thread did not have the CPU (missing events; see `quality`).
+    pub trace_check_ns: Option<i64>,
 }
 
 impl Table for CpuTimeRow {

@@ -171,6 +171,47 @@ fn second_run_recomputes_nothing_and_edits_rerun_only_what_they_touch() {
 }
 
 #[test]
+fn a_rebuilt_schedlab_recomputes_the_analysis_but_never_recollects() {
+    let sandbox = Sandbox::new();
+    let pipeline = sandbox.write("small.yaml", SMALL);
+    let pipeline = pipeline.to_str().unwrap();
+    assert_eq!(sandbox.schedlab(&["run", pipeline]).code, 0);
+
+    // Another build: the same program with different bytes (trailing data is ignored by exec).
+    let rebuilt = sandbox.path("schedlab-rebuilt");
+    let mut bytes = std::fs::read(env!("CARGO_BIN_EXE_schedlab")).unwrap();
+    bytes.extend_from_slice(b"another build");
+    std::fs::write(&rebuilt, bytes).unwrap();
+    std::fs::set_permissions(
+        &rebuilt,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let command = sandbox.command(&["run", pipeline]);
+    let done = util::finished(
+        std::process::Command::new(&rebuilt)
+            .args(command.get_args())
+            .current_dir(command.get_current_dir().unwrap())
+            .envs(command.get_envs().filter_map(|(k, v)| Some((k, v?))))
+            .env_remove("RUST_LOG")
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(done.code, 0, "{}", done.stderr);
+    let lines: Vec<&str> = done.stderr.lines().collect();
+    assert_eq!(
+        lines[0],
+        "collect: all 1 runs collected already, nothing to collect"
+    );
+    for (line, stage) in lines[1..4].iter().zip(["parse", "aggregate", "summarize"]) {
+        assert!(
+            line.starts_with(&format!("{stage}: running (schedlab was rebuilt")),
+            "{line}"
+        );
+    }
+}
+
+#[test]
 fn from_and_only_select_stages_and_force_them() {
     let sandbox = Sandbox::new();
     let pipeline = sandbox.write("small.yaml", SMALL);
