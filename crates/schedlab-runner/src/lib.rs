@@ -6,8 +6,8 @@
 //! [`layout`]; [`Runner::status`] says which runs are on disk and which stages are fresh.
 //! Collection is per run: a run whose directory exists was collected and is never collected again
 //! (unless forced). Later stages are fingerprinted ([`state`]): the stage's part of the YAML, the
-//! program build (version and executable digest) and the digests of its input files. A stage whose fingerprint is unchanged is
-//! skipped, and a stale one is explained.
+//! program build (version and executable digest) and the digests of its input files. A stage
+//! whose fingerprint is unchanged is skipped, and a stale one is explained.
 //!
 //! # Key design decision
 //!
