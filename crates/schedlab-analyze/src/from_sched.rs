@@ -156,6 +156,20 @@ mod tests {
         }
     }
 
+    /// A run of these slices on a P and an E CPU, with nothing else.
+    fn run_of(slices: &[SchedSliceRow]) -> RunTables<'_> {
+        RunTables {
+            run_id: "r",
+            class_of_cpu: [(0, "P"), (1, "E")].into(),
+            processes: vec![],
+            sched_slices: slices.iter().collect(),
+            migrations: vec![],
+            placement: vec![],
+            losses: vec![],
+            trace_window: None,
+        }
+    }
+
     fn loss(cpu: i32, since_ns: Option<i64>, until_ns: Option<i64>, events: i64) -> LossRow {
         LossRow {
             run_id: "r".into(),
@@ -168,14 +182,8 @@ mod tests {
 
     fn lost_per_thread(slices: &[SchedSliceRow], losses: &[LossRow]) -> Vec<(i32, Option<i64>)> {
         let run = RunTables {
-            run_id: "r",
-            class_of_cpu: [(0, "P"), (1, "E")].into(),
-            processes: vec![],
-            sched_slices: slices.iter().collect(),
-            migrations: vec![],
-            placement: vec![],
             losses: losses.iter().collect(),
-            trace_window: None,
+            ..run_of(slices)
         };
         let out = aggregate(&run, 0, None);
         for r in &out.residency {
@@ -213,14 +221,9 @@ mod tests {
         };
         let migrations = [migration(55), migration(110)];
         let run = RunTables {
-            run_id: "r",
-            class_of_cpu: [(0, "P"), (1, "E")].into(),
-            processes: vec![],
-            sched_slices: slices.iter().collect(),
             migrations: migrations.iter().collect(),
-            placement: vec![],
-            losses: vec![],
             trace_window: Some((80, 300)),
+            ..run_of(&slices)
         };
         let run_ns = |out: &Aggregates, tid: i32| {
             (out.cpu_time.iter())
@@ -273,14 +276,8 @@ mod tests {
         };
         let samples = [sample(200, 35), sample(40, 5)];
         let mut run = RunTables {
-            run_id: "r",
-            class_of_cpu: [(0, "P"), (1, "E")].into(),
-            processes: vec![],
-            sched_slices: slices.iter().collect(),
-            migrations: vec![],
             placement: samples.iter().collect(),
-            losses: vec![],
-            trace_window: None,
+            ..run_of(&slices)
         };
         let out = aggregate(&run, 0, None);
         let row = &out.cpu_time[0];
