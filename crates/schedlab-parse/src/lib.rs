@@ -124,6 +124,8 @@ pub struct ParseContext {
     /// Processes the runner started, as (pid, workload name): threads descending from them
     /// through fork events belong to that workload.
     pub workload_pids: Vec<(i32, String)>,
+    /// Bytes of perf.data records read so far are added here (for a progress bar).
+    pub bytes_read: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
 }
 
 /// Rows produced by parsing, one vector per table.

@@ -17,6 +17,7 @@ fn parse(c: &mut Criterion) {
     let opts = SchedOptions {
         run_id: "bench".into(),
         workload_pids: Vec::new(),
+        ..Default::default()
     };
     let mut group = c.benchmark_group("read");
     group.sample_size(10).throughput(Throughput::Bytes(size));

@@ -41,7 +41,11 @@
 //! ```no_run
 //! use schedlab_perf::{read_sched, SchedOptions};
 //!
-//! let opts = SchedOptions { run_id: "r1".into(), workload_pids: vec![(4242, "burst".into())] };
+//! let opts = SchedOptions {
+//!     run_id: "r1".into(),
+//!     workload_pids: vec![(4242, "burst".into())],
+//!     ..Default::default()
+//! };
 //! let tables = read_sched("perf.data".as_ref(), &opts)?;
 //! let burst_ns: i64 = tables
 //!     .sched_slices
@@ -69,6 +73,8 @@ mod timehist;
 mod tracefmt;
 
 use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::AtomicU64;
 
 pub use compact::{CompactBatch, CompactMigrations, CompactSlices, CompactWakeups};
 pub use error::PerfError;
@@ -84,6 +90,8 @@ pub struct SchedOptions {
     /// Processes the runner started, with their workload names. Threads of these processes and
     /// every descendant forked while recording inherit the name.
     pub workload_pids: Vec<(i32, String)>,
+    /// Bytes of records read so far are added here as the file is read (for a progress bar).
+    pub bytes_read: Option<Arc<AtomicU64>>,
 }
 
 /// Everything read from one perf.data file.

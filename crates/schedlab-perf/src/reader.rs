@@ -9,6 +9,7 @@
 use std::fs::File;
 use std::path::Path;
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 
 use memmap2::{Mmap, UncheckedAdvice};
 use rayon::prelude::*;
@@ -84,6 +85,9 @@ pub(crate) fn run(
                     last.end - first.start,
                 )
             };
+            if let Some(read) = &opts.bytes_read {
+                read.fetch_add((last.end - first.start) as u64, Ordering::Relaxed);
+            }
         }
         (decoded, block.damage)
     };

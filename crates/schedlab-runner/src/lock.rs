@@ -1,4 +1,4 @@
-//! One writer per pipeline data directory: an exclusive `flock` on data/<pipeline>/.lock, held
+//! One writer per pipeline data directory: an exclusive `flock` on `data/<pipeline>/.lock`, held
 //! for the life of the command. The kernel drops it when the process dies, so a crash never
 //! leaves a stale lock; the file's text only says who holds it.
 

@@ -166,6 +166,7 @@ fn parse_run(
                 start_ns: Some(p.start_ns),
                 end_ns: p.end_ns,
                 workload_pids: workload_pids.clone(),
+                ..ParseContext::default()
             };
             // Tools print their results to stdout, some (openssl's "Doing …" lines, time -v) to
             // stderr: parse both, as one would read the terminal.

@@ -21,6 +21,19 @@ pub fn collect_bar(run_id: &str, expected: Option<Duration>) -> ProgressBar {
     bar
 }
 
+/// A bar over bytes (perf.data read), with the time left.
+pub fn bytes_bar(what: &str, total: u64) -> ProgressBar {
+    let bar = ProgressBar::new(total).with_style(
+        ProgressStyle::with_template(
+            "{prefix:>24} [{bar:30}] {bytes}/{total_bytes} {elapsed_precise} elapsed, {eta} left",
+        )
+        .expect("valid template")
+        .progress_chars("=> "),
+    );
+    bar.set_prefix(what.to_owned());
+    bar
+}
+
 /// A spinner with the elapsed time, for work whose length is not known in advance.
 pub fn spinner(what: &str) -> ProgressBar {
     let bar = ProgressBar::new_spinner().with_style(

@@ -18,7 +18,7 @@ use schedlab_spec::{CompileOptions, Plan};
 /// A pipeline (YAML) describes four stages: collect (workloads and monitors such as
 /// `perf sched record`), parse (raw files into Parquet tables), aggregate (the figures:
 /// residency per CPU and core class, migrations, scheduling delay, CPU time) and summarize
-/// (report/summary.md). Every stage's output is kept under DATA/<pipeline>/, and a stage whose
+/// (report/summary.md). Every stage's output is kept under DATA/PIPELINE/, and a stage whose
 /// inputs did not change is not run again.
 #[derive(Parser)]
 #[command(name = "schedlab", version, max_term_width = 100)]
@@ -122,7 +122,7 @@ enum Command {
 
 #[derive(clap::Args)]
 struct Common {
-    /// Where pipeline data lives: DATA/<pipeline>/{runs,tables,aggregates,report}.
+    /// Where pipeline data lives: DATA/PIPELINE/{runs,tables,aggregates,report}.
     #[arg(long, default_value = "data", env = "SCHEDLAB_DATA")]
     data: PathBuf,
 }
@@ -156,6 +156,47 @@ fn keep_freed_memory() {
         libc::mallopt(libc::M_MMAP_THRESHOLD, 32 << 20);
         libc::mallopt(libc::M_TRIM_THRESHOLD, 256 << 20);
     }
+}
+
+/// Runs `parse` under a progress bar on a terminal: bytes read for perf.data (the reader counts
+/// them into the context), a spinner with the elapsed time for text.
+fn with_parse_progress<T>(
+    kind: ParserKind,
+    inputs: &[PathBuf],
+    mut ctx: ParseContext,
+    parse: impl FnOnce(&ParseContext) -> T,
+) -> T {
+    use schedlab_runner::progress;
+    use std::sync::atomic::AtomicU64;
+
+    let what = format!("parse {kind}");
+    if kind != ParserKind::PerfSched {
+        let bar = progress::spinner(&what);
+        let result = parse(&ctx);
+        bar.finish_and_clear();
+        return result;
+    }
+    let total = (inputs.iter())
+        .filter_map(|p| std::fs::metadata(p).ok())
+        .map(|m| m.len())
+        .sum();
+    let bar = progress::bytes_bar(&what, total);
+    let read = Arc::new(AtomicU64::new(0));
+    ctx.bytes_read = Some(read.clone());
+    let done = AtomicBool::new(false);
+    let result = std::thread::scope(|scope| {
+        scope.spawn(|| {
+            while !done.load(Ordering::Relaxed) {
+                bar.set_position(read.load(Ordering::Relaxed));
+                std::thread::sleep(std::time::Duration::from_millis(100));
+            }
+        });
+        let result = parse(&ctx);
+        done.store(true, Ordering::Relaxed);
+        result
+    });
+    bar.finish_and_clear();
+    result
 }
 
 /// Exit code after Ctrl-C / SIGTERM, as shells report SIGINT.
@@ -301,10 +342,9 @@ fn run(args: Args) -> anyhow::Result<ExitCode> {
                 run_id,
                 ..ParseContext::default()
             };
-            let bar = schedlab_runner::progress::spinner(&format!("parse {kind}"));
-            bar.set_message(format!("{} files", inputs.len()));
-            let written = schedlab_parse::parse_files_to(kind, &inputs, &ctx, &out);
-            bar.finish_and_clear();
+            let written = with_parse_progress(kind, &inputs, ctx, |ctx| {
+                schedlab_parse::parse_files_to(kind, &inputs, ctx, &out)
+            });
             for path in written? {
                 println!("{}", path.display());
             }

@@ -8,6 +8,7 @@ fn read_with(name: &str, roots: &[(i32, &str)]) -> SchedTables {
     let opts = SchedOptions {
         run_id: "r".into(),
         workload_pids: roots.iter().map(|(p, n)| (*p, n.to_string())).collect(),
+        ..Default::default()
     };
     read_sched(&fixture(name), &opts).unwrap()
 }

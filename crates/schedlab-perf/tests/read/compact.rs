@@ -22,6 +22,7 @@ fn compact_batches_hold_the_rows_of_the_row_path_on_every_fixture() {
         let opts = SchedOptions {
             run_id: "r9".into(),
             workload_pids: vec![(busiest.pid, "busy".into())],
+            ..Default::default()
         };
         let file = |t: &str| dir.path().join(format!("{stem}-{t}.parquet"));
         let mut slices = TableWriter::<SchedSliceRow>::create(&file("s")).unwrap();

@@ -16,6 +16,7 @@ pub fn read(name: &str) -> SchedTables {
     let opts = SchedOptions {
         run_id: "test".into(),
         workload_pids: Vec::new(),
+        ..Default::default()
     };
     read_sched(&fixture(name), &opts).unwrap_or_else(|e| panic!("{e}"))
 }
