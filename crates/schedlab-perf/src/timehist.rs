@@ -133,15 +133,8 @@ impl Timehist {
         Some(&mut self.cpus[i])
     }
 
-    /// The rows since the last call. The next block's vectors start at this block's sizes, so
-    /// they are not grown (and copied) a doubling at a time.
     pub(crate) fn take_output(&mut self) -> Output {
-        let next = Output {
-            slices: Vec::with_capacity(self.out.slices.len()),
-            migrations: Vec::with_capacity(self.out.migrations.len()),
-            wakeups: Vec::with_capacity(self.out.wakeups.len()),
-        };
-        std::mem::replace(&mut self.out, next)
+        std::mem::take(&mut self.out)
     }
 
     /// Per CPU with data: (cpu, first sample time, last sample time).
