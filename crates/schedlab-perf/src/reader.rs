@@ -130,7 +130,7 @@ pub(crate) fn run(
 
     let quality = notes.rows(path, opts, &meta, &th, &framer);
     let window = window(&th);
-    let trace = trace_row(path, opts, &meta, &th);
+    let trace = trace_row(path, opts, &meta, &th, window);
     let known = |t: u64| (t != 0).then_some(t as i64);
     let losses = (th.lost.iter().filter(|l| l.id.is_none()))
         .map(|l| LossRow {
@@ -177,9 +177,14 @@ fn lost_events(th: &Timehist) -> u64 {
 }
 
 /// The file's row of the `traces` table.
-fn trace_row(path: &Path, opts: &SchedOptions, meta: &Metadata, th: &Timehist) -> TraceRow {
+fn trace_row(
+    path: &Path,
+    opts: &SchedOptions,
+    meta: &Metadata,
+    th: &Timehist,
+    window: Option<(i64, i64)>,
+) -> TraceRow {
     let spans = th.cpu_spans();
-    let window = window(th);
     let facts = meta.facts.clone();
     let count = |n: Option<u32>| n.and_then(|n| i32::try_from(n).ok());
     TraceRow {

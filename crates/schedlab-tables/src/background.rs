@@ -19,15 +19,15 @@ use crate::{Table, TableError, TableWriter};
 /// (the reader and the encoder take turns on two cores) and holds 20 MiB less.
 const QUEUE_BATCHES: usize = 1;
 
-/// Builds one Arrow batch of the table's schema, on the encoding thread.
-type Build = Box<dyn FnOnce(SchemaRef) -> Result<RecordBatch, String> + Send>;
+/// One batch's work for the encoding thread: rows, or a function building their Arrow batch.
+type Job<T> = Box<dyn FnOnce(&mut TableWriter<T>) -> Result<(), TableError> + Send>;
 
 /// A [`TableWriter`] fed from any thread and encoding on its own.
 ///
 /// Like `TableWriter`, nothing appears at the path until [`finish`](Self::finish); dropping the
 /// writer (an error elsewhere, a panic) stops its thread and deletes the temporary file.
 pub struct BackgroundWriter<T: Table + Send + 'static> {
-    queue: Option<SyncSender<Build>>,
+    queue: Option<SyncSender<Job<T>>>,
     thread: Option<JoinHandle<Result<TableWriter<T>, TableError>>>,
 }
 
@@ -36,13 +36,12 @@ impl<T: Table + Send + 'static> BackgroundWriter<T> {
     /// an unwritable directory is reported at once rather than after the input is read.
     pub fn create(path: &Path) -> Result<Self, TableError> {
         let mut writer = TableWriter::<T>::create(path)?;
-        let (queue, builds) = sync_channel::<Build>(QUEUE_BATCHES);
+        let (queue, jobs) = sync_channel::<Job<T>>(QUEUE_BATCHES);
         let thread = std::thread::Builder::new()
             .name(format!("write {}", T::NAME))
             .spawn(move || {
-                for build in builds {
-                    let batch = build(writer.schema()).map_err(|m| writer.schema_error(m))?;
-                    writer.write_batch(&batch)?;
+                for job in jobs {
+                    job(&mut writer)?;
                 }
                 Ok(writer)
             })
@@ -60,9 +59,7 @@ impl<T: Table + Send + 'static> BackgroundWriter<T> {
     /// rows are dropped: [`finish`](Self::finish) reports the error.
     pub fn send(&self, rows: Vec<T>) {
         if !rows.is_empty() {
-            self.send_with(move |schema| {
-                serde_arrow::to_record_batch(schema.fields(), &rows).map_err(|e| e.to_string())
-            });
+            self.queue(Box::new(move |writer| writer.write(&rows)));
         }
     }
 
@@ -73,9 +70,16 @@ impl<T: Table + Send + 'static> BackgroundWriter<T> {
         &self,
         build: impl FnOnce(SchemaRef) -> Result<RecordBatch, String> + Send + 'static,
     ) {
+        self.queue(Box::new(move |writer| {
+            let batch = build(writer.schema()).map_err(|m| writer.schema_error(m))?;
+            writer.write_batch(&batch)
+        }));
+    }
+
+    fn queue(&self, job: Job<T>) {
         if let Some(queue) = &self.queue {
             // A closed queue means the thread stopped on an error, which `finish` returns.
-            let _ = queue.send(Box::new(build));
+            let _ = queue.send(job);
         }
     }
 

@@ -233,14 +233,8 @@ pub(crate) fn parquet_error(path: &Path, err: parquet::errors::ParquetError) -> 
 
 /// Reads every batch of the Parquet file `path`.
 pub fn read_batches(path: &Path) -> Result<Vec<RecordBatch>, TableError> {
-    let file = File::open(path).map_err(|source| TableError::Io {
-        path: path.to_owned(),
-        source,
-    })?;
-    let pq = |err: parquet::errors::ParquetError| TableError::Parquet {
-        path: path.to_owned(),
-        message: err.to_string(),
-    };
+    let file = File::open(path).map_err(|source| io_error(path, source))?;
+    let pq = |err| parquet_error(path, err);
     let reader = ParquetRecordBatchReaderBuilder::try_new(file)
         .map_err(pq)?
         .build()
