@@ -169,26 +169,6 @@ pub struct Runner<'a> {
     say: &'a dyn Fn(&str),
 }
 
-/// The program in stage fingerprints: its version and a digest of the executable. The version
-/// alone stays the same between builds, which left the tables and aggregates of older code
-/// "fresh" after an upgrade; with the digest, a rebuilt schedlab recomputes what its code
-/// computes (collection, never fingerprinted, is not repeated).
-fn program() -> &'static str {
-    static PROGRAM: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-    PROGRAM.get_or_init(|| {
-        let version = env!("CARGO_PKG_VERSION");
-        let build = std::env::current_exe().and_then(|exe| {
-            let mut hasher = blake3::Hasher::new();
-            std::io::copy(&mut std::fs::File::open(exe)?, &mut hasher)?;
-            Ok(hasher.finalize().to_hex()[..12].to_owned())
-        });
-        match build {
-            Ok(build) => format!("{version}+{build}"),
-            Err(_) => version.to_owned(),
-        }
-    })
-}
-
 impl<'a> Runner<'a> {
     /// `say` receives one line per decision ("parse: fresh, nothing to do").
     pub fn new(plan: &'a Plan, options: &'a RunnerOptions, say: &'a dyn Fn(&str)) -> Runner<'a> {
@@ -478,9 +458,22 @@ impl<'a> Runner<'a> {
         }
         Ok(Inputs {
             config: digest::of_json(&config),
-            version: program().into(),
+            version: self.program(state),
             files: digests,
         })
+    }
+
+    /// The program in stage fingerprints: its version and a digest of the executable. The
+    /// version alone stays the same between builds, which left the tables and aggregates of older
+    /// code "fresh" after an upgrade; with the digest, a rebuilt schedlab recomputes what its code
+    /// computes (collection, never fingerprinted, is not repeated). The digest is cached in
+    /// `state.json` like any input's, so the executable is hashed again only when it changed.
+    fn program(&self, state: &mut State) -> String {
+        let version = env!("CARGO_PKG_VERSION");
+        match state.files.digest("program", &self.options.self_exe) {
+            Ok(Some(hash)) => format!("{version}+{}", &hash[..12]),
+            _ => version.to_owned(),
+        }
     }
 
     fn outputs_of(&self, state: &State, stage: Stage) -> Vec<String> {
