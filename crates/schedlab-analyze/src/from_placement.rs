@@ -41,7 +41,6 @@ pub fn aggregate(run: &RunTables<'_>, startup_ns: i64) -> Aggregates {
         ThreadUsage {
             key: &key,
             per_cpu,
-            total_ns: last.cpu_time_ns,
             first_ns: first.time_ns,
             last_ns: last.time_ns,
             migrations,

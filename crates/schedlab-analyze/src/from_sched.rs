@@ -22,16 +22,30 @@ fn lost_between(losses: &[&LossRow], first_ns: i64, last_ns: i64) -> i64 {
         .sum()
 }
 
+/// Each thread's first and last placement sample (the earliest, and the latest last of equals).
+fn sample_spans<'a>(
+    placement: &[&'a PlacementRow],
+) -> BTreeMap<i32, (&'a PlacementRow, &'a PlacementRow)> {
+    let mut spans: BTreeMap<i32, (&PlacementRow, &PlacementRow)> = BTreeMap::new();
+    for &p in placement {
+        let span = spans.entry(p.tid).or_insert((p, p));
+        if p.time_ns < span.0.time_ns {
+            span.0 = p;
+        }
+        if p.time_ns >= span.1.time_ns {
+            span.1 = p;
+        }
+    }
+    spans
+}
+
 /// The thread's CPU time by /proc between its first and last placement sample, and its run
 /// time in the trace over the same span; `None` without two samples.
 fn proc_check(
-    placement: &[&PlacementRow],
-    tid: i32,
+    samples: Option<&(&PlacementRow, &PlacementRow)>,
     slices: &[&SchedSliceRow],
 ) -> Option<(i64, i64)> {
-    let samples = placement.iter().filter(|p| p.tid == tid);
-    let first = samples.clone().min_by_key(|p| p.time_ns)?;
-    let last = samples.max_by_key(|p| p.time_ns)?;
+    let &(first, last) = samples?;
     if last.time_ns <= first.time_ns {
         return None;
     }
@@ -72,7 +86,7 @@ pub fn aggregate(run: &RunTables<'_>, startup_ns: i64, window: Option<Window>) -
     let inside = |t: i64| span.is_none_or(|(start, end)| start <= t && t <= end);
     let mut threads: BTreeMap<i32, (ThreadKey, Vec<&SchedSliceRow>)> = BTreeMap::new();
     for slice in slices {
-        let key = ThreadKey {
+        let key = || ThreadKey {
             workload: slice.workload.as_deref().unwrap_or_default().to_owned(),
             pid: slice.pid,
             tid: slice.tid,
@@ -80,10 +94,11 @@ pub fn aggregate(run: &RunTables<'_>, startup_ns: i64, window: Option<Window>) -
         };
         threads
             .entry(slice.tid)
-            .or_insert_with(|| (key, Vec::new()))
+            .or_insert_with(|| (key(), Vec::new()))
             .1
             .push(slice);
     }
+    let sampled = sample_spans(&run.placement);
     let mut migrations: BTreeMap<i32, Vec<i64>> = BTreeMap::new();
     for m in run.migrations.iter().filter(|m| inside(m.time_ns)) {
         migrations.entry(m.tid).or_default().push(m.time_ns);
@@ -117,13 +132,12 @@ pub fn aggregate(run: &RunTables<'_>, startup_ns: i64, window: Option<Window>) -
         ThreadUsage {
             key,
             per_cpu,
-            total_ns: slices.iter().map(|s| s.run_ns).sum(),
             first_ns,
             last_ns,
             migrations: migrations.remove(tid).unwrap_or_default(),
             source: "sched",
             lost_events,
-            proc_check: proc_check(&run.placement, key.tid, slices),
+            proc_check: proc_check(sampled.get(tid), slices),
         }
         .push_into(run, startup_ns, &mut out);
     }

@@ -66,7 +66,7 @@ impl Tables {
 }
 
 /// All aggregates of one run, before the steps pick which to keep.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct Aggregates {
     pub residency: Vec<ResidencyRow>,
     pub migrations: Vec<MigrationSummaryRow>,
@@ -163,24 +163,38 @@ fn by_run(tables: &Tables) -> Vec<RunTables<'_>> {
     runs.into_values().collect()
 }
 
-/// Computes every aggregate for every run, each run from its best source, over `window` of
-/// each run (the whole run when `None`).
-pub fn compute(tables: &Tables, startup_ns: i64, window: Option<Window>) -> Aggregates {
-    by_run(tables)
-        .par_iter()
+/// Computes every aggregate for every run, each run from its best source, over the whole run
+/// and, with `also_in_trace_window`, over the run's trace window too. Only a run with a trace
+/// and a window is computed twice; for the others both are the same rows.
+pub fn compute(
+    tables: &Tables,
+    startup_ns: i64,
+    also_in_trace_window: bool,
+) -> (Aggregates, Option<Aggregates>) {
+    let per_run: Vec<(Aggregates, Option<Aggregates>)> = (by_run(tables).par_iter())
         .map(|run| {
             if run.sched_slices.is_empty() {
-                from_placement::aggregate(run, startup_ns)
-            } else {
-                from_sched::aggregate(run, startup_ns, window)
+                let whole = from_placement::aggregate(run, startup_ns);
+                let same = also_in_trace_window.then(|| whole.clone());
+                return (whole, same);
             }
+            let whole = from_sched::aggregate(run, startup_ns, None);
+            let windowed = also_in_trace_window.then(|| match run.trace_window {
+                Some(_) => from_sched::aggregate(run, startup_ns, Some(Window::Trace)),
+                None => whole.clone(),
+            });
+            (whole, windowed)
         })
-        .collect::<Vec<_>>()
-        .into_iter()
-        .fold(Aggregates::default(), |mut all, one| {
-            all.extend(one);
-            all
-        })
+        .collect();
+    let mut all = Aggregates::default();
+    let mut in_window = also_in_trace_window.then(Aggregates::default);
+    for (whole, windowed) in per_run {
+        all.extend(whole);
+        if let (Some(in_window), Some(windowed)) = (in_window.as_mut(), windowed) {
+            in_window.extend(windowed);
+        }
+    }
+    (all, in_window)
 }
 
 /// Runs the aggregate steps of a pipeline: reads `tables_dir`, writes one file per step into
@@ -197,27 +211,34 @@ pub fn aggregate(
         .map(|d| d.as_nanos())
         .next()
         .unwrap_or(0);
-    let mut whole = compute(&tables, startup_ns, None);
-    whole.throughput = throughput::effective(&tables.workload_metrics, &tables.processes);
     let asks_trace = |name: &str| {
         (steps.iter()).any(|s| s.name() == name && s.options().window == Some(Window::Trace))
     };
-    let mut in_trace_window = (["residency", "migrations", "sched_delay", "cpu_time"].iter())
-        .any(|name| asks_trace(name))
-        .then(|| compute(&tables, startup_ns, Some(Window::Trace)));
+    let any_in_window = (steps.iter())
+        .any(|s| s.options().window == Some(Window::Trace) && s.name() != "throughput");
+    let (mut all, in_trace_window) = compute(&tables, startup_ns, any_in_window);
+    // A step that asks for the trace window takes its table from there (throughput does not
+    // come from a trace, so the window does not apply to it).
+    if let Some(window) = in_trace_window {
+        macro_rules! from_window {
+            ($($field:ident),*) => {$(
+                if asks_trace(stringify!($field)) {
+                    all.$field = window.$field;
+                }
+            )*};
+        }
+        from_window!(residency, migrations, sched_delay, cpu_time);
+    }
+    all.throughput = throughput::effective(&tables.workload_metrics, &tables.processes);
     let mut written = Vec::new();
     macro_rules! write_step {
         ($field:ident, $name:literal) => {
             if let Some(workloads) = selection(steps, $name) {
-                let rows = match in_trace_window.as_mut() {
-                    Some(clipped) if asks_trace($name) => &mut clipped.$field,
-                    _ => &mut whole.$field,
-                };
                 if !workloads.is_empty() {
-                    rows.retain(|row| workloads.contains(&row.workload));
+                    all.$field.retain(|row| workloads.contains(&row.workload));
                 }
                 let path = out_dir.join(concat!($name, ".parquet"));
-                write_rows(&path, rows)?;
+                write_rows(&path, &all.$field)?;
                 written.push(path);
             }
         };

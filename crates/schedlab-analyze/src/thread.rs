@@ -20,10 +20,9 @@ pub struct ThreadKey {
 /// What a source measured of one thread.
 pub struct ThreadUsage<'a> {
     pub key: &'a ThreadKey,
-    /// CPU time per CPU, ns.
+    /// CPU time per CPU, ns; their sum is the thread's CPU time (the denominator of residency
+    /// shares).
     pub per_cpu: BTreeMap<i32, i64>,
-    /// Total CPU time, ns (the denominator of residency shares).
-    pub total_ns: i64,
     /// First and last time the thread was seen.
     pub first_ns: i64,
     pub last_ns: i64,
@@ -42,7 +41,7 @@ impl ThreadUsage<'_> {
     /// Appends the thread's residency, CPU-time and migration rows.
     pub fn push_into(self, run: &RunTables<'_>, startup_ns: i64, out: &mut Aggregates) {
         let key = self.key;
-        let total = self.total_ns;
+        let total: i64 = self.per_cpu.values().sum();
         out.residency
             .extend(
                 self.per_cpu
