@@ -44,7 +44,8 @@ pub struct HostFacts {
     pub cpus: Vec<CpuInfo>,
 }
 
-fn read_trimmed(path: impl AsRef<Path>) -> Option<String> {
+/// A small sysfs or procfs file's text without surrounding whitespace; `None` when unreadable.
+pub(crate) fn read_trimmed(path: impl AsRef<Path>) -> Option<String> {
     std::fs::read_to_string(path)
         .ok()
         .map(|t| t.trim().to_owned())
@@ -105,8 +106,15 @@ fn turbo() -> Option<bool> {
         .or_else(|| flag("/sys/devices/system/cpu/cpufreq/boost").map(|boost| boost != 0))
 }
 
-/// Versions of the tools on PATH, asked in parallel so the slowest bounds the wait.
+/// Versions of the tools on PATH, asked in parallel so the slowest bounds the wait, and once per
+/// process: they do not change between the runs of a pipeline, and asking starts up to four
+/// programs.
 fn tool_versions() -> BTreeMap<String, String> {
+    static VERSIONS: std::sync::OnceLock<BTreeMap<String, String>> = std::sync::OnceLock::new();
+    VERSIONS.get_or_init(ask_tool_versions).clone()
+}
+
+fn ask_tool_versions() -> BTreeMap<String, String> {
     std::thread::scope(|scope| {
         let asked: Vec<_> = TOOLS
             .iter()

@@ -23,6 +23,7 @@ use schedlab_tables::CpuSampleRow;
 use schedlab_topology::{format_cpu_list, parse_cpu_list};
 
 use crate::clock::{monotonic_ns, ns, thread_cpu_ns};
+use crate::host::read_trimmed;
 
 const CPU_SYSFS: &str = "/sys/devices/system/cpu";
 const POWERCAP: &str = "/sys/class/powercap";
@@ -131,9 +132,7 @@ struct Reading {
 impl Sources {
     fn discover() -> Sources {
         let base = Path::new(CPU_SYSFS);
-        let online = read_trimmed(&base.join("online"))
-            .and_then(|text| parse_cpu_list(&text).ok())
-            .unwrap_or_default();
+        let online = online_cpus();
         let cpus: Vec<CpuSource> = online
             .iter()
             .map(|&cpu| {
@@ -242,9 +241,7 @@ impl Sources {
         let Ok(stats) = KernelStats::current() else {
             return none();
         };
-        let online = read_trimmed(&Path::new(CPU_SYSFS).join("online"))
-            .and_then(|text| parse_cpu_list(&text).ok())
-            .unwrap_or_default();
+        let online = online_cpus();
         if online.len() != stats.cpu_time.len() {
             return none();
         }
@@ -390,10 +387,11 @@ fn package_id(name: &str) -> Option<u32> {
     digits.parse().ok()
 }
 
-fn read_trimmed(path: &Path) -> Option<String> {
-    std::fs::read_to_string(path)
-        .ok()
-        .map(|t| t.trim().to_owned())
+/// The CPUs the kernel has online now (sysfs `online`), in order.
+fn online_cpus() -> Vec<u32> {
+    read_trimmed(Path::new(CPU_SYSFS).join("online"))
+        .and_then(|text| parse_cpu_list(&text).ok())
+        .unwrap_or_default()
 }
 
 fn read_number(path: &Path) -> Option<u64> {
