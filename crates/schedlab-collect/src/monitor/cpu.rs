@@ -320,7 +320,7 @@ fn idle_state_times(cpuidle: &Path) -> Option<Vec<PathBuf>> {
             dir.file_name()
                 .and_then(|n| n.to_str())
                 .is_some_and(|n| n.starts_with("state"))
-                && read_trimmed(&dir.join("name")).is_some_and(|name| name != "POLL")
+                && read_trimmed(dir.join("name")).is_some_and(|name| name != "POLL")
         })
         .map(|dir| dir.join("time"))
         .collect();
@@ -348,7 +348,7 @@ fn rapl_packages(cpus: &[CpuSource]) -> (Vec<Package>, Option<PathBuf>) {
         .collect();
     zones.sort();
     for zone in zones {
-        let Some(id) = read_trimmed(&zone.join("name")).and_then(|name| package_id(&name)) else {
+        let Some(id) = read_trimmed(zone.join("name")).and_then(|name| package_id(&name)) else {
             continue;
         };
         let energy = zone.join("energy_uj");
