@@ -130,9 +130,7 @@ fn run_thread(config: PeriodicConfig, start: i64) -> ThreadReport {
 impl Report {
     pub fn write(&self, path: &Path) -> std::io::Result<()> {
         let text = serde_json::to_vec_pretty(self).map_err(std::io::Error::other)?;
-        let tmp = path.with_extension("json.tmp");
-        std::fs::write(&tmp, text)?;
-        std::fs::rename(tmp, path)
+        schedlab_tables::write_file_atomic(path, &text)
     }
 
     pub fn read(path: &Path) -> Result<Report, String> {

@@ -185,17 +185,7 @@ fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ReportError> {
         path: path.to_owned(),
         source,
     };
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(io)?;
-    }
-    // `.tmp-*`: what the runner sweeps if a kill leaves it behind.
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy())
-        .unwrap_or_default();
-    let tmp = path.with_file_name(format!(".tmp-{name}"));
-    std::fs::write(&tmp, bytes).map_err(io)?;
-    std::fs::rename(&tmp, path).map_err(io)
+    schedlab_tables::write_file_atomic(path, bytes).map_err(io)
 }
 
 #[cfg(test)]

@@ -704,15 +704,10 @@ fn write_json<T: serde::Serialize>(path: &Path, value: &T) -> Result<(), RunnerE
         path: path.to_owned(),
         source,
     };
-    let tmp = path.with_extension("json.tmp");
-    std::fs::write(
-        &tmp,
-        serde_json::to_vec_pretty(value)
-            .map_err(std::io::Error::other)
-            .map_err(io)?,
-    )
-    .map_err(io)?;
-    std::fs::rename(&tmp, path).map_err(io)
+    let bytes = serde_json::to_vec_pretty(value)
+        .map_err(std::io::Error::other)
+        .map_err(io)?;
+    schedlab_tables::write_file_atomic(path, &bytes).map_err(io)
 }
 
 /// Hashes every file under `run_dir/raw` once, now that the run has ended.

@@ -74,12 +74,8 @@ impl State {
 
     /// Writes state.json atomically.
     pub fn save(&self, path: &Path) -> std::io::Result<()> {
-        let tmp = path.with_extension("json.tmp");
-        std::fs::write(
-            &tmp,
-            serde_json::to_vec_pretty(self).map_err(std::io::Error::other)?,
-        )?;
-        std::fs::rename(tmp, path)
+        let bytes = serde_json::to_vec_pretty(self).map_err(std::io::Error::other)?;
+        schedlab_tables::write_file_atomic(path, &bytes)
     }
 
     /// Why `stage` must be recomputed given its current inputs; empty when it is fresh.

@@ -30,7 +30,7 @@ pub use background::BackgroundWriter;
 pub use concat::concat_parts;
 pub use parquet_io::{
     TableWriter, read_batches, read_rows, read_table, schema_of, table_path, write_batch,
-    write_rows, write_table,
+    write_file_atomic, write_rows, write_table,
 };
 pub use rows::*;
 

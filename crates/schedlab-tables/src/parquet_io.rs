@@ -200,21 +200,38 @@ impl AtomicParquet {
 }
 
 /// A temporary file in the directory of `path` (created if needed), to be renamed to `path`
-/// once complete; deleted if dropped before.
-pub(crate) fn temp_file_beside(path: &Path) -> Result<NamedTempFile, TableError> {
+/// once complete; deleted if dropped before. Its name starts with `.tmp-` (what the runner
+/// sweeps after a kill) and keeps `path`'s extension.
+fn temp_beside(path: &Path) -> std::io::Result<NamedTempFile> {
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir).map_err(|source| io_error(path, source))?;
-    // Tables are data to share (an analyst's notebook often runs as another user than the root
+    std::fs::create_dir_all(dir)?;
+    let suffix = path
+        .extension()
+        .map(|e| format!(".{}", e.to_string_lossy()))
+        .unwrap_or_default();
+    // Outputs are data to share (an analyst's notebook often runs as another user than the root
     // that collected them): 0644, not the 0600 temporary files get by default.
     tempfile::Builder::new()
         .prefix(".tmp-")
-        .suffix(".parquet")
+        .suffix(&suffix)
         .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o644))
         .tempfile_in(dir)
-        .map_err(|source| io_error(path, source))
+}
+
+pub(crate) fn temp_file_beside(path: &Path) -> Result<NamedTempFile, TableError> {
+    temp_beside(path).map_err(|source| io_error(path, source))
+}
+
+/// Writes `bytes` as the file `path` atomically (temporary file in the same directory, then
+/// rename): reports, manifests and state files get the same guarantee as tables.
+pub fn write_file_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let mut tmp = temp_beside(path)?;
+    tmp.write_all(bytes)?;
+    tmp.persist(path).map_err(|err| err.error)?;
+    Ok(())
 }
 
 pub(crate) fn io_error(path: &Path, source: std::io::Error) -> TableError {
