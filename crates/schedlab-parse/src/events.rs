@@ -9,6 +9,7 @@
 
 use std::path::{Path, PathBuf};
 
+use rayon::prelude::*;
 use schedlab_perf::CompactBatch;
 use schedlab_tables::{
     BackgroundWriter, MigrationRow, SchedSliceRow, Table, TableError, WakeupRow, concat_parts,
@@ -79,8 +80,29 @@ pub struct EventParts {
 }
 
 impl EventParts {
+    /// Parses `inputs` in parallel, each streaming its event rows into its own part, then joins
+    /// the parts in input order into `out`. Returns what `parse` returned for each input (in
+    /// input order) and the event tables written. On an error nothing is written.
+    pub fn parse_each<I: Sync, R: Send, E: From<TableError> + Send>(
+        out: &Path,
+        inputs: &[I],
+        parse: impl Fn(&I, &EventTables) -> Result<R, E> + Sync,
+    ) -> Result<(Vec<R>, Vec<PathBuf>), E> {
+        let parts = EventParts::new(out)?;
+        let results = (inputs.par_iter().enumerate())
+            .map(|(i, input)| {
+                let events = parts.part(i)?;
+                let result = parse(input, &events)?;
+                events.finish()?;
+                Ok(result)
+            })
+            .collect::<Result<Vec<R>, E>>()?;
+        let written = parts.join(inputs.len(), out)?;
+        Ok((results, written))
+    }
+
     /// Starts the parts of the event tables of `out`.
-    pub fn new(out: &Path) -> Result<Self, TableError> {
+    fn new(out: &Path) -> Result<Self, TableError> {
         let io = |source| TableError::Io {
             path: out.to_owned(),
             source,
@@ -94,14 +116,14 @@ impl EventParts {
     }
 
     /// The tables of input number `index` (0-based; the order of the joined tables).
-    pub fn part(&self, index: usize) -> Result<EventTables, TableError> {
+    fn part(&self, index: usize) -> Result<EventTables, TableError> {
         EventTables::create(&self.dir.path().join(index.to_string()))
     }
 
     /// Joins the parts of inputs `0..count` (each [`finish`](EventTables::finish)ed) into
     /// `out/sched_slices.parquet`, `out/migrations.parquet` and `out/wakeups.parquet`; returns
     /// those paths. Without inputs the tables are written empty.
-    pub fn join(self, count: usize, out: &Path) -> Result<Vec<PathBuf>, TableError> {
+    fn join(self, count: usize, out: &Path) -> Result<Vec<PathBuf>, TableError> {
         Ok(vec![
             self.join_table::<SchedSliceRow>(count, out)?,
             self.join_table::<MigrationRow>(count, out)?,

@@ -2,8 +2,6 @@
 
 use std::path::{Path, PathBuf};
 
-use rayon::prelude::*;
-
 use crate::{EventParts, EventTables, ParseContext, ParseError, Parsed, ParserKind, parse};
 
 /// Parses the files `paths` with parser `kind` and writes its tables into `dir` (the rows of all
@@ -24,17 +22,10 @@ pub fn parse_files_to(
         }
         return Ok(all.write_to(dir, &[kind])?);
     }
-    let parts = EventParts::new(dir)?;
-    let per_file = (paths.par_iter().enumerate())
-        .map(|(i, path)| {
-            let events = parts.part(i)?;
-            let rest = parse_file_streaming(kind, path, ctx, &events)?;
-            events.finish()?;
-            Ok(rest)
-        })
-        .collect::<Result<Vec<Parsed>, ParseError>>()?;
+    let (per_file, mut written) = EventParts::parse_each(dir, paths, |path, events| {
+        parse_file_streaming(kind, path, ctx, events)
+    })?;
     per_file.into_iter().for_each(|rest| all.extend(rest));
-    let mut written = parts.join(paths.len(), dir)?;
     written.extend(all.write_to(dir, &[kind])?);
     Ok(written)
 }

@@ -509,12 +509,7 @@ impl<'a> Runner<'a> {
                         bar.inc(1);
                     }
                 };
-                let written = parse_stage::parse_runs(
-                    runs,
-                    &self.plan.topology,
-                    &self.layout.tables(),
-                    &tick,
-                );
+                let written = parse_stage::parse_runs(runs, &self.plan.topology, &out, &tick);
                 if let Some(bar) = &bar {
                     bar.finish_and_clear();
                 }
@@ -523,13 +518,13 @@ impl<'a> Runner<'a> {
             Stage::Aggregate => Ok(schedlab_analyze::aggregate(
                 &self.layout.tables(),
                 &self.plan.aggregate,
-                &self.layout.aggregates(),
+                &out,
             )?),
             Stage::Summarize => {
                 let paths = schedlab_report::SummaryPaths {
                     tables: &self.layout.tables(),
                     aggregates: &self.layout.aggregates(),
-                    report: &self.layout.report(),
+                    report: &out,
                 };
                 let summary = schedlab_report::summarize(&self.plan.name, &paths)?;
                 let mut text = summary.table;

@@ -6,13 +6,12 @@
 
 use std::path::{Path, PathBuf};
 
-use rayon::prelude::*;
 use schedlab_collect::{Manifest, periodic};
 use schedlab_parse::{
     EventParts, EventTables, ParseContext, Parsed, ParserKind, parse_file_streaming,
 };
 use schedlab_tables::{
-    CpuRow, CpuSampleRow, PlacementRow, ProcessRow, QualityRow, RunRow, write_table,
+    CpuRow, CpuSampleRow, PlacementRow, ProcessRow, QualityRow, RunRow, Table, write_table,
 };
 use schedlab_topology::format_cpu_list;
 
@@ -43,16 +42,11 @@ pub fn parse_runs(
     out: &Path,
     on_run_done: &(dyn Fn() + Sync),
 ) -> Result<Vec<PathBuf>, RunnerError> {
-    let parts = EventParts::new(out)?;
-    let per_run: Vec<RunTables> = (runs.par_iter().enumerate())
-        .map(|(i, run)| {
-            let events = parts.part(i)?;
-            let tables = parse_run(run, topology, &events)?;
-            events.finish()?;
-            on_run_done();
-            Ok(tables)
-        })
-        .collect::<Result<_, RunnerError>>()?;
+    let (per_run, mut written) = EventParts::parse_each(out, runs, |run, events| {
+        let tables = parse_run(run, topology, events)?;
+        on_run_done();
+        Ok::<_, RunnerError>(tables)
+    })?;
     let mut all = RunTables::default();
     for one in per_run {
         all.parsed.extend(one.parsed);
@@ -63,7 +57,6 @@ pub fn parse_runs(
         all.cpu_samples.extend(one.cpu_samples);
     }
     // Every table is written, empty or not: notebooks and reports can rely on the files.
-    let mut written = parts.join(runs.len(), out)?;
     written.extend(all.parsed.write_to(out, &ParserKind::ALL)?);
     written.push(write_table(out, &all.runs)?);
     written.push(write_table(out, &all.cpus)?);
@@ -84,27 +77,6 @@ fn parse_run(
     let m = &run.manifest;
     let run_id = m.run_id.clone();
     let mut out = RunTables::default();
-    out.runs.push(RunRow {
-        run_id: run_id.clone(),
-        pipeline: m.pipeline.clone(),
-        label: m.label.clone(),
-        variant: m
-            .variant
-            .iter()
-            .map(|(k, v)| format!("{k}={v}"))
-            .collect::<Vec<_>>()
-            .join(","),
-        repetition: m.repetition,
-        host: m.host.hostname.clone(),
-        kernel: m.host.kernel.clone(),
-        cpu_model: m.host.cpu_model.clone(),
-        started_at: m.started_at.clone(),
-        status: m.status.as_str().into(),
-        duration_ns: m.end_ns - m.start_ns,
-        trace_window_start_ns: None,
-        trace_window_end_ns: None,
-    });
-
     let mut cpus = m.host.cpus.clone();
     schedlab_topology::apply_declared(&mut cpus, topology).map_err(|err| {
         RunnerError::Topology {
@@ -188,23 +160,17 @@ fn parse_run(
     }
 
     for monitor in m.monitors.iter().filter(|mon| mon.status == "ran") {
-        if monitor.kind == "placement" {
-            for file in &monitor.files {
-                out.placement
-                    .extend(schedlab_tables::read_rows::<PlacementRow>(
-                        &run.dir.join(file),
-                    )?);
+        // The built-in samplers write their tables themselves; the other monitors are parsed.
+        match monitor.kind.as_str() {
+            "placement" => {
+                out.placement.extend(sampled_rows(run, &monitor.files)?);
+                continue;
             }
-            continue;
-        }
-        if monitor.kind == "cpu" {
-            for file in &monitor.files {
-                out.cpu_samples
-                    .extend(schedlab_tables::read_rows::<CpuSampleRow>(
-                        &run.dir.join(file),
-                    )?);
+            "cpu" => {
+                out.cpu_samples.extend(sampled_rows(run, &monitor.files)?);
+                continue;
             }
-            continue;
+            _ => {}
         }
         let Some(kind) = monitor.parse.as_deref().and_then(ParserKind::from_name) else {
             continue;
@@ -228,16 +194,43 @@ fn parse_run(
             }
         }
     }
-    if let (Some(run), Some((start, end))) = (out.runs.first_mut(), out.parsed.trace_window) {
-        run.trace_window_start_ns = Some(start);
-        run.trace_window_end_ns = Some(end);
-    }
+    // The run's row, now that its trace (if any) said where every CPU has data.
+    out.runs.push(RunRow {
+        run_id: run_id.clone(),
+        pipeline: m.pipeline.clone(),
+        label: m.label.clone(),
+        variant: m
+            .variant
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join(","),
+        repetition: m.repetition,
+        host: m.host.hostname.clone(),
+        kernel: m.host.kernel.clone(),
+        cpu_model: m.host.cpu_model.clone(),
+        started_at: m.started_at.clone(),
+        status: m.status.as_str().into(),
+        duration_ns: m.end_ns - m.start_ns,
+        trace_window_start_ns: out.parsed.trace_window.map(|w| w.0),
+        trace_window_end_ns: out.parsed.trace_window.map(|w| w.1),
+    });
+
     out.parsed.quality.extend(
         m.notes
             .iter()
             .map(|n| quality(&run_id, &n.source, &n.severity, n.message.clone())),
     );
     Ok(out)
+}
+
+/// The rows a built-in sampler wrote into the run's raw files.
+fn sampled_rows<T: Table>(run: &CollectedRun, files: &[String]) -> Result<Vec<T>, RunnerError> {
+    let mut rows = Vec::new();
+    for file in files {
+        rows.extend(schedlab_tables::read_rows::<T>(&run.dir.join(file))?);
+    }
+    Ok(rows)
 }
 
 fn quality(run_id: &str, source: &str, severity: &str, message: String) -> QualityRow {
