@@ -113,10 +113,12 @@ impl State {
     }
 }
 
+const RUNS: &str = "runs/";
+
 /// The group an input belongs to in messages: a run's files (`runs/<id>/…`) are one group.
 fn group_of(file: &str) -> &str {
-    match file.strip_prefix("runs/").and_then(|rest| rest.find('/')) {
-        Some(end) => &file[..5 + end],
+    match file.strip_prefix(RUNS).and_then(|rest| rest.find('/')) {
+        Some(end) => &file[..RUNS.len() + end],
         None => file,
     }
 }
@@ -127,27 +129,27 @@ fn describe_input_changes(
     before: &BTreeMap<String, String>,
     now: &BTreeMap<String, String>,
 ) -> Vec<String> {
-    let groups: std::collections::BTreeSet<&str> = before
-        .keys()
-        .chain(now.keys())
-        .map(|f| group_of(f))
-        .collect();
+    // Each group's files before and now, in one pass over each side.
+    type Sides<'a> = (Vec<&'a String>, Vec<&'a String>);
+    let mut groups: BTreeMap<&str, Sides<'_>> = BTreeMap::new();
+    for file in before.keys() {
+        groups.entry(group_of(file)).or_default().0.push(file);
+    }
+    for file in now.keys() {
+        groups.entry(group_of(file)).or_default().1.push(file);
+    }
     let mut reasons = Vec::new();
-    for group in groups {
-        let in_before: Vec<&String> = before.keys().filter(|f| group_of(f) == group).collect();
-        let in_now: Vec<&String> = now.keys().filter(|f| group_of(f) == group).collect();
-        let is_run = group.starts_with("runs/");
+    for (group, (in_before, in_now)) in groups {
+        let (what, run) = match group.strip_prefix(RUNS) {
+            Some(run) => ("run", run),
+            None => ("input", group),
+        };
         if in_before.is_empty() {
-            reasons.push(if is_run {
-                format!("new run {}", &group[5..])
-            } else {
-                format!("new input {group}")
-            });
+            reasons.push(format!("new {what} {run}"));
         } else if in_now.is_empty() {
-            reasons.push(if is_run {
-                format!("run {} is no longer an input", &group[5..])
-            } else {
-                format!("input {group} is gone")
+            reasons.push(match what {
+                "run" => format!("run {run} is no longer an input"),
+                _ => format!("input {group} is gone"),
             });
         } else {
             for file in &in_now {
