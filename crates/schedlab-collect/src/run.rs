@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use rustix::process::Signal;
 
-use schedlab_spec::{Program, RunPlan, WorkloadPlan};
+use schedlab_spec::{MonitorPlan, Program, RunPlan, WorkloadPlan};
 
 use crate::clock::{monotonic_ns, ns};
 use crate::manifest::{Manifest, Note, ProcessRecord, RunStatus};
@@ -105,11 +105,13 @@ pub fn collect(request: &RunRequest<'_>) -> Result<Manifest, CollectError> {
     }
 
     let zero = monotonic_ns();
-    let mut monitor_stops: Vec<Option<i64>> = plan
-        .monitors
-        .iter()
-        .map(|m| monitor::stop_after(m).map(|d| zero + ns(d)))
-        .collect();
+    let at = |after: fn(&MonitorPlan) -> Option<Duration>| -> Vec<Option<i64>> {
+        (plan.monitors.iter())
+            .map(|m| after(m).map(|d| zero + ns(d)))
+            .collect()
+    };
+    let (mut monitor_starts, mut monitor_stops) =
+        (at(monitor::enable_after), at(monitor::stop_after));
     let mut schedule: Vec<(i64, &WorkloadPlan, u32)> = plan
         .workloads
         .iter()
@@ -151,6 +153,23 @@ pub fn collect(request: &RunRequest<'_>) -> Result<Manifest, CollectError> {
                 schedule.push((now, workload, instance));
             }
         }
+        for ((record, running), start) in monitors.iter_mut().zip(&mut monitor_starts) {
+            // A recording window begins: enable the monitor, which waited since its start.
+            if let Some(running) = running
+                && start.is_some_and(|at| now >= at)
+            {
+                *start = None;
+                if let Err(reason) = running.enable() {
+                    notes.push(Note {
+                        source: record.name.clone(),
+                        severity: "error".into(),
+                        message: format!("could not start recording its window: {reason}"),
+                    });
+                    record.status = "failed".into();
+                    record.reason = Some(reason);
+                }
+            }
+        }
         for ((_, running), stop) in monitors.iter().zip(&mut monitor_stops) {
             // A recording window ends: ask once, reap with the others at the end.
             if let Some(running) = running
@@ -168,11 +187,14 @@ pub fn collect(request: &RunRequest<'_>) -> Result<Manifest, CollectError> {
             break;
         }
         (request.on_tick)(Duration::from_nanos((now - zero).max(0) as u64));
-        let next_start = schedule
-            .last()
-            .map(|(at, _, _)| *at - now)
+        // Wake for the next workload start or monitor window edge, and every 5 ms at most.
+        let monitor_edges = monitor_starts.iter().chain(&monitor_stops).flatten();
+        let next = (schedule.last().map(|(at, _, _)| at).into_iter())
+            .chain(monitor_edges)
+            .map(|at| at - now)
+            .min()
             .unwrap_or(i64::MAX);
-        std::thread::sleep(Duration::from_nanos(next_start.clamp(0, 5_000_000) as u64));
+        std::thread::sleep(Duration::from_nanos(next.clamp(0, 5_000_000) as u64));
     }
     stop_monitors(&mut monitors, &mut notes);
 

@@ -116,7 +116,8 @@ pub struct PerfSchedOptions {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RecordingWindow {
-    /// Start recording this long after the run starts (`perf record --delay`).
+    /// Start recording this long after the run starts (perf starts with its events disabled
+    /// and is enabled then, through its control FIFO).
     #[serde(default)]
     pub start: Option<Span>,
     /// Stop recording after this long.

@@ -305,15 +305,22 @@ fn dry_run_prints_the_timeline_and_starts_nothing() {
 
 #[test]
 fn perf_sched_window_records_only_part_of_the_run() {
-    if !rustix::process::geteuid().is_root() {
-        return; // covered by perf_sched_records_a_real_trace_when_root's error branch
-    }
     let sandbox = Sandbox::new();
     let pipeline = sandbox.write(
         "window.yaml",
         "name: window\ncollect:\n  duration: 2s\n  monitors:\n    sched: { perf-sched: { window: { start: 500ms, duration: 600ms } } }\n  workloads:\n    \
          spin: { periodic: { threads: 1, period: 20ms, busy: 5ms, duration: 1800ms } }\n",
     );
+    let plan = sandbox.schedlab(&["run", pipeline.to_str().unwrap(), "--dry-run"]);
+    let monitor = plan.stdout.lines().nth(1).unwrap_or_default();
+    assert!(
+        monitor.contains(" -D -1 --control fifo:")
+            && monitor.ends_with(", enabled at 0.500s, stopped at 1.100s"),
+        "{monitor}"
+    );
+    if !rustix::process::geteuid().is_root() {
+        return; // covered by perf_sched_records_a_real_trace_when_root's error branch
+    }
     let done = sandbox.schedlab(&["run", pipeline.to_str().unwrap()]);
     assert_eq!(done.code, 0, "{}", done.stderr);
     let m = manifest(&sandbox, "window", &sandbox.runs("window")[0]);
@@ -327,9 +334,11 @@ fn perf_sched_window_records_only_part_of_the_run() {
         .collect();
     assert!(!own.is_empty());
     let (first, last) = (own.iter().min().unwrap(), own.iter().max().unwrap());
+    // perf is enabled at 500 ms through its control FIFO (not `--delay`, which counts from
+    // perf's own start, before the run's zero); the workload switches every 20 ms.
     assert!(
-        *first >= 300,
-        "first traced switch {first} ms after the start: --delay applied"
+        (500..=560).contains(first),
+        "first traced switch {first} ms after the start: the window starts at 500 ms"
     );
     // perf is asked to stop at 1.1 s. The workload switches every 20 ms until 1.8 s: a trace of
     // the whole run would reach ~1800 ms.

@@ -5,6 +5,7 @@
 //! for an `optional` monitor, skips it and records the reason.
 
 mod cpu;
+mod perf_control;
 mod placement;
 
 use std::path::Path;
@@ -17,6 +18,7 @@ use schedlab_spec::raw::{PerfSchedOptions, TurbostatOptions};
 use schedlab_spec::{MonitorKind, MonitorPlan};
 
 use crate::process::{self, Child, SpawnOptions};
+use perf_control::PerfControl;
 pub use placement::{Sampler, Tracked};
 
 /// Why a monitor cannot run on this machine, with the fix.
@@ -56,6 +58,8 @@ pub enum Running {
     Tool {
         child: Box<Child>,
         stderr: std::path::PathBuf,
+        /// perf's control FIFOs when it starts disabled, to be enabled at its window's start.
+        control: Option<PerfControl>,
     },
     Placement(Sampler),
     Cpu(cpu::Sampler),
@@ -89,10 +93,23 @@ pub fn start(
         MonitorKind::PerfSched(options) => {
             check_perf_sched()?;
             let file = raw("perf.data");
-            let argv = perf_sched_argv(options, &ctx.run_dir.join(&file));
+            let mut control = (enable_after(plan).is_some())
+                .then(PerfControl::create)
+                .transpose()
+                .map_err(|err| Unavailable(format!("cannot create perf's control FIFOs: {err}")))?;
+            let control_options = control.as_ref().map(PerfControl::options);
+            let argv = perf_sched_argv(options, &ctx.run_dir.join(&file), control_options);
             record.files.push(file.clone());
             record.parse = Some("perf-sched".into());
-            let running = start_tool(plan, ctx, record, argv, None)?;
+            let mut running = start_tool(plan, ctx, record, argv, None)?;
+            if let (Some(mut control), Running::Tool { control: slot, .. }) =
+                (control.take(), &mut running)
+            {
+                control.open().map_err(|err| {
+                    Unavailable(format!("cannot open perf's control FIFOs: {err}"))
+                })?;
+                *slot = Some(control);
+            }
             // perf writes its header at once; wait for it so the workloads start under tracing.
             wait_for_file(&ctx.run_dir.join(&file), &running, Duration::from_secs(5))?;
             Ok(running)
@@ -133,16 +150,20 @@ pub fn start(
     }
 }
 
-fn perf_sched_argv(options: &PerfSchedOptions, output: &Path) -> Vec<String> {
+/// `control`: the options that start perf disabled under a control FIFO, for a window that
+/// starts later than the run (see [`perf_control`]).
+fn perf_sched_argv(
+    options: &PerfSchedOptions,
+    output: &Path,
+    control: Option<Vec<String>>,
+) -> Vec<String> {
     let mut argv: Vec<String> = ["perf", "sched", "record", "-a", "-k", "CLOCK_MONOTONIC"]
         .map(String::from)
         .into();
     if let Some(buffer) = &options.buffer {
         argv.extend(["-m".into(), buffer.clone()]);
     }
-    if let Some(start) = options.window.as_ref().and_then(|w| w.start) {
-        argv.extend(["--delay".into(), start.0.as_millis().to_string()]);
-    }
+    argv.extend(control.into_iter().flatten());
     argv.extend(["-o".into(), output.display().to_string()]);
     argv
 }
@@ -158,6 +179,14 @@ fn turbostat_argv(options: &TurbostatOptions) -> Vec<String> {
     argv
 }
 
+/// How long after the run's start a monitor must be enabled, when its window starts later.
+pub fn enable_after(plan: &MonitorPlan) -> Option<Duration> {
+    let MonitorKind::PerfSched(options) = &plan.kind else {
+        return None;
+    };
+    options.window.as_ref()?.start.map(|s| s.0)
+}
+
 /// How long after the run's start a monitor must be stopped, when it records a window only.
 pub fn stop_after(plan: &MonitorPlan) -> Option<Duration> {
     let MonitorKind::PerfSched(options) = &plan.kind else {
@@ -171,20 +200,24 @@ pub fn stop_after(plan: &MonitorPlan) -> Option<Duration> {
 pub fn describe(plan: &MonitorPlan, run_dir: &Path) -> String {
     let optional = if plan.optional { " (optional)" } else { "" };
     let what = match &plan.kind {
-        MonitorKind::PerfSched(options) => perf_sched_argv(
-            options,
-            &run_dir.join(format!("raw/{}.perf.data", plan.name)),
-        )
-        .join(" "),
+        MonitorKind::PerfSched(options) => {
+            let (ctl, ack) = perf_control::placeholder_paths();
+            let control = enable_after(plan).map(|_| perf_control::options_for(&ctl, &ack));
+            let output = run_dir.join(format!("raw/{}.perf.data", plan.name));
+            perf_sched_argv(options, &output, control).join(" ")
+        }
         MonitorKind::Turbostat(options) => turbostat_argv(options).join(" "),
         MonitorKind::Placement(options) => format!("placement samples every {}", options.interval),
         MonitorKind::Cpu(options) => format!("per-CPU samples every {}", options.interval),
         MonitorKind::Command { argv, .. } => argv.join(" "),
     };
+    let from = enable_after(plan)
+        .map(|d| format!(", enabled at {:.3}s", d.as_secs_f64()))
+        .unwrap_or_default();
     let until = stop_after(plan)
         .map(|d| format!(", stopped at {:.3}s", d.as_secs_f64()))
         .unwrap_or_default();
-    format!("monitor {}{optional}: {what}{until}", plan.name)
+    format!("monitor {}{optional}: {what}{from}{until}", plan.name)
 }
 
 fn start_tool(
@@ -210,11 +243,12 @@ fn start_tool(
     Ok(Running::Tool {
         child: Box::new(child),
         stderr: stderr_path,
+        control: None,
     })
 }
 
 fn exited_early(running: &Running) -> Result<(), Unavailable> {
-    if let Running::Tool { child, stderr } = running
+    if let Running::Tool { child, stderr, .. } = running
         && let Ok(Some(exit)) = child.try_exit()
     {
         let message = process::tail(stderr, 3);
@@ -285,6 +319,18 @@ fn check_perf_sched() -> Result<(), Unavailable> {
 }
 
 impl Running {
+    /// Starts recording a monitor that waits for its window (perf under a control FIFO); other
+    /// monitors record from their start and have nothing to do.
+    pub fn enable(&mut self) -> Result<(), String> {
+        match self {
+            Running::Tool {
+                control: Some(control),
+                ..
+            } => control.enable(),
+            _ => Ok(()),
+        }
+    }
+
     /// Asks an external tool to stop (SIGINT) without waiting for it: perf takes a second or
     /// more to flush, and the run's timeline must not stall meanwhile. [`Running::stop`] reaps it.
     pub fn request_stop(&self) {
@@ -307,7 +353,7 @@ impl Running {
                     notes,
                 })
             }
-            Running::Tool { child, stderr } => {
+            Running::Tool { child, stderr, .. } => {
                 let exit = child
                     .stop(Signal::INT, Duration::from_secs(30))
                     .map_err(|err| err.to_string())?;
