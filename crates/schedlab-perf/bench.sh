@@ -4,6 +4,8 @@
 # Records a >= 300 MB trace into /tmp (never committed) unless SCHEDLAB_BENCH_TRACE names an
 # existing one, builds the read_sched example in release mode, then runs each side RUNS times
 # with a warm page cache and reports the fastest wall time and the largest peak RSS of each.
+# perf and `schedlab parse` run in alternation, so that a noisy neighbour slows both alike, and
+# the median of the per-pair ratios is reported beside the ratio of the best times.
 # perf's side is the full listing (`perf sched timehist`, output to /dev/null); ours streams
 # the tables (`read_sched FILE`) and, for comparison, collects them all in memory (`--collect`).
 # The last rows are the whole command, `schedlab parse perf-sched FILE… --out DIR`, which also
@@ -52,10 +54,29 @@ measure() {
     echo "$best $cpu $rss"
 }
 
-read -r perf_s perf_c perf_kb < <(measure perf sched timehist -i "$TRACE")
+# perf and the whole command in alternation: best of each, largest RSS, and the median of the
+# RUNS per-pair wall-time ratios.
+pairs() {
+    local ratios=() p c
+    local perf_best="" perf_cpu="" perf_rss=0 cli_best="" cli_cpu="" cli_rss=0
+    for _ in $(seq "$RUNS"); do
+        read -r p < <(RUNS=1 measure perf sched timehist -i "$TRACE")
+        read -r c < <(RUNS=1 measure "$SCHEDLAB" parse perf-sched "$TRACE" --out "$OUT")
+        set -- $p $c
+        ratios+=("$(awk "BEGIN{print $1 / $4}")")
+        if [ -z "$perf_best" ] || awk "BEGIN{exit !($1 < $perf_best)}"; then perf_best=$1 perf_cpu=$2; fi
+        if [ -z "$cli_best" ] || awk "BEGIN{exit !($4 < $cli_best)}"; then cli_best=$4 cli_cpu=$5; fi
+        if [ "$3" -gt "$perf_rss" ]; then perf_rss=$3; fi
+        if [ "$6" -gt "$cli_rss" ]; then cli_rss=$6; fi
+    done
+    local median
+    median=$(printf '%s\n' "${ratios[@]}" | sort -g | awk '{v[NR]=$1} END{print (NR%2) ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2}')
+    echo "$perf_best $perf_cpu $perf_rss $cli_best $cli_cpu $cli_rss $median"
+}
+
+read -r perf_s perf_c perf_kb cli_s cli_c cli_kb pair_ratio < <(pairs)
 read -r ours_s ours_c ours_kb < <(measure "$READER" "$TRACE")
 read -r coll_s coll_c coll_kb < <(measure "$READER" "$TRACE" --collect)
-read -r cli_s cli_c cli_kb < <(measure "$SCHEDLAB" parse perf-sched "$TRACE" --out "$OUT")
 SECOND="$OUT/second-copy.data"
 cp "$TRACE" "$SECOND"
 read -r two_s two_c two_kb < <(measure "$SCHEDLAB" parse perf-sched "$TRACE" "$SECOND" --out "$OUT/two")
@@ -69,7 +90,7 @@ awk -v size="$size" -v runs="$RUNS" -v nproc="$(nproc)" \
     -v os="$ours_s" -v oc="$ours_c" -v ok="$ours_kb" \
     -v cs="$coll_s" -v cc="$coll_c" -v ck="$coll_kb" \
     -v ls="$cli_s" -v lc="$cli_c" -v lk="$cli_kb" \
-    -v ts="$two_s" -v tc="$two_c" -v tk="$two_kb" 'BEGIN {
+    -v ts="$two_s" -v tc="$two_c" -v tk="$two_kb" -v pr="$pair_ratio" 'BEGIN {
     printf "trace: %.0f MiB; best of %d runs, page cache warm, %d CPUs\n", size / 1048576, runs, nproc
     printf "%-36s %7s %9s %6s %9s %6s %8s\n", "", "wall s", "speed-up", "cpu s", "cpu gain", "RSS MiB", "RSS/file"
     row("perf sched timehist (full listing)", ps, pc, pk)
@@ -77,6 +98,7 @@ awk -v size="$size" -v runs="$RUNS" -v nproc="$(nproc)" \
     row("schedlab-perf, all rows in memory", cs, cc, ck)
     row("schedlab parse perf-sched (Parquet)", ls, lc, lk)
     row("same, two files, per file", ts / 2, tc / 2, tk / 2)
+    printf "median of %d alternating perf / schedlab parse pairs: %.1fx\n", runs, pr
 }
 function row(name, s, c, k) {
     printf "%-36s %7.2f %8.1fx %6.2f %8.1fx %6.0f %8.2f\n", name, s, ps / s, c, pc / c, k / 1024, k * 1024 / size
