@@ -1,20 +1,25 @@
 //! Reads a perf.data file and prints how many rows each table got.
 //!
-//! `read_sched FILE [--collect]`: streams by default (bounded memory, as `schedlab parse`
-//! writes Parquet); `--collect` builds the whole tables in memory with `read_sched`.
+//! `read_sched FILE [--collect | --compact]`: streams rows by default (bounded memory);
+//! `--collect` builds the whole tables in memory with `read_sched`; `--compact` streams the
+//! compact batches `schedlab parse` encodes, so it times the reader without the rows.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use schedlab_perf::{SchedOptions, read_sched, stream_sched};
+use schedlab_perf::{SchedOptions, read_sched, stream_sched, stream_sched_compact};
 
 fn main() -> ExitCode {
     let mut args = std::env::args_os().skip(1);
     let Some(path) = args.next().map(PathBuf::from) else {
-        eprintln!("usage: read_sched FILE [--collect]");
+        eprintln!("usage: read_sched FILE [--collect | --compact]");
         return ExitCode::from(2);
     };
-    let collect = args.next().is_some_and(|a| a == "--collect");
+    let mode = args.next();
+    let (collect, compact) = (
+        mode.as_ref().is_some_and(|a| a == "--collect"),
+        mode.as_ref().is_some_and(|a| a == "--compact"),
+    );
     let opts = SchedOptions {
         run_id: "bench".into(),
         workload_pids: Vec::new(),
@@ -25,6 +30,12 @@ fn main() -> ExitCode {
         read_sched(&path, &opts).inspect(|t| {
             (slices, migrations, wakeups) =
                 (t.sched_slices.len(), t.migrations.len(), t.wakeups.len());
+        })
+    } else if compact {
+        stream_sched_compact(&path, &opts, |b| {
+            slices += b.sched_slices.len();
+            migrations += b.migrations.len();
+            wakeups += b.wakeups.len();
         })
     } else {
         stream_sched(&path, &opts, |b| {

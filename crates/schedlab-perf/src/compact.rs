@@ -44,6 +44,10 @@ pub struct CompactMigrations(Vec<Migration>, Arc<Names>);
 pub struct CompactWakeups(Vec<Wakeup>, Arc<Names>);
 
 impl CompactSlices {
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
@@ -72,6 +76,10 @@ impl CompactSlices {
 }
 
 impl CompactMigrations {
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
@@ -94,6 +102,10 @@ impl CompactMigrations {
 }
 
 impl CompactWakeups {
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }

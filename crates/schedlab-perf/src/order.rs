@@ -67,6 +67,65 @@ mod tests {
         }
     }
 
+    /// perf's rule written the plain way: queue everything, stable-sort, deliver up to the
+    /// previous round's maximum.
+    fn reference(rounds: &[Vec<Event>]) -> Vec<(u64, i32)> {
+        let (mut queue, mut got, mut max, mut limit) = (Vec::new(), Vec::new(), 0, 0);
+        for round in rounds {
+            for e in round {
+                if e.time == 0 {
+                    got.push((0, e.pid));
+                } else {
+                    queue.push((e.time, e.pid));
+                    max = max.max(e.time);
+                }
+            }
+            queue.sort_by_key(|&(t, _)| t);
+            let n = queue.partition_point(|&(t, _)| t <= limit);
+            got.extend(queue.drain(..n));
+            limit = max;
+        }
+        got.extend(queue);
+        got
+    }
+
+    proptest::proptest! {
+        /// Rounds made of per-CPU sorted runs, with equal times across runs and timeless
+        /// records, come out as the plain rule has them.
+        #[test]
+        fn rounds_come_out_as_perfs_rule_has_them(
+            rounds in proptest::collection::vec(
+                proptest::collection::vec(proptest::collection::vec(0u64..40, 0..12), 0..12),
+                0..6,
+            )
+        ) {
+            let mut tag = 0;
+            let rounds: Vec<Vec<Event>> = (rounds.iter().enumerate())
+                .map(|(r, cpus)| {
+                    (cpus.iter())
+                        .flat_map(|times| {
+                            let mut times = times.clone();
+                            times.sort_unstable();
+                            times
+                        })
+                        .map(|t| {
+                            tag += 1;
+                            // Later rounds tend to later times, as in a recording.
+                            ev(if t == 0 { 0 } else { t + 10 * r as u64 }, tag)
+                        })
+                        .collect()
+                })
+                .collect();
+            let mut o = Orderer::default();
+            let mut got = Vec::new();
+            for round in &rounds {
+                o.round(round.clone(), &mut |e: &Event| got.push((e.time, e.pid)));
+            }
+            o.finish(&mut |e: &Event| got.push((e.time, e.pid)));
+            proptest::prop_assert_eq!(got, reference(&rounds));
+        }
+    }
+
     #[test]
     fn delivers_up_to_the_previous_rounds_maximum() {
         let mut o = Orderer::default();
