@@ -6,8 +6,9 @@
 # with a warm page cache and reports the fastest wall time and the largest peak RSS of each.
 # perf and `schedlab parse` run in alternation, so that a noisy neighbour slows both alike, and
 # the median of the per-pair ratios is reported beside the ratio of the best times.
-# perf's side is the full listing (`perf sched timehist`, output to /dev/null); ours streams
-# the tables (`read_sched FILE`) and, for comparison, collects them all in memory (`--collect`).
+# perf's side is the full listing (`perf sched timehist`, output to /dev/null); ours streams the
+# reader's compact batches (`read_sched FILE --compact`: the reader alone), its rows
+# (`read_sched FILE`) and, for comparison, collects them all in memory (`--collect`).
 # The last rows are the whole command, `schedlab parse perf-sched FILE… --out DIR`, which also
 # encodes the tables and writes them as Parquet: on the trace, and on two copies of it (files
 # parse in parallel; the ratios of that row are per file, against perf on one).
@@ -75,6 +76,7 @@ pairs() {
 }
 
 read -r perf_s perf_c perf_kb cli_s cli_c cli_kb pair_ratio < <(pairs)
+read -r comp_s comp_c comp_kb < <(measure "$READER" "$TRACE" --compact)
 read -r ours_s ours_c ours_kb < <(measure "$READER" "$TRACE")
 read -r coll_s coll_c coll_kb < <(measure "$READER" "$TRACE" --collect)
 SECOND="$OUT/second-copy.data"
@@ -87,6 +89,7 @@ echo "Parquet tables written by schedlab parse: $(du -sm "$OUT" | cut -f1) MiB"
 echo "load average before the runs: $(cut -d' ' -f1-3 /proc/loadavg)"
 awk -v size="$size" -v runs="$RUNS" -v nproc="$(nproc)" \
     -v ps="$perf_s" -v pc="$perf_c" -v pk="$perf_kb" \
+    -v ms="$comp_s" -v mc="$comp_c" -v mk="$comp_kb" \
     -v os="$ours_s" -v oc="$ours_c" -v ok="$ours_kb" \
     -v cs="$coll_s" -v cc="$coll_c" -v ck="$coll_kb" \
     -v ls="$cli_s" -v lc="$cli_c" -v lk="$cli_kb" \
@@ -94,7 +97,8 @@ awk -v size="$size" -v runs="$RUNS" -v nproc="$(nproc)" \
     printf "trace: %.0f MiB; best of %d runs, page cache warm, %d CPUs\n", size / 1048576, runs, nproc
     printf "%-36s %7s %9s %6s %9s %6s %8s\n", "", "wall s", "speed-up", "cpu s", "cpu gain", "RSS MiB", "RSS/file"
     row("perf sched timehist (full listing)", ps, pc, pk)
-    row("schedlab-perf, streamed", os, oc, ok)
+    row("schedlab-perf, compact batches", ms, mc, mk)
+    row("schedlab-perf, streamed rows", os, oc, ok)
     row("schedlab-perf, all rows in memory", cs, cc, ck)
     row("schedlab parse perf-sched (Parquet)", ls, lc, lk)
     row("same, two files, per file", ts / 2, tc / 2, tk / 2)
