@@ -13,6 +13,7 @@ use std::sync::Arc;
 
 use arrow_array::builder::BinaryBuilder;
 use arrow_array::{ArrayRef, Int32Array, Int64Array, RecordBatch, StringArray};
+use arrow_buffer::{Buffer, OffsetBuffer};
 use arrow_schema::{ArrowError, SchemaRef};
 
 use crate::intern::Names;
@@ -129,8 +130,12 @@ impl CompactWakeups {
     }
 }
 
+/// One value on every row: the bytes repeated, the offsets counted.
 fn run_ids(names: &Names, n: usize) -> ArrayRef {
-    text_column(n, std::iter::repeat_n(Some(names.run_id.as_bytes()), n))
+    let run_id = &*names.run_id;
+    let offsets = OffsetBuffer::from_lengths(std::iter::repeat_n(run_id.len(), n));
+    let bytes = Buffer::from_vec(run_id.repeat(n).into_bytes());
+    Arc::new(StringArray::new(offsets, bytes, None))
 }
 
 fn i32s<R>(rows: &[R], value: impl Fn(&R) -> i32) -> ArrayRef {
@@ -145,14 +150,38 @@ fn i64s<R>(rows: &[R], value: impl Fn(&R) -> u64) -> ArrayRef {
 }
 
 /// Command names up to their first NUL, invalid UTF-8 replaced (as the row path's are).
+///
+/// Each name's 16 bytes are copied whole and the column cut back to the name's length: a
+/// fixed-size copy is one vector move, where a copy of the name's own length was a call.
 fn comms<R>(rows: &[R], comm: impl Fn(&R) -> &Comm) -> ArrayRef {
-    text_column(
-        rows.len(),
-        rows.iter().map(|r| {
-            let c = comm(r);
-            Some(&c[..c.iter().position(|&b| b == 0).unwrap_or(c.len())])
-        }),
-    )
+    let mut bytes = Vec::with_capacity(rows.len() * 16);
+    let mut lengths = Vec::with_capacity(rows.len());
+    for r in rows {
+        let c = comm(r);
+        let len = name_len(c);
+        let start = bytes.len();
+        bytes.extend_from_slice(c);
+        bytes.truncate(start + len);
+        lengths.push(len);
+    }
+    let offsets = OffsetBuffer::from_lengths(lengths);
+    match StringArray::try_new(offsets, Buffer::from_vec(bytes), None) {
+        Ok(text) => Arc::new(text),
+        Err(_) => text_column(
+            rows.len(),
+            rows.iter().map(|r| Some(&comm(r)[..name_len(comm(r))])),
+        ),
+    }
+}
+
+/// Bytes before the first NUL (all 16 when there is none).
+fn name_len(c: &Comm) -> usize {
+    let v = u128::from_le_bytes(*c);
+    const ONES: u128 = u128::from_le_bytes([0x01; 16]);
+    const HIGHS: u128 = u128::from_le_bytes([0x80; 16]);
+    // The lowest set high bit marks the first zero byte (bits above it may be false alarms).
+    let zeros = v.wrapping_sub(ONES) & !v & HIGHS;
+    (zeros.trailing_zeros() / 8) as usize
 }
 
 fn workloads<R>(names: &Names, rows: &[R], workload: impl Fn(&R) -> Option<u16>) -> ArrayRef {
@@ -223,6 +252,28 @@ mod tests {
         );
         // The replacement matches the row path's.
         assert_eq!(got[2], crate::le::comm_str(&rows[2]));
+    }
+
+    #[test]
+    fn name_length_is_the_first_nul() {
+        let mut c = [b'x'; 16];
+        assert_eq!(name_len(&c), 16);
+        for at in (0..16).rev() {
+            c[at] = 0;
+            assert_eq!(name_len(&c), at, "{c:?}");
+        }
+        // A 0x01 byte after a zero must not be taken for one (the subtraction's borrow).
+        assert_eq!(name_len(b"ab\0\x01cdefghijklmn"), 2);
+        assert_eq!(name_len(b"\x01\x80\xff\0\0\0\0\0\0\0\0\0\0\0\0\0"), 3);
+    }
+
+    #[test]
+    fn every_row_has_the_run_id() {
+        let names = Names::new("r-7", &[], crate::task_state::TaskStates::since_4_14());
+        let column = run_ids(&names, 3);
+        let text = column.as_any().downcast_ref::<StringArray>().unwrap();
+        assert_eq!(text.iter().flatten().collect::<Vec<_>>(), ["r-7"; 3]);
+        assert_eq!(run_ids(&names, 0).len(), 0);
     }
 
     #[test]
