@@ -74,7 +74,7 @@ impl EventTables {
 
 /// The parts of the event tables, one per input, in a temporary directory inside the output
 /// directory (so that joining them is a rename or a copy on one file system). Dropped without
-/// [`join`](Self::join), the parts are deleted.
+/// being joined (an error part way), the parts are deleted.
 pub struct EventParts {
     dir: TempDir,
 }
