@@ -16,7 +16,7 @@ set -euo pipefail
 
 cd "$(dirname "$0")/../.."
 TRACE=${SCHEDLAB_BENCH_TRACE:-/tmp/schedlab-bench.data}
-RUNS=${RUNS:-5}
+RUNS=${RUNS:-11}
 
 command -v /usr/bin/time >/dev/null || apt-get install -y time >/dev/null
 command -v stress-ng >/dev/null || apt-get install -y stress-ng >/dev/null

@@ -105,9 +105,10 @@ pub fn collect(request: &RunRequest<'_>) -> Result<Manifest, CollectError> {
     }
 
     let zero = monotonic_ns();
+    // Window edges of the monitors that started (a skipped one has none to wait for).
     let at = |after: fn(&MonitorPlan) -> Option<Duration>| -> Vec<Option<i64>> {
-        (plan.monitors.iter())
-            .map(|m| after(m).map(|d| zero + ns(d)))
+        (plan.monitors.iter().zip(&monitors))
+            .map(|(m, (_, running))| running.as_ref().and(after(m)).map(|d| zero + ns(d)))
             .collect()
     };
     let (mut monitor_starts, mut monitor_stops) =
@@ -195,6 +196,17 @@ pub fn collect(request: &RunRequest<'_>) -> Result<Manifest, CollectError> {
             .min()
             .unwrap_or(i64::MAX);
         std::thread::sleep(Duration::from_nanos(next.clamp(0, 5_000_000) as u64));
+    }
+    for ((record, _), start) in monitors.iter().zip(&monitor_starts) {
+        if start.is_some() {
+            notes.push(Note {
+                source: record.name.clone(),
+                severity: "warning".into(),
+                message: "the run ended before the monitor's recording window began: it \
+                          recorded nothing"
+                    .into(),
+            });
+        }
     }
     stop_monitors(&mut monitors, &mut notes);
 

@@ -347,3 +347,43 @@ fn perf_sched_window_records_only_part_of_the_run() {
         "last traced switch {last} ms after the start: recording stopped"
     );
 }
+
+/// A skipped optional monitor has no window to open: the collector sleeps between its events
+/// instead of polling (it once spun a whole CPU from the skipped window's start to the end).
+#[test]
+fn a_skipped_windowed_monitor_leaves_the_collector_idle() {
+    let sandbox = Sandbox::new();
+    let pipeline = sandbox.write(
+        "skipped.yaml",
+        "name: skipped\ncollect:\n  duration: 2s\n  monitors:\n    \
+         sched: { perf-sched: { window: { start: 200ms, duration: 500ms } }, optional: true }\n  \
+         workloads:\n    nap: { run: [sleep, \"1\"] }\n",
+    );
+    // Without perf on PATH the monitor is skipped; `sleep` is run by its full path.
+    let sleep = schedlab_collect::process::find_program("sleep").expect("sleep installed");
+    let text = std::fs::read_to_string(&pipeline)
+        .unwrap()
+        .replace("[sleep,", &format!("[{},", sleep.display()));
+    std::fs::write(&pipeline, text).unwrap();
+    #[expect(clippy::zombie_processes, reason = "reaped below by wait4, for its rusage")]
+    let child = sandbox
+        .command(&["run", pipeline.to_str().unwrap(), "--only", "collect"])
+        .env("PATH", "/nonexistent")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("schedlab runs");
+    let (mut status, mut usage) = (0, std::mem::MaybeUninit::<libc::rusage>::zeroed());
+    // SAFETY: wait4 on our own child, with pointers to a status word and an rusage it fills.
+    let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, usage.as_mut_ptr()) };
+    assert_eq!(pid, child.id() as i32);
+    // SAFETY: wait4 succeeded, so it wrote the rusage.
+    let usage = unsafe { usage.assume_init() };
+    let cpu = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    let cpu_s = cpu(usage.ru_utime) + cpu(usage.ru_stime);
+    assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0, "{status}");
+    let m = manifest(&sandbox, "skipped", &sandbox.runs("skipped")[0]);
+    assert_eq!(m["monitors"][0]["status"], "skipped", "{m}");
+    // Polling for 1.8 s would cost about that much CPU; sleeping costs a few hundredths.
+    assert!(cpu_s < 0.8, "the collector used {cpu_s:.2} s of CPU in a 2 s run");
+}

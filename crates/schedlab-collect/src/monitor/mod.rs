@@ -93,8 +93,8 @@ pub fn start(
         MonitorKind::PerfSched(options) => {
             check_perf_sched()?;
             let file = raw("perf.data");
-            let mut control = (enable_after(plan).is_some())
-                .then(PerfControl::create)
+            let control = (enable_after(plan).is_some())
+                .then(PerfControl::open)
                 .transpose()
                 .map_err(|err| Unavailable(format!("cannot create perf's control FIFOs: {err}")))?;
             let control_options = control.as_ref().map(PerfControl::options);
@@ -102,16 +102,16 @@ pub fn start(
             record.files.push(file.clone());
             record.parse = Some("perf-sched".into());
             let mut running = start_tool(plan, ctx, record, argv, None)?;
-            if let (Some(mut control), Running::Tool { control: slot, .. }) =
-                (control.take(), &mut running)
-            {
-                control.open().map_err(|err| {
-                    Unavailable(format!("cannot open perf's control FIFOs: {err}"))
-                })?;
-                *slot = Some(control);
+            if let Running::Tool { control: slot, .. } = &mut running {
+                *slot = control;
             }
             // perf writes its header at once; wait for it so the workloads start under tracing.
-            wait_for_file(&ctx.run_dir.join(&file), &running, Duration::from_secs(5))?;
+            if let Err(why) =
+                wait_for_file(&ctx.run_dir.join(&file), &running, Duration::from_secs(5))
+            {
+                let _ = running.stop(); // not left tracing every CPU behind the run
+                return Err(why);
+            }
             Ok(running)
         }
         MonitorKind::Turbostat(options) => {
@@ -325,8 +325,19 @@ impl Running {
         match self {
             Running::Tool {
                 control: Some(control),
-                ..
-            } => control.enable(),
+                child,
+                stderr,
+            } => {
+                // A perf that is gone would never answer: say why it went instead of waiting.
+                if let Ok(Some(exit)) = child.try_exit() {
+                    return Err(format!(
+                        "perf exited before its window with code {}: {}",
+                        exit.code,
+                        process::tail(stderr, 3).trim()
+                    ));
+                }
+                control.enable()
+            }
             _ => Ok(()),
         }
     }

@@ -22,13 +22,15 @@ const ACK_WAIT: Duration = Duration::from_secs(2);
 /// out of the run directory: reading a FIFO left there by a killed run would block forever).
 pub struct PerfControl {
     dir: tempfile::TempDir,
-    /// Both ends are opened read-write, which never blocks on Linux: perf opens the ack FIFO
-    /// write-only and would wait for a reader before it writes anything.
-    ends: Option<(File, File)>,
+    /// Our ends, opened read-write and non-blocking before perf starts (on Linux such an open
+    /// never waits for the other side, whichever way perf opens its ends).
+    ctl: File,
+    ack: File,
 }
 
 impl PerfControl {
-    pub fn create() -> io::Result<Self> {
+    /// Makes the FIFOs and opens our ends; call before starting perf.
+    pub fn open() -> io::Result<Self> {
         let dir = tempfile::Builder::new()
             .prefix("schedlab-perf-control-")
             .tempdir()?;
@@ -41,7 +43,15 @@ impl PerfControl {
                 0,
             )?;
         }
-        Ok(PerfControl { dir, ends: None })
+        let open = |name: &str| {
+            OpenOptions::new()
+                .read(true)
+                .write(true)
+                .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
+                .open(dir.path().join(name))
+        };
+        let (ctl, ack) = (open("ctl")?, open("ack")?);
+        Ok(PerfControl { dir, ctl, ack })
     }
 
     /// The perf options that start it disabled and listening on these FIFOs.
@@ -49,24 +59,9 @@ impl PerfControl {
         options_for(&self.dir.path().join("ctl"), &self.dir.path().join("ack"))
     }
 
-    /// Opens our ends; call right after starting perf, before waiting for its output file.
-    pub fn open(&mut self) -> io::Result<()> {
-        let open = |name: &str| {
-            OpenOptions::new()
-                .read(true)
-                .write(true)
-                .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
-                .open(self.dir.path().join(name))
-        };
-        self.ends = Some((open("ctl")?, open("ack")?));
-        Ok(())
-    }
-
     /// Enables perf's events and waits for its acknowledgement.
     pub fn enable(&mut self) -> Result<(), String> {
-        let Some((ctl, ack)) = &mut self.ends else {
-            return Err("perf's control FIFOs were not opened".into());
-        };
+        let (ctl, ack) = (&mut self.ctl, &mut self.ack);
         ctl.write_all(b"enable\n")
             .map_err(|err| format!("cannot write to perf's control FIFO: {err}"))?;
         let deadline = Instant::now() + ACK_WAIT;
