@@ -40,6 +40,9 @@ struct Active<'p> {
     index: usize,
     child: Child,
     deadline: Option<i64>,
+    /// When its timeout sent SIGTERM; SIGKILL follows `STOP_GRACE` later. The loop does not
+    /// wait in between, so other workloads and monitor windows keep their times.
+    terminated_at: Option<i64>,
     workload: &'p WorkloadPlan,
     instance: u32,
 }
@@ -144,6 +147,7 @@ pub fn collect(request: &RunRequest<'_>) -> Result<Manifest, CollectError> {
                 index: processes.len() - 1,
                 child,
                 deadline,
+                terminated_at: None,
                 workload,
                 instance,
             });
@@ -413,7 +417,7 @@ fn reap<'p>(
     now: i64,
 ) -> Vec<(&'p WorkloadPlan, u32)> {
     let mut restart = Vec::new();
-    active.retain(|proc| {
+    active.retain_mut(|proc| {
         let record = &mut processes[proc.index];
         match proc.child.try_exit() {
             Ok(Some(exit)) => {
@@ -421,19 +425,24 @@ fn reap<'p>(
                 proc.child.signal(Signal::KILL);
                 record.end_ns = Some(monotonic_ns());
                 record.exit_code = Some(exit.code);
-                if exit.code == 0 && proc.workload.repeat_until_end {
+                if proc.terminated_at.is_some() {
+                    record.stopped = Some("timeout".into());
+                } else if exit.code == 0 && proc.workload.repeat_until_end {
                     restart.push((proc.workload, proc.instance));
                 }
                 false
             }
-            _ if proc.deadline.is_some_and(|d| now >= d) => {
-                let exit = proc.child.stop(Signal::TERM, STOP_GRACE).ok();
-                record.end_ns = Some(monotonic_ns());
-                record.exit_code = exit.map(|e| e.code);
-                record.stopped = Some("timeout".into());
-                false
+            _ => {
+                match proc.terminated_at {
+                    None if proc.deadline.is_some_and(|d| now >= d) => {
+                        proc.child.signal(Signal::TERM);
+                        proc.terminated_at = Some(now);
+                    }
+                    Some(at) if now - at >= ns(STOP_GRACE) => proc.child.signal(Signal::KILL),
+                    _ => {}
+                }
+                true
             }
-            _ => true,
         }
     });
     restart

@@ -365,7 +365,10 @@ fn a_skipped_windowed_monitor_leaves_the_collector_idle() {
         .unwrap()
         .replace("[sleep,", &format!("[{},", sleep.display()));
     std::fs::write(&pipeline, text).unwrap();
-    #[expect(clippy::zombie_processes, reason = "reaped below by wait4, for its rusage")]
+    #[expect(
+        clippy::zombie_processes,
+        reason = "reaped below by wait4, for its rusage"
+    )]
     let child = sandbox
         .command(&["run", pipeline.to_str().unwrap(), "--only", "collect"])
         .env("PATH", "/nonexistent")
@@ -381,9 +384,47 @@ fn a_skipped_windowed_monitor_leaves_the_collector_idle() {
     let usage = unsafe { usage.assume_init() };
     let cpu = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
     let cpu_s = cpu(usage.ru_utime) + cpu(usage.ru_stime);
-    assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0, "{status}");
+    assert!(
+        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+        "{status}"
+    );
     let m = manifest(&sandbox, "skipped", &sandbox.runs("skipped")[0]);
     assert_eq!(m["monitors"][0]["status"], "skipped", "{m}");
     // Polling for 1.8 s would cost about that much CPU; sleeping costs a few hundredths.
-    assert!(cpu_s < 0.8, "the collector used {cpu_s:.2} s of CPU in a 2 s run");
+    assert!(
+        cpu_s < 0.8,
+        "the collector used {cpu_s:.2} s of CPU in a 2 s run"
+    );
+}
+
+/// A workload that ignores SIGTERM at its timeout is killed `STOP_GRACE` (3 s) later, and the
+/// run's other starts keep their times meanwhile (the loop once waited out the grace).
+#[test]
+fn a_stubborn_timeout_does_not_delay_the_timeline() {
+    let sandbox = Sandbox::new();
+    let pipeline = sandbox.write(
+        "stubborn.yaml",
+        "name: stubborn\ncollect:\n  workloads:\n    \
+         stubborn: { run: [sh, -c, \"trap '' TERM; sleep 10\"], timeout: 200ms }\n    \
+         late: { run: [\"true\"], start_after: 600ms }\n",
+    );
+    let done = sandbox.schedlab(&["run", pipeline.to_str().unwrap(), "--only", "collect"]);
+    assert_eq!(done.code, 0, "{}", done.stderr);
+    let m = manifest(&sandbox, "stubborn", &sandbox.runs("stubborn")[0]);
+    let zero = m["zero_ns"].as_i64().unwrap();
+    let processes = m["processes"].as_array().unwrap();
+    let of = |name: &str| processes.iter().find(|p| p["workload"] == name).unwrap();
+    let ms = |ns: &serde_json::Value| (ns.as_i64().unwrap() - zero) as f64 / 1e6;
+    let late = ms(&of("late")["start_ns"]);
+    assert!(
+        (600.0..630.0).contains(&late),
+        "late started at {late:.1} ms"
+    );
+    let stubborn = of("stubborn");
+    assert_eq!(stubborn["stopped"], "timeout", "{stubborn}");
+    let ended = ms(&stubborn["end_ns"]);
+    assert!(
+        (3150.0..3400.0).contains(&ended),
+        "stubborn ended at {ended:.1} ms"
+    );
 }
