@@ -79,10 +79,10 @@ struct Cpu {
     /// window where every CPU has data is the intersection of these spans.
     first: u64,
     last: u64,
-    /// Switches to and from the idle task: a CPU that goes idle but never leaves it in the
-    /// trace lost the events recorded in idle context (see [`Timehist::idle_blind_cpus`]).
+    /// Switches to the idle task: a CPU that goes idle but is never seen leaving it (its
+    /// `idle.last_time` still 0) lost the events recorded in idle context (see
+    /// [`Timehist::idle_blind_cpus`]).
     to_idle: u64,
-    from_idle: u64,
 }
 
 /// True when a task switched out in this state was still runnable (preempted): `R`, or `R+`
@@ -162,7 +162,7 @@ impl Timehist {
     pub(crate) fn idle_blind_cpus(&self) -> Vec<(i32, u64)> {
         const MIN_IDLE_SWITCHES: u64 = 10;
         (self.cpus.iter().enumerate())
-            .filter(|(_, c)| c.to_idle >= MIN_IDLE_SWITCHES && c.from_idle == 0)
+            .filter(|(_, c)| c.to_idle >= MIN_IDLE_SWITCHES && c.idle.last_time == 0)
             .map(|(i, c)| (i as i32, c.to_idle))
             .collect()
     }
@@ -261,7 +261,6 @@ impl Timehist {
             return;
         };
         cpu.to_idle += u64::from(next_pid == 0);
-        cpu.from_idle += u64::from(prev_pid == 0);
         if cpu.first == 0 {
             cpu.first = t;
         }
