@@ -17,7 +17,7 @@ use arrow_buffer::{Buffer, OffsetBuffer};
 use arrow_schema::{ArrowError, SchemaRef};
 
 use crate::intern::Names;
-use crate::le::Comm;
+use crate::le::{Comm, comm_str};
 use crate::timehist::{Migration, Output, Slice, Wakeup};
 
 /// One block's `sched_slices`, `migrations` and `wakeups` in the reader's compact form.
@@ -167,9 +167,10 @@ fn comms<R>(rows: &[R], comm: impl Fn(&R) -> &Comm) -> ArrayRef {
     let offsets = OffsetBuffer::from_lengths(lengths);
     match StringArray::try_new(offsets, Buffer::from_vec(bytes), None) {
         Ok(text) => Arc::new(text),
-        Err(_) => text_column(
-            rows.len(),
-            rows.iter().map(|r| Some(&comm(r)[..name_len(comm(r))])),
+        Err(_) => Arc::new(
+            (rows.iter())
+                .map(|r| Some(comm_str(comm(r))))
+                .collect::<StringArray>(),
         ),
     }
 }
