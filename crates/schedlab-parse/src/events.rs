@@ -3,9 +3,9 @@
 //! These are the only tables that grow with trace size (millions of rows per perf.data file),
 //! so they never sit in memory whole: each input (a file of `schedlab parse`, a run of the
 //! parse stage) streams its rows into its own [`EventTables`], a part encoded on background
-//! threads while the input is still being read. Inputs are parsed in parallel; [`EventParts::join`]
-//! then puts the parts together in input order by copying their encoded row groups, so the
-//! tables come out the same whatever order the inputs finished in.
+//! threads while the input is still being read. [`EventParts::parse_each`] parses the inputs
+//! in parallel, then puts the parts together in input order by copying their encoded row
+//! groups, so the tables come out the same whatever order the inputs finished in.
 
 use std::path::{Path, PathBuf};
 
@@ -43,16 +43,14 @@ impl EventTables {
             migrations,
             wakeups,
         } = batch;
-        let text = |err: arrow_schema::ArrowError| err.to_string();
         if !sched_slices.is_empty() {
-            (self.slices).send_with(move |schema| sched_slices.record_batch(schema).map_err(text));
+            (self.slices).send_with(move |schema| sched_slices.record_batch(schema));
         }
         if !migrations.is_empty() {
-            (self.migrations)
-                .send_with(move |schema| migrations.record_batch(schema).map_err(text));
+            (self.migrations).send_with(move |schema| migrations.record_batch(schema));
         }
         if !wakeups.is_empty() {
-            (self.wakeups).send_with(move |schema| wakeups.record_batch(schema).map_err(text));
+            (self.wakeups).send_with(move |schema| wakeups.record_batch(schema));
         }
     }
 
@@ -64,7 +62,7 @@ impl EventTables {
     }
 
     /// Waits for the queued rows to be encoded and completes the part.
-    pub fn finish(self) -> Result<(), TableError> {
+    fn finish(self) -> Result<(), TableError> {
         self.slices.finish()?;
         self.migrations.finish()?;
         self.wakeups.finish()?;

@@ -66,12 +66,12 @@ impl<T: Table + Send + 'static> BackgroundWriter<T> {
     /// Queues rows held in another form than `T`, as a function that builds their Arrow batch
     /// (of the schema it is given) on the encoding thread. The perf reader's compact rows use
     /// this: building the arrays there keeps the conversion off the reader's thread.
-    pub fn send_with(
+    pub fn send_with<E: std::fmt::Display>(
         &self,
-        build: impl FnOnce(SchemaRef) -> Result<RecordBatch, String> + Send + 'static,
+        build: impl FnOnce(SchemaRef) -> Result<RecordBatch, E> + Send + 'static,
     ) {
         self.queue(Box::new(move |writer| {
-            let batch = build(writer.schema()).map_err(|m| writer.schema_error(m))?;
+            let batch = build(writer.schema()).map_err(|e| writer.schema_error(e.to_string()))?;
             writer.write_batch(&batch)
         }));
     }
@@ -153,7 +153,7 @@ mod tests {
         let writer = BackgroundWriter::<QualityRow>::create(&path).unwrap();
         writer.send_with(|_| {
             let other = crate::schema_of::<crate::RunRow>();
-            Ok(RecordBatch::new_empty(other))
+            Ok::<_, String>(RecordBatch::new_empty(other))
         });
         let err = writer.finish().unwrap_err().to_string();
         assert!(
