@@ -101,10 +101,7 @@ pub fn start(
             let argv = perf_sched_argv(options, &ctx.run_dir.join(&file), control_options);
             record.files.push(file.clone());
             record.parse = Some("perf-sched".into());
-            let mut running = start_tool(plan, ctx, record, argv, None)?;
-            if let Running::Tool { control: slot, .. } = &mut running {
-                *slot = control;
-            }
+            let running = start_tool(plan, ctx, record, argv, None, control)?;
             // perf writes its header at once; wait for it so the workloads start under tracing.
             if let Err(why) =
                 wait_for_file(&ctx.run_dir.join(&file), &running, Duration::from_secs(5))
@@ -122,7 +119,7 @@ pub fn start(
             })?;
             let argv = turbostat_argv(options);
             record.parse = Some("turbostat".into());
-            let running = start_tool(plan, ctx, record, argv, Some(raw("turbostat.txt")))?;
+            let running = start_tool(plan, ctx, record, argv, Some(raw("turbostat.txt")), None)?;
             // turbostat fails within milliseconds where it cannot read MSRs; catch that now.
             std::thread::sleep(Duration::from_millis(300));
             exited_early(&running)?;
@@ -145,7 +142,14 @@ pub fn start(
                 )));
             }
             record.parse = parse.clone();
-            start_tool(plan, ctx, record, argv.clone(), Some(raw("stdout.txt")))
+            start_tool(
+                plan,
+                ctx,
+                record,
+                argv.clone(),
+                Some(raw("stdout.txt")),
+                None,
+            )
         }
     }
 }
@@ -226,6 +230,7 @@ fn start_tool(
     record: &mut MonitorRecord,
     argv: Vec<String>,
     stdout: Option<String>,
+    control: Option<PerfControl>,
 ) -> Result<Running, Unavailable> {
     let stderr = format!("raw/{}.stderr.txt", plan.name);
     let stdout_path = stdout.as_ref().map(|f| ctx.run_dir.join(f));
@@ -243,22 +248,28 @@ fn start_tool(
     Ok(Running::Tool {
         child: Box::new(child),
         stderr: stderr_path,
-        control: None,
+        control,
     })
 }
 
 fn exited_early(running: &Running) -> Result<(), Unavailable> {
-    if let Running::Tool { child, stderr, .. } = running
-        && let Ok(Some(exit)) = child.try_exit()
-    {
-        let message = process::tail(stderr, 3);
-        return Err(Unavailable(format!(
-            "exited at once with code {}: {}",
-            exit.code,
-            message.trim()
-        )));
+    match exit_message(running) {
+        Some(how) => Err(Unavailable(format!("exited at once {how}"))),
+        None => Ok(()),
     }
-    Ok(())
+}
+
+/// `with code N: <last lines of its stderr>` when an external tool has ended.
+fn exit_message(running: &Running) -> Option<String> {
+    let Running::Tool { child, stderr, .. } = running else {
+        return None;
+    };
+    let exit = child.try_exit().ok().flatten()?;
+    Some(format!(
+        "with code {}: {}",
+        exit.code,
+        process::tail(stderr, 3).trim()
+    ))
 }
 
 fn wait_for_file(path: &Path, running: &Running, limit: Duration) -> Result<(), Unavailable> {
@@ -322,22 +333,15 @@ impl Running {
     /// Starts recording a monitor that waits for its window (perf under a control FIFO); other
     /// monitors record from their start and have nothing to do.
     pub fn enable(&mut self) -> Result<(), String> {
+        // A perf that is gone would never answer: say why it went instead of waiting.
+        if let Some(how) = exit_message(self) {
+            return Err(format!("perf exited before its window {how}"));
+        }
         match self {
             Running::Tool {
                 control: Some(control),
-                child,
-                stderr,
-            } => {
-                // A perf that is gone would never answer: say why it went instead of waiting.
-                if let Ok(Some(exit)) = child.try_exit() {
-                    return Err(format!(
-                        "perf exited before its window with code {}: {}",
-                        exit.code,
-                        process::tail(stderr, 3).trim()
-                    ));
-                }
-                control.enable()
-            }
+                ..
+            } => control.enable(),
             _ => Ok(()),
         }
     }

@@ -103,7 +103,7 @@ pub fn options_for(ctl: &Path, ack: &Path) -> Vec<String> {
     ]
 }
 
-/// Where [`PerfControl::create`] puts the FIFOs, for `--dry-run` (the real name is random).
+/// Where [`PerfControl::open`] puts the FIFOs, for `--dry-run` (the real name is random).
 pub fn placeholder_paths() -> (PathBuf, PathBuf) {
     let dir = std::env::temp_dir().join("schedlab-perf-control-XXXXXX");
     (dir.join("ctl"), dir.join("ack"))
