@@ -253,13 +253,9 @@ impl<'a> Runner<'a> {
         Ok(outcome)
     }
 
+    /// Writes state.json atomically.
     fn save(&self, state: &State) -> Result<(), RunnerError> {
-        state
-            .save(&self.layout.state())
-            .map_err(|source| RunnerError::Io {
-                path: self.layout.state(),
-                source,
-            })
+        write_json(&self.layout.state(), state)
     }
 
     fn collect(&self, state: &mut State, outcome: &mut Outcome) -> Result<(), RunnerError> {

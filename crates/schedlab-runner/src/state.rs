@@ -72,12 +72,6 @@ impl State {
             .unwrap_or_default()
     }
 
-    /// Writes state.json atomically.
-    pub fn save(&self, path: &Path) -> std::io::Result<()> {
-        let bytes = serde_json::to_vec_pretty(self).map_err(std::io::Error::other)?;
-        schedlab_tables::write_file_atomic(path, &bytes)
-    }
-
     /// Why `stage` must be recomputed given its current inputs; empty when it is fresh.
     pub fn staleness(
         &self,
