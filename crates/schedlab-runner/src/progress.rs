@@ -9,29 +9,17 @@ pub fn collect_bar(run_id: &str, expected: Option<Duration>) -> ProgressBar {
     let Some(total) = expected else {
         return spinner(run_id);
     };
-    let bar = ProgressBar::new(total.as_millis() as u64).with_style(
-        ProgressStyle::with_template(
-            "{prefix:>24} [{bar:30}] {elapsed_precise} elapsed, {eta} left  {msg}",
-        )
-        .expect("valid template")
-        .progress_chars("=> "),
-    );
-    bar.set_prefix(run_id.to_owned());
+    let template = "{prefix:>24} [{bar:30}] {elapsed_precise} elapsed, {eta} left  {msg}";
+    let bar = bar(run_id, total.as_millis() as u64, template);
     bar.enable_steady_tick(Duration::from_millis(200));
     bar
 }
 
 /// A bar over bytes (perf.data read), with the time left.
 pub fn bytes_bar(what: &str, total: u64) -> ProgressBar {
-    let bar = ProgressBar::new(total).with_style(
-        ProgressStyle::with_template(
-            "{prefix:>24} [{bar:30}] {bytes}/{total_bytes} {elapsed_precise} elapsed, {eta} left",
-        )
-        .expect("valid template")
-        .progress_chars("=> "),
-    );
-    bar.set_prefix(what.to_owned());
-    bar
+    let template =
+        "{prefix:>24} [{bar:30}] {bytes}/{total_bytes} {elapsed_precise} elapsed, {eta} left";
+    bar(what, total, template)
 }
 
 /// A spinner with the elapsed time, for work whose length is not known in advance.
@@ -47,8 +35,17 @@ pub fn spinner(what: &str) -> ProgressBar {
 
 /// A bar over a count of items (runs parsed).
 pub fn count_bar(what: &str, total: u64) -> ProgressBar {
-    let bar = ProgressBar::new(total).with_style(
-        ProgressStyle::with_template("{prefix:>24} [{bar:30}] {pos}/{len} {elapsed_precise}")
+    bar(
+        what,
+        total,
+        "{prefix:>24} [{bar:30}] {pos}/{len} {elapsed_precise}",
+    )
+}
+
+/// A bar of `len` steps drawn with `template`, labelled `what`.
+fn bar(what: &str, len: u64, template: &str) -> ProgressBar {
+    let bar = ProgressBar::new(len).with_style(
+        ProgressStyle::with_template(template)
             .expect("valid template")
             .progress_chars("=> "),
     );
