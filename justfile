@@ -25,6 +25,10 @@ run NAME *ARGS: build
 analyze NAME *ARGS: build
     target/release/schedlab analyze pipelines/{{NAME}}.yaml {{ARGS}}
 
+# Compare pipelines/NAME.yaml's runs by label (or --by variant / a matrix variable), with 95 % intervals.
+compare NAME *ARGS: build
+    target/release/schedlab compare pipelines/{{NAME}}.yaml {{ARGS}}
+
 # Which runs of pipelines/NAME.yaml are on disk, and which stages are stale and why.
 status NAME: build
     target/release/schedlab status pipelines/{{NAME}}.yaml

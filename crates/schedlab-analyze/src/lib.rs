@@ -13,6 +13,7 @@
 //! Aggregation reads only `tables/` and writes only `aggregates/`: it never looks at raw files, so
 //! it reruns in a notebook-sized moment after an edit to the aggregate section.
 
+pub mod compare;
 pub mod from_placement;
 pub mod from_sched;
 pub mod thread;

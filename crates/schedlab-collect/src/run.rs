@@ -55,7 +55,7 @@ pub fn collect(request: &RunRequest<'_>) -> Result<Manifest, CollectError> {
         source,
     })?;
     check_programs(&plan.workloads)?;
-    let started_at = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
+    let started_at = humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string();
     let host = host::facts();
     let start_ns = monotonic_ns();
     let tracked: Tracked = Arc::new(Mutex::new(Vec::new()));

@@ -11,6 +11,10 @@
 //! A report never recomputes a figure: it formats aggregate rows. If a number in a report looks
 //! wrong, the place to look is the aggregate table it came from.
 
+mod comparison;
+
+pub use comparison::comparison_table;
+
 use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::path::{Path, PathBuf};

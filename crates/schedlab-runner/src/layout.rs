@@ -49,6 +49,11 @@ impl Layout {
         self.root.join("report")
     }
 
+    /// `schedlab compare`'s output: `by-<key>.parquet` and `by-<key>.md`.
+    pub fn compare(&self) -> PathBuf {
+        self.root.join("compare")
+    }
+
     pub fn state(&self) -> PathBuf {
         self.root.join("state.json")
     }

@@ -29,11 +29,15 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use schedlab_analyze::compare::CompareInputs;
 use schedlab_collect::{Manifest, RawFile, RunRequest, RunStatus};
-use schedlab_spec::Plan;
+use schedlab_spec::{Plan, variant_text};
+use schedlab_tables::{ComparisonRow, read_table};
 
 pub use layout::Layout;
 pub use parse_stage::CollectedRun;
+pub use schedlab_analyze::compare::GroupBy;
+pub use schedlab_report::comparison_table;
 pub use state::Stage;
 use state::{Inputs, StageRecord, State};
 
@@ -67,6 +71,8 @@ pub enum RunnerError {
     Analyze(#[from] schedlab_analyze::AnalyzeError),
     #[error(transparent)]
     Report(#[from] schedlab_report::ReportError),
+    #[error(transparent)]
+    Compare(#[from] schedlab_analyze::compare::CompareError),
 }
 
 /// Which stages a command runs, and which it recomputes whatever their fingerprints say.
@@ -140,6 +146,14 @@ pub struct Outcome {
     pub interrupted: bool,
     /// Runs collected by this command that ended `failed`.
     pub failed_runs: Vec<String>,
+}
+
+/// What `schedlab compare` computed and where it wrote it.
+#[derive(Debug)]
+pub struct Comparison {
+    pub rows: Vec<ComparisonRow>,
+    pub parquet: PathBuf,
+    pub markdown: PathBuf,
 }
 
 /// A run directory found on disk.
@@ -591,6 +605,50 @@ impl<'a> Runner<'a> {
             }
         }
         lines
+    }
+
+    /// Compares the analysed runs, grouped by `by`, with the `baseline` group (`schedlab
+    /// compare`): reads `tables/` and `aggregates/` and writes `compare/by-<by>.parquet` and
+    /// `.md`. It computes no stage: run the analysis first ([`StageSelection::analysis`]).
+    pub fn compare(&self, by: &GroupBy, baseline: Option<&str>) -> Result<Comparison, RunnerError> {
+        let _lock = lock::acquire(&self.layout.lock(), "schedlab compare")?;
+        let (tables, aggregates) = (self.layout.tables(), self.layout.aggregates());
+        let inputs = CompareInputs {
+            variant_order: self.plan.variants.iter().map(variant_text).collect(),
+            runs: read_table(&tables)?,
+            processes: read_table(&tables)?,
+            workload_metrics: read_table(&tables)?,
+            cpu_time: read_table(&aggregates)?,
+            throughput: read_table(&aggregates)?,
+        };
+        let (observations, groups) = schedlab_analyze::compare::observations(&inputs, by)?;
+        let rows = schedlab_analyze::compare::compare(&observations, &groups, by, baseline)?;
+        let dir = self.layout.compare();
+        std::fs::create_dir_all(&dir).map_err(|source| RunnerError::Io {
+            path: dir.clone(),
+            source,
+        })?;
+        let stem = format!("by-{}", by.name());
+        let parquet = dir.join(format!("{stem}.parquet"));
+        schedlab_tables::write_rows(&parquet, &rows)?;
+        let markdown = dir.join(format!("{stem}.md"));
+        let text = format!(
+            "# {}: compared by {}\n\n{}",
+            self.plan.name,
+            by.name(),
+            schedlab_report::comparison_table(&rows)
+        );
+        schedlab_tables::write_file_atomic(&markdown, text.as_bytes()).map_err(|source| {
+            RunnerError::Io {
+                path: markdown.clone(),
+                source,
+            }
+        })?;
+        Ok(Comparison {
+            rows,
+            parquet,
+            markdown,
+        })
     }
 
     /// Runs on disk and each stage's freshness, computing nothing.

@@ -199,12 +199,7 @@ fn parse_run(
         run_id: run_id.clone(),
         pipeline: m.pipeline.clone(),
         label: m.label.clone(),
-        variant: m
-            .variant
-            .iter()
-            .map(|(k, v)| format!("{k}={v}"))
-            .collect::<Vec<_>>()
-            .join(","),
+        variant: schedlab_spec::variant_text(&m.variant),
         repetition: m.repetition,
         host: m.host.hostname.clone(),
         kernel: m.host.kernel.clone(),

@@ -129,6 +129,7 @@ impl Checker<'_> {
             name,
             description: raw.description,
             runs,
+            variants: matrix_combinations(&raw.matrix),
             topology,
             aggregate: raw.aggregate,
             summarize: raw.summarize,

@@ -23,4 +23,6 @@ pub mod raw;
 
 pub use compile::{CompileOptions, compile, substitute};
 pub use diagnostic::{Diagnostic, closest};
-pub use plan::{CollectPlan, MonitorKind, MonitorPlan, Plan, Program, RunPlan, WorkloadPlan};
+pub use plan::{
+    CollectPlan, MonitorKind, MonitorPlan, Plan, Program, RunPlan, WorkloadPlan, variant_text,
+};

@@ -18,6 +18,9 @@ pub struct Plan {
     /// Runs in execution order: variants interleaved (a b c a b c …), so that drift over time
     /// does not masquerade as a difference between variants.
     pub runs: Vec<RunPlan>,
+    /// The matrix's combinations in the order the pipeline lists its values (one empty map
+    /// without a matrix): the order comparisons present them in, whatever order runs took.
+    pub variants: Vec<BTreeMap<String, String>>,
     /// Core classes declared in the pipeline, overriding detection.
     pub topology: Vec<(String, Vec<u32>)>,
     pub aggregate: Vec<AggregateStep>,
@@ -55,15 +58,12 @@ pub struct RunPlan {
     pub collect: CollectPlan,
 }
 
-impl RunPlan {
-    /// The matrix values as `k=v,k=v` (empty without a matrix).
-    pub fn variant_text(&self) -> String {
-        self.variant
-            .iter()
-            .map(|(k, v)| format!("{k}={v}"))
-            .collect::<Vec<_>>()
-            .join(",")
-    }
+/// Matrix values as `k=v,k=v` (empty without a matrix): the `variant` column of `runs`.
+pub fn variant_text(variant: &BTreeMap<String, String>) -> String {
+    (variant.iter())
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 #[derive(Debug, Clone, Serialize)]

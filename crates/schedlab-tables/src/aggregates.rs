@@ -130,3 +130,42 @@ pub struct ThroughputRow {
 impl Table for ThroughputRow {
     const NAME: &'static str = "throughput";
 }
+
+/// One figure of one group of runs against the baseline group (`schedlab compare`): the mean over
+/// the group's repetitions with its 95 % confidence interval, and the difference from the
+/// baseline's mean with Welch's 95 % interval, so a 2 % change can be told from noise.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ComparisonRow {
+    /// The runs of the group, joined by `,` (a comparison spans runs, so it has no single run_id).
+    pub run_ids: String,
+    /// What the runs were grouped by: `label`, `variant` or a matrix variable.
+    pub by: String,
+    /// What else tells these runs apart (the other matrix values, or the label); groups are
+    /// compared only within the same context.
+    pub context: String,
+    pub group: String,
+    pub baseline: String,
+    pub workload: String,
+    /// `<tool>/<metric>` as in `workload_metrics`, or `runner/wall_s`, `trace/cpu_time_s`,
+    /// `throughput/<test>/effective_bytes_per_s`.
+    pub metric: String,
+    pub unit: String,
+    /// Completed runs that had this figure.
+    pub runs: i64,
+    pub mean: f64,
+    /// Sample standard deviation (null for a single run).
+    pub stddev: Option<f64>,
+    pub ci_low: Option<f64>,
+    pub ci_high: Option<f64>,
+    /// `(mean - baseline mean) / baseline mean`, in percent (null on the baseline's own rows).
+    pub diff_pct: Option<f64>,
+    pub diff_ci_low_pct: Option<f64>,
+    pub diff_ci_high_pct: Option<f64>,
+    /// `baseline`, `higher`, `lower` (the interval of the difference excludes 0), `within noise`
+    /// (it includes 0), or `too few runs` (fewer than two in this group or the baseline).
+    pub verdict: String,
+}
+
+impl Table for ComparisonRow {
+    const NAME: &'static str = "comparison";
+}

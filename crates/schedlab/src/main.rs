@@ -66,6 +66,38 @@ enum Command {
         #[arg(long)]
         force: bool,
     },
+    /// Compare groups of runs: is a difference real, or noise?
+    ///
+    /// Groups the completed runs by their --label (e.g. the kernel each was collected under), by
+    /// their whole matrix variant, or by one matrix variable. For every workload and figure it
+    /// prints each group's mean over its repetitions with a 95 % confidence interval (Student's
+    /// t), and its difference from the baseline group with Welch's 95 % interval: `higher` or
+    /// `lower` when that interval excludes zero, `within noise` when it does not. Runs whose
+    /// other matrix values or label differ (the context) are not compared with each other.
+    ///
+    /// Figures: everything in workload_metrics (`time/wall_time_s`, `stress-ng/…`,
+    /// `openssl/…`), the runner's own wall time per workload process (`runner/wall_s`), CPU
+    /// time summed over the workload's threads (`sched/cpu_time_s` or `placement/cpu_time_s`,
+    /// when the pipeline aggregates cpu_time) and openssl's throughput over wall time
+    /// (`throughput/…`). Stale analysis stages run first (never collect); the result is written
+    /// to DATA/PIPELINE/compare/by-BY.parquet and by-BY.md.
+    #[command(verbatim_doc_comment)]
+    Compare {
+        pipeline: PathBuf,
+        #[command(flatten)]
+        common: Common,
+        /// `label`, `variant`, or the name of a matrix variable.
+        #[arg(long, default_value = "label")]
+        by: String,
+        /// The group the others are compared with (a matrix variable's value alone will do).
+        /// Default: the group whose first run started first.
+        #[arg(long)]
+        baseline: Option<String>,
+        /// Print only the figures whose name contains this text (repeatable); the files keep
+        /// every figure.
+        #[arg(long)]
+        metric: Vec<String>,
+    },
     /// Check pipelines without running anything: every error with file:line:column and a hint.
     Validate {
         #[arg(required = true)]
@@ -291,6 +323,41 @@ fn run(args: Args) -> anyhow::Result<ExitCode> {
             };
             execute(&pipeline, &common, None, selection)
         }
+        Command::Compare {
+            pipeline,
+            common,
+            by,
+            baseline,
+            metric,
+        } => {
+            let plan = load_plan(&pipeline)?;
+            let options = runner_options(&pipeline, &common, None, StageSelection::analysis())?;
+            stop_on_interrupt(&options)?;
+            let say = |line: &str| eprintln!("{line}");
+            let runner = Runner::new(&plan, &options, &say);
+            if runner.execute()?.interrupted {
+                return Ok(ExitCode::from(EXIT_INTERRUPTED));
+            }
+            let by = schedlab_runner::GroupBy::from_name(&by);
+            let comparison = runner.compare(&by, baseline.as_deref())?;
+            let shown: Vec<_> = (comparison.rows.into_iter())
+                .filter(|r| metric.is_empty() || metric.iter().any(|m| r.metric.contains(m)))
+                .collect();
+            if shown.is_empty() {
+                bail!(
+                    "no figure's name contains {} (see {})",
+                    metric.join(" or "),
+                    comparison.markdown.display()
+                );
+            }
+            print!("{}", schedlab_runner::comparison_table(&shown));
+            eprintln!(
+                "compare: wrote {} and {}",
+                comparison.markdown.display(),
+                comparison.parquet.display()
+            );
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Validate { pipelines } => {
             let mut failed = false;
             for pipeline in &pipelines {
@@ -449,14 +516,9 @@ fn runner_options(
     })
 }
 
-fn execute(
-    pipeline: &Path,
-    common: &Common,
-    label: Option<String>,
-    selection: StageSelection,
-) -> anyhow::Result<ExitCode> {
-    let plan = load_plan(pipeline)?;
-    let options = runner_options(pipeline, common, label, selection)?;
+/// The first Ctrl-C or SIGTERM sets the runner's flag (it stops workloads and monitors, or
+/// stops after the running stage); a second exits at once.
+fn stop_on_interrupt(options: &RunnerOptions) -> anyhow::Result<()> {
     let flag = options.interrupt.clone();
     ctrlc::set_handler(move || {
         if flag.swap(true, Ordering::SeqCst) {
@@ -467,7 +529,18 @@ fn execute(
             "schedlab: interrupted: stopping workloads and monitors, or after the running stage…"
         );
     })
-    .context("cannot install the Ctrl-C handler")?;
+    .context("cannot install the Ctrl-C handler")
+}
+
+fn execute(
+    pipeline: &Path,
+    common: &Common,
+    label: Option<String>,
+    selection: StageSelection,
+) -> anyhow::Result<ExitCode> {
+    let plan = load_plan(pipeline)?;
+    let options = runner_options(pipeline, common, label, selection)?;
+    stop_on_interrupt(&options)?;
     let say = |line: &str| eprintln!("{line}");
     let outcome = Runner::new(&plan, &options, &say).execute()?;
     if let Some(summary) = &outcome.summary {

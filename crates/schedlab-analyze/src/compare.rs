@@ -1,0 +1,627 @@
+//! Repetitions into comparisons: is a difference between two configurations real, or noise?
+//!
+//! Seed 002 times kernel builds under three kernels, five times each, and asks whether a 2-3 %
+//! difference is real. [`observations`] turns every completed run into one value per workload
+//! and figure; [`compare`] groups the runs (by label, by variant, or by one matrix variable) and
+//! reports, per group, the mean over its repetitions with a Student-t 95 % interval, and its
+//! difference from the baseline group with Welch's 95 % interval. A difference whose interval
+//! excludes zero is `higher` or `lower`; one whose interval includes zero is `within noise`.
+//!
+//! Welch's interval does not assume the groups have equal variance: a noisier kernel does not
+//! borrow the quieter one's spread. Runs are compared only with runs that share everything but
+//! the grouping key (the *context*), so `--by label` on a pipeline with a matrix compares each
+//! variant across labels separately.
+
+use std::collections::BTreeMap;
+
+use schedlab_tables::{
+    ComparisonRow, CpuTimeRow, ProcessRow, RunRow, ThroughputRow, WorkloadMetricRow,
+};
+use statrs::distribution::{ContinuousCDF, StudentsT};
+
+/// The confidence level of every interval.
+const CONFIDENCE: f64 = 0.95;
+
+/// What runs are grouped by.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GroupBy {
+    /// The `--label` a run was collected with (e.g. the kernel under test).
+    Label,
+    /// The whole matrix expansion (`workers=4,pin=none`).
+    Variant,
+    /// One matrix variable; the others become the context.
+    Variable(String),
+}
+
+impl GroupBy {
+    pub fn from_name(name: &str) -> GroupBy {
+        match name {
+            "label" => GroupBy::Label,
+            "variant" => GroupBy::Variant,
+            other => GroupBy::Variable(other.to_owned()),
+        }
+    }
+
+    pub fn name(&self) -> &str {
+        match self {
+            GroupBy::Label => "label",
+            GroupBy::Variant => "variant",
+            GroupBy::Variable(name) => name,
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum CompareError {
+    #[error("no completed run to compare ({failed} failed or interrupted)")]
+    NoCompletedRuns { failed: usize },
+    #[error(
+        "no run has the matrix variable `{name}` (hint: group by `label`, `variant`{})",
+        known.iter().map(|k| format!(", `{k}`")).collect::<String>()
+    )]
+    UnknownVariable { name: String, known: Vec<String> },
+    #[error("no group `{name}` to use as the baseline (groups: {})", known.join(", "))]
+    UnknownBaseline { name: String, known: Vec<String> },
+}
+
+/// The tables a comparison reads: the parse stage's `runs`, `processes` and `workload_metrics`,
+/// and the `cpu_time` and `throughput` aggregates where the pipeline computed them.
+#[derive(Debug, Default)]
+pub struct CompareInputs {
+    /// The pipeline's matrix variants (`k=v,k=v`, as in `runs.variant`) in the order it lists
+    /// them: groups of variants come in this order, so the default baseline is the matrix's first
+    /// value even when `shuffle` ran another first.
+    pub variant_order: Vec<String>,
+    pub runs: Vec<RunRow>,
+    pub processes: Vec<ProcessRow>,
+    pub workload_metrics: Vec<WorkloadMetricRow>,
+    pub cpu_time: Vec<CpuTimeRow>,
+    pub throughput: Vec<ThroughputRow>,
+}
+
+/// One figure of one run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Observation {
+    pub run_id: String,
+    pub group: String,
+    pub context: String,
+    pub workload: String,
+    pub metric: String,
+    pub unit: String,
+    pub value: f64,
+}
+
+/// A figure of a run: where several instances or threads report it, their mean; CPU time is
+/// the sum over the workload's threads.
+#[derive(Default)]
+struct Figure {
+    unit: String,
+    sum: f64,
+    count: u32,
+    summed: bool,
+}
+
+impl Figure {
+    fn value(&self) -> f64 {
+        if self.summed {
+            self.sum
+        } else {
+            self.sum / f64::from(self.count)
+        }
+    }
+}
+
+/// One value per completed run, workload and figure, with the run's group and context; and the
+/// groups in order: labels as first collected, variants as the pipeline lists them (the default
+/// baseline is the first).
+pub fn observations(
+    inputs: &CompareInputs,
+    by: &GroupBy,
+) -> Result<(Vec<Observation>, Vec<String>), CompareError> {
+    let completed: Vec<&RunRow> = (inputs.runs.iter())
+        .filter(|r| r.status == "completed")
+        .collect();
+    if completed.is_empty() {
+        return Err(CompareError::NoCompletedRuns {
+            failed: inputs.runs.len(),
+        });
+    }
+    let mut placed: BTreeMap<&str, (String, String)> = BTreeMap::new();
+    for run in &completed {
+        let Some(place) = group_and_context(run, by) else {
+            continue;
+        };
+        placed.insert(&run.run_id, place);
+    }
+    if placed.is_empty() {
+        let mut known: Vec<String> = (completed.iter())
+            .flat_map(|r| variables(&r.variant).map(|(k, _)| k.to_owned()))
+            .collect();
+        known.sort();
+        known.dedup();
+        return Err(CompareError::UnknownVariable {
+            name: by.name().to_owned(),
+            known,
+        });
+    }
+
+    // Labels in the order they were first collected; variants in the pipeline's order, then
+    // (for variants no longer in the pipeline) by when they were collected.
+    let mut order: Vec<(usize, &str, &str)> = (completed.iter())
+        .filter_map(|r| {
+            let (group, _) = placed.get(r.run_id.as_str())?;
+            let rank = match by {
+                GroupBy::Label => 0,
+                _ => (inputs.variant_order.iter())
+                    .position(|v| *v == r.variant)
+                    .unwrap_or(usize::MAX),
+            };
+            Some((rank, r.started_at.as_str(), group.as_str()))
+        })
+        .collect();
+    order.sort();
+    let mut groups: Vec<String> = Vec::new();
+    for (_, _, group) in order {
+        if !groups.iter().any(|g| g == group) {
+            groups.push(group.to_owned());
+        }
+    }
+
+    // (run, workload, metric)
+    let mut figures: BTreeMap<(String, String, String), Figure> = BTreeMap::new();
+    let mut add = |run: &str, workload: &str, metric: String, unit: &str, value: f64, summed| {
+        let key = (run.to_owned(), workload.to_owned(), metric);
+        let figure = figures.entry(key).or_default();
+        figure.unit = unit.to_owned();
+        figure.sum += value;
+        figure.count += 1;
+        figure.summed = summed;
+    };
+    for m in &inputs.workload_metrics {
+        let metric = format!("{}/{}", m.tool, m.metric);
+        add(&m.run_id, &m.workload, metric, &m.unit, m.value, false);
+    }
+    for p in &inputs.processes {
+        if let Some(end) = p.end_ns {
+            let wall_s = (end - p.start_ns) as f64 / 1e9;
+            add(
+                &p.run_id,
+                &p.workload,
+                "runner/wall_s".into(),
+                "s",
+                wall_s,
+                false,
+            );
+        }
+    }
+    for c in &inputs.cpu_time {
+        let metric = format!("{}/cpu_time_s", c.source);
+        add(
+            &c.run_id,
+            &c.workload,
+            metric,
+            "s",
+            c.cpu_time_ns as f64 / 1e9,
+            true,
+        );
+    }
+    for t in &inputs.throughput {
+        let metric = format!("throughput/{}/effective_bytes_per_s", t.test);
+        add(
+            &t.run_id,
+            &t.workload,
+            metric,
+            "B/s",
+            t.effective_bytes_per_s,
+            false,
+        );
+    }
+
+    let observations = (figures.into_iter())
+        .filter_map(|((run_id, workload, metric), figure)| {
+            let (group, context) = placed.get(run_id.as_str())?;
+            Some(Observation {
+                run_id,
+                group: group.clone(),
+                context: context.clone(),
+                workload,
+                metric,
+                unit: figure.unit.clone(),
+                value: figure.value(),
+            })
+        })
+        .collect();
+    Ok((observations, groups))
+}
+
+/// The `key=value` pairs of a run's variant.
+fn variables(variant: &str) -> impl Iterator<Item = (&str, &str)> {
+    (variant.split(',')).filter_map(|pair| pair.split_once('='))
+}
+
+/// A run's group under `by`, and what else tells it apart; `None` when the run lacks the
+/// grouping variable.
+fn group_and_context(run: &RunRow, by: &GroupBy) -> Option<(String, String)> {
+    let label = run.label.clone().unwrap_or_default();
+    Some(match by {
+        GroupBy::Label => (
+            run.label.clone().unwrap_or_else(|| "(no label)".to_owned()),
+            run.variant.clone(),
+        ),
+        GroupBy::Variant => (
+            if run.variant.is_empty() {
+                "(no matrix)".to_owned()
+            } else {
+                run.variant.clone()
+            },
+            label,
+        ),
+        GroupBy::Variable(name) => {
+            let (_, value) = variables(&run.variant).find(|(k, _)| k == name)?;
+            let mut rest: Vec<String> = (variables(&run.variant))
+                .filter(|(k, _)| k != name)
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect();
+            if !label.is_empty() {
+                rest.insert(0, format!("label={label}"));
+            }
+            (format!("{name}={value}"), rest.join(","))
+        }
+    })
+}
+
+/// Mean, sample standard deviation and count of a group's values.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Sample {
+    pub n: usize,
+    pub mean: f64,
+    pub stddev: Option<f64>,
+}
+
+impl Sample {
+    pub fn of(values: &[f64]) -> Sample {
+        let n = values.len();
+        let mean = values.iter().sum::<f64>() / n as f64;
+        let stddev = (n >= 2).then(|| {
+            let squares: f64 = values.iter().map(|v| (v - mean).powi(2)).sum();
+            (squares / (n - 1) as f64).sqrt()
+        });
+        Sample { n, mean, stddev }
+    }
+
+    /// The 95 % confidence interval of the mean (Student's t with n-1 degrees of freedom).
+    pub fn interval(&self) -> Option<(f64, f64)> {
+        let sd = self.stddev?;
+        let half = t_quantile(self.n as f64 - 1.0) * sd / (self.n as f64).sqrt();
+        Some((self.mean - half, self.mean + half))
+    }
+
+    /// Welch's 95 % confidence interval of `self.mean - baseline.mean`.
+    pub fn difference_interval(&self, baseline: &Sample) -> Option<(f64, f64)> {
+        let (a, b) = (self.stddev?, baseline.stddev?);
+        let diff = self.mean - baseline.mean;
+        let va = a * a / self.n as f64;
+        let vb = b * b / baseline.n as f64;
+        let se = (va + vb).sqrt();
+        if se == 0.0 {
+            return Some((diff, diff));
+        }
+        // Welch-Satterthwaite degrees of freedom.
+        let df = (va + vb).powi(2)
+            / (va * va / (self.n as f64 - 1.0) + vb * vb / (baseline.n as f64 - 1.0));
+        let half = t_quantile(df) * se;
+        Some((diff - half, diff + half))
+    }
+}
+
+/// The two-sided 95 % quantile of Student's t with `df` degrees of freedom.
+fn t_quantile(df: f64) -> f64 {
+    StudentsT::new(0.0, 1.0, df)
+        .expect("degrees of freedom are positive")
+        .inverse_cdf(1.0 - (1.0 - CONFIDENCE) / 2.0)
+}
+
+/// Compares every group with the baseline (by default the first of `groups`), per context,
+/// workload and figure.
+pub fn compare(
+    observations: &[Observation],
+    groups: &[String],
+    by: &GroupBy,
+    baseline: Option<&str>,
+) -> Result<Vec<ComparisonRow>, CompareError> {
+    let baseline = match baseline {
+        None => groups[0].clone(),
+        Some(wanted) => (groups.iter())
+            .find(|g| *g == wanted || g.split_once('=').is_some_and(|(_, v)| v == wanted))
+            .cloned()
+            .ok_or_else(|| CompareError::UnknownBaseline {
+                name: wanted.to_owned(),
+                known: groups.to_vec(),
+            })?,
+    };
+    let rank = |group: &str| groups.iter().position(|g| g == group);
+
+    type Key<'a> = (&'a str, &'a str, &'a str, &'a str);
+    let mut cells: BTreeMap<Key<'_>, BTreeMap<usize, Vec<&Observation>>> = BTreeMap::new();
+    for o in observations {
+        let key = (
+            o.context.as_str(),
+            o.workload.as_str(),
+            o.metric.as_str(),
+            o.unit.as_str(),
+        );
+        let group = rank(&o.group).expect("every observation's group is listed");
+        cells
+            .entry(key)
+            .or_default()
+            .entry(group)
+            .or_default()
+            .push(o);
+    }
+
+    let mut rows = Vec::new();
+    for ((context, workload, metric, unit), by_group) in cells {
+        let sample_of =
+            |group: &[&Observation]| Sample::of(&group.iter().map(|o| o.value).collect::<Vec<_>>());
+        let base = (by_group.get(&rank(&baseline).expect("baseline is a group")))
+            .map(|group| sample_of(group));
+        for (index, group) in by_group {
+            let sample = sample_of(&group);
+            let is_baseline = groups[index] == baseline;
+            let difference = base.filter(|_| !is_baseline).map(|base| {
+                let percent = |x: f64| (base.mean != 0.0).then(|| 100.0 * x / base.mean);
+                let interval = sample.difference_interval(&base);
+                let verdict = match interval {
+                    None => "too few runs",
+                    Some((low, _)) if low > 0.0 => "higher",
+                    Some((_, high)) if high < 0.0 => "lower",
+                    Some(_) => "within noise",
+                };
+                (
+                    percent(sample.mean - base.mean),
+                    interval.and_then(|(low, high)| Some((percent(low)?, percent(high)?))),
+                    verdict,
+                )
+            });
+            let verdict = match (&difference, is_baseline) {
+                (_, true) => "baseline",
+                (Some((_, _, verdict)), false) => verdict,
+                (None, false) => "no baseline runs",
+            };
+            let interval = sample.interval();
+            rows.push(ComparisonRow {
+                run_ids: (group.iter().map(|o| o.run_id.as_str()))
+                    .collect::<Vec<_>>()
+                    .join(","),
+                by: by.name().to_owned(),
+                context: context.to_owned(),
+                group: groups[index].clone(),
+                baseline: baseline.clone(),
+                workload: workload.to_owned(),
+                metric: metric.to_owned(),
+                unit: unit.to_owned(),
+                runs: sample.n as i64,
+                mean: sample.mean,
+                stddev: sample.stddev,
+                ci_low: interval.map(|i| i.0),
+                ci_high: interval.map(|i| i.1),
+                diff_pct: difference.as_ref().and_then(|d| d.0),
+                diff_ci_low_pct: difference.as_ref().and_then(|d| d.1.map(|i| i.0)),
+                diff_ci_high_pct: difference.as_ref().and_then(|d| d.1.map(|i| i.1)),
+                verdict: verdict.to_owned(),
+            });
+        }
+    }
+    Ok(rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // Expected values from SciPy 1.17.1, an independent implementation:
+    // `stats.t.interval(0.95, n-1, loc=mean, scale=stats.sem(x))` and
+    // `stats.ttest_ind(x, y, equal_var=False).confidence_interval(0.95)`.
+    const A: [f64; 5] = [612.4, 609.8, 615.1, 611.0, 613.7];
+    const B: [f64; 5] = [626.9, 631.2, 624.5, 629.8, 628.1];
+    const C: [f64; 5] = [612.0, 618.3, 605.9, 614.4, 609.1];
+
+    fn close(actual: (f64, f64), expected: (f64, f64)) {
+        let ok = (actual.0 - expected.0).abs() < 1e-6 && (actual.1 - expected.1).abs() < 1e-6;
+        assert!(ok, "{actual:?} != {expected:?}");
+    }
+
+    #[test]
+    fn the_mean_interval_agrees_with_scipy() {
+        let a = Sample::of(&A);
+        assert_eq!(a.n, 5);
+        assert!((a.stddev.unwrap() - 2.103568397).abs() < 1e-8);
+        close(
+            a.interval().unwrap(),
+            (609.7880748539388, 615.0119251460611),
+        );
+        close(
+            Sample::of(&C).interval().unwrap(),
+            (606.0159483244825, 617.8640516755174),
+        );
+    }
+
+    #[test]
+    fn welchs_interval_agrees_with_scipy() {
+        let (a, b, c) = (Sample::of(&A), Sample::of(&B), Sample::of(&C));
+        close(
+            b.difference_interval(&a).unwrap(),
+            (12.23072892555371, 19.169271074446154),
+        );
+        close(
+            c.difference_interval(&a).unwrap(),
+            (-6.294419217249497, 5.374419217249424),
+        );
+    }
+
+    #[test]
+    fn one_run_has_no_interval_and_equal_constants_have_a_point_interval() {
+        assert_eq!(Sample::of(&[3.0]).interval(), None);
+        let same = Sample::of(&[4.0, 4.0, 4.0]);
+        assert_eq!(same.difference_interval(&same), Some((0.0, 0.0)));
+    }
+
+    fn run(id: &str, label: Option<&str>, variant: &str, started: &str, status: &str) -> RunRow {
+        RunRow {
+            run_id: id.into(),
+            pipeline: "p".into(),
+            label: label.map(Into::into),
+            variant: variant.into(),
+            repetition: 1,
+            host: "h".into(),
+            kernel: "k".into(),
+            cpu_model: "c".into(),
+            started_at: started.into(),
+            status: status.into(),
+            duration_ns: 1,
+            trace_window_start_ns: None,
+            trace_window_end_ns: None,
+        }
+    }
+
+    fn wall(run_id: &str, seconds: f64) -> WorkloadMetricRow {
+        WorkloadMetricRow {
+            run_id: run_id.into(),
+            workload: "build".into(),
+            instance: 0,
+            tid: None,
+            tool: "time".into(),
+            metric: "wall_time_s".into(),
+            value: seconds,
+            unit: "s".into(),
+        }
+    }
+
+    /// Two kernels, five builds each, labelled in the order they were booted; one failed run.
+    fn two_kernels() -> CompareInputs {
+        let mut inputs = CompareInputs::default();
+        for (i, (a, b)) in A.iter().zip(B).enumerate() {
+            let (ra, rb) = (format!("x-new-r{i}"), format!("x-old-r{i}"));
+            inputs.runs.push(run(
+                &ra,
+                Some("new"),
+                "",
+                &format!("2026-11-30T02:0{i}"),
+                "completed",
+            ));
+            inputs.runs.push(run(
+                &rb,
+                Some("old"),
+                "",
+                &format!("2026-11-30T01:0{i}"),
+                "completed",
+            ));
+            inputs.workload_metrics.push(wall(&ra, *a));
+            inputs.workload_metrics.push(wall(&rb, b));
+        }
+        inputs.runs.push(run(
+            "x-old-r9",
+            Some("old"),
+            "",
+            "2026-11-30T01:09",
+            "failed",
+        ));
+        inputs.workload_metrics.push(wall("x-old-r9", 1e6));
+        inputs
+    }
+
+    #[test]
+    fn labels_are_compared_with_the_first_booted_and_failed_runs_are_left_out() {
+        let (seen, groups) = observations(&two_kernels(), &GroupBy::Label).unwrap();
+        assert_eq!(
+            groups,
+            ["old", "new"],
+            "the label whose first run started first leads"
+        );
+        let rows = compare(&seen, &groups, &GroupBy::Label, None).unwrap();
+        assert_eq!(rows.len(), 2);
+        let (old, new) = (&rows[0], &rows[1]);
+        assert_eq!(
+            (old.group.as_str(), old.verdict.as_str()),
+            ("old", "baseline")
+        );
+        assert_eq!(old.runs, 5, "the failed run is not counted");
+        assert!((old.mean - 628.1).abs() < 1e-9);
+        assert_eq!(new.verdict, "lower");
+        assert!((new.diff_pct.unwrap() - (-15.7 / 628.1 * 100.0)).abs() < 1e-9);
+        let (low, high) = (new.diff_ci_low_pct.unwrap(), new.diff_ci_high_pct.unwrap());
+        assert!(
+            (low - (-19.169271074446154 / 628.1 * 100.0)).abs() < 1e-6,
+            "{low}"
+        );
+        assert!(
+            (high - (-12.23072892555371 / 628.1 * 100.0)).abs() < 1e-6,
+            "{high}"
+        );
+
+        let rows = compare(&seen, &groups, &GroupBy::Label, Some("new")).unwrap();
+        assert_eq!(
+            (rows[0].group.as_str(), rows[0].verdict.as_str()),
+            ("old", "higher")
+        );
+        assert_eq!(rows[1].verdict, "baseline");
+        let err = compare(&seen, &groups, &GroupBy::Label, Some("nope")).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "no group `nope` to use as the baseline (groups: old, new)"
+        );
+    }
+
+    #[test]
+    fn a_matrix_variable_groups_and_the_other_values_become_the_context() {
+        let mut inputs = CompareInputs::default();
+        for (i, (variant, seconds)) in [
+            ("workers=1,pin=none", 10.0),
+            ("workers=2,pin=none", 20.0),
+            ("workers=1,pin=0", 11.0),
+            ("workers=2,pin=0", 22.0),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let id = format!("r{i}");
+            inputs
+                .runs
+                .push(run(&id, None, variant, &format!("t{i}"), "completed"));
+            inputs.workload_metrics.push(wall(&id, seconds));
+        }
+        let by = GroupBy::from_name("workers");
+        let (seen, groups) = observations(&inputs, &by).unwrap();
+        assert_eq!(groups, ["workers=1", "workers=2"]);
+        let rows = compare(&seen, &groups, &by, Some("1")).unwrap();
+        let summary: Vec<(&str, &str, &str)> = (rows.iter())
+            .map(|r| (r.context.as_str(), r.group.as_str(), r.verdict.as_str()))
+            .collect();
+        assert_eq!(
+            summary,
+            [
+                ("pin=0", "workers=1", "baseline"),
+                ("pin=0", "workers=2", "too few runs"),
+                ("pin=none", "workers=1", "baseline"),
+                ("pin=none", "workers=2", "too few runs"),
+            ]
+        );
+        assert_eq!(rows[1].diff_pct, Some(100.0));
+
+        // The pipeline's order wins over the order runs happened to start in (`shuffle`).
+        inputs.variant_order = ["workers=2,pin=none", "workers=1,pin=none"]
+            .map(String::from)
+            .to_vec();
+        assert_eq!(
+            observations(&inputs, &by).unwrap().1,
+            ["workers=2", "workers=1"]
+        );
+
+        let err = observations(&inputs, &GroupBy::from_name("nproc")).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "no run has the matrix variable `nproc` (hint: group by `label`, `variant`, `pin`, `workers`)"
+        );
+    }
+}

@@ -1,0 +1,136 @@
+//! `schedlab compare` on real runs: stress-ng doing a fixed amount of work per variant, and
+//! runs collected under two labels.
+
+mod util;
+
+use schedlab_tables::{ComparisonRow, read_rows};
+use util::Sandbox;
+
+/// stress-ng stops after a fixed number of bogo operations, so the second variant does three
+/// times the work of the first: a difference no noise on a busy CI machine can hide.
+const OPS: &str = "\
+name: ops
+matrix: { ops: [500, 1500] }
+repeat: 3
+collect:
+  workloads:
+    spin:
+      run: [stress-ng, --cpu, \"1\", --cpu-method, int64, --cpu-ops, \"${ops}\", --metrics-brief]
+      parse: stress-ng
+";
+
+fn row<'a>(rows: &'a [ComparisonRow], metric: &str, group: &str) -> &'a ComparisonRow {
+    (rows.iter())
+        .find(|r| r.metric == metric && r.group == group)
+        .unwrap_or_else(|| panic!("no {metric} row for {group}: {rows:#?}"))
+}
+
+#[test]
+fn three_times_the_work_is_higher_and_the_rate_is_compared_too() {
+    let sandbox = Sandbox::new();
+    let pipeline = sandbox.write("ops.yaml", OPS);
+    let pipeline = pipeline.to_str().unwrap();
+    let run = sandbox.schedlab(&["run", pipeline]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+
+    let compare = sandbox.schedlab(&["compare", pipeline, "--by", "ops"]);
+    assert_eq!(compare.code, 0, "{}", compare.stderr);
+    assert!(
+        compare.stderr.contains("parse: fresh, nothing to do"),
+        "the analysis is brought up to date first: {}",
+        compare.stderr
+    );
+    let rows: Vec<ComparisonRow> =
+        read_rows(&sandbox.data("ops", "compare/by-ops.parquet")).unwrap();
+
+    // stress-ng's own count of the work it did: exactly what each variant asked for.
+    let (small, large) = (
+        row(&rows, "stress-ng/cpu/bogo_ops", "ops=500"),
+        row(&rows, "stress-ng/cpu/bogo_ops", "ops=1500"),
+    );
+    assert_eq!(
+        (small.runs, small.mean, small.stddev),
+        (3, 500.0, Some(0.0))
+    );
+    assert_eq!((large.mean, large.diff_pct), (1500.0, Some(200.0)));
+    assert_eq!(large.verdict, "higher");
+    assert_eq!(small.verdict, "baseline");
+    assert_eq!(small.baseline, "ops=500", "the variant collected first");
+
+    // The runner's wall time of the process, from its own clock: three times the work takes
+    // longer, whatever else the machine was doing.
+    let wall = row(&rows, "runner/wall_s", "ops=1500");
+    assert_eq!(wall.verdict, "higher", "{wall:#?}");
+    assert!(wall.diff_ci_low_pct.unwrap() > 0.0);
+    // ...and it agrees with stress-ng's own run time, to stress-ng's start-up and rounding.
+    let own = row(&rows, "stress-ng/cpu/real_time_s", "ops=1500");
+    assert!(
+        (wall.mean - own.mean).abs() < 0.1 + 0.2 * own.mean,
+        "runner {} s vs stress-ng {} s",
+        wall.mean,
+        own.mean
+    );
+
+    // The terminal shows the same rows as the Markdown file, filtered by --metric.
+    let shown = sandbox.schedlab(&["compare", pipeline, "--by", "ops", "--metric", "bogo_ops"]);
+    assert_eq!(shown.code, 0, "{}", shown.stderr);
+    let lines: Vec<&str> = shown
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("| spin"))
+        .collect();
+    assert!(
+        lines.iter().all(|l| l.contains("bogo_ops")) && lines.len() == 6,
+        "{}",
+        shown.stdout
+    );
+    let markdown = std::fs::read_to_string(sandbox.data("ops", "compare/by-ops.md")).unwrap();
+    assert!(lines.iter().all(|l| markdown.contains(l)), "{markdown}");
+}
+
+#[test]
+fn labels_are_compared_with_the_first_label_collected_and_bad_choices_are_explained() {
+    let sandbox = Sandbox::new();
+    let pipeline = sandbox.write(
+        "lab.yaml",
+        "name: lab\nrepeat: 2\ncollect:\n  workloads:\n    spin:\n      \
+         run: [stress-ng, --cpu, \"1\", --cpu-ops, \"50\", --metrics-brief]\n      \
+         parse: stress-ng\n",
+    );
+    let pipeline = pipeline.to_str().unwrap();
+    for label in ["before", "after"] {
+        let run = sandbox.schedlab(&["run", pipeline, "--label", label]);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+    }
+    let compare = sandbox.schedlab(&["compare", pipeline]);
+    assert_eq!(compare.code, 0, "{}", compare.stderr);
+    let rows: Vec<ComparisonRow> =
+        read_rows(&sandbox.data("lab", "compare/by-label.parquet")).unwrap();
+    let wall: Vec<(&str, i64, &str)> = (rows.iter())
+        .filter(|r| r.metric == "runner/wall_s")
+        .map(|r| (r.group.as_str(), r.runs, r.baseline.as_str()))
+        .collect();
+    assert_eq!(wall, [("before", 2, "before"), ("after", 2, "before")]);
+    let after = row(&rows, "runner/wall_s", "after");
+    assert_eq!(after.run_ids.split(',').count(), 2);
+    assert!(after.run_ids.split(',').all(|id| id.contains("-after-")));
+
+    let unknown = sandbox.schedlab(&["compare", pipeline, "--by", "workers"]);
+    assert_eq!(unknown.code, 2);
+    assert!(
+        unknown.stderr.contains(
+            "no run has the matrix variable `workers` (hint: group by `label`, `variant`)"
+        ),
+        "{}",
+        unknown.stderr
+    );
+    let baseline = sandbox.schedlab(&["compare", pipeline, "--baseline", "kernel-6.1"]);
+    assert_eq!(baseline.code, 2);
+    assert!(
+        baseline
+            .stderr
+            .contains("no group `kernel-6.1` to use as the baseline (groups: before, after)"),
+        "{}",
+        baseline.stderr
+    );
+}
