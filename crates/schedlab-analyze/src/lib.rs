@@ -14,6 +14,7 @@
 //! it reruns in a notebook-sized moment after an edit to the aggregate section.
 
 pub mod compare;
+pub mod cpu_activity;
 pub mod from_placement;
 pub mod from_sched;
 pub mod thread;
@@ -249,7 +250,33 @@ pub fn aggregate(
     write_step!(sched_delay, "sched_delay");
     write_step!(cpu_time, "cpu_time");
     write_step!(throughput, "throughput");
+
+    let windows = activity_windows(steps);
+    if !windows.is_empty() {
+        let samples = schedlab_tables::turbostat::read_turbostat(tables_dir)?;
+        let rows = cpu_activity::activity(&samples, &tables.cpus, &tables.processes, &windows);
+        let path = out_dir.join("cpu_activity.parquet");
+        write_rows(&path, &rows)?;
+        written.push(path);
+    }
     Ok(written)
+}
+
+/// The windows the `cpu_activity` steps ask for: the whole run for a step without `workload`,
+/// that workload's lifetime for one with. A pipeline without aggregate steps gets the run.
+fn activity_windows(steps: &[AggregateStep]) -> Vec<String> {
+    if steps.is_empty() {
+        return vec![cpu_activity::RUN_WINDOW.to_owned()];
+    }
+    let mut windows: Vec<String> = (steps.iter())
+        .filter(|s| matches!(s, AggregateStep::CpuActivity(_)))
+        .map(|s| match &s.options().workload {
+            Some(workload) => workload.value.clone(),
+            None => cpu_activity::RUN_WINDOW.to_owned(),
+        })
+        .collect();
+    windows.dedup();
+    windows
 }
 
 /// Which workloads step `name` keeps: `None` when the pipeline has no such step, an empty list

@@ -11,6 +11,7 @@
 //! A report never recomputes a figure: it formats aggregate rows. If a number in a report looks
 //! wrong, the place to look is the aggregate table it came from.
 
+mod activity;
 mod comparison;
 
 pub use comparison::comparison_table;
@@ -20,8 +21,8 @@ use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
 use schedlab_tables::{
-    CpuTimeRow, MigrationSummaryRow, QualityRow, ResidencyRow, SchedDelayRow, TableError,
-    WorkloadMetricRow, read_table,
+    CpuActivityRow, CpuTimeRow, MigrationSummaryRow, QualityRow, ResidencyRow, SchedDelayRow,
+    TableError, WorkloadMetricRow, read_table,
 };
 
 #[derive(Debug, thiserror::Error)]
@@ -42,6 +43,9 @@ pub enum ReportError {
 pub struct Summary {
     /// The per-thread table, Markdown (readable as plain text in a terminal).
     pub table: String,
+    /// turbostat's CPU activity per window (all CPUs, per class, busy CPUs), when the
+    /// pipeline aggregates `cpu_activity` and turbostat ran.
+    pub activity: Option<String>,
     /// Quality warnings, one line each.
     pub warnings: Vec<String>,
 }
@@ -72,6 +76,7 @@ pub fn summarize(pipeline: &str, paths: &SummaryPaths<'_>) -> Result<Summary, Re
     let delays: Vec<SchedDelayRow> = read_table(paths.aggregates)?;
     let metrics: Vec<WorkloadMetricRow> = read_table(paths.tables)?;
     let quality: Vec<QualityRow> = read_table(paths.tables)?;
+    let cpu_activity: Vec<CpuActivityRow> = read_table(paths.aggregates)?;
 
     type Key<'a> = (&'a str, i32);
     let mut cpus: BTreeMap<Key<'_>, Vec<(i32, f64)>> = BTreeMap::new();
@@ -174,6 +179,16 @@ pub fn summarize(pipeline: &str, paths: &SummaryPaths<'_>) -> Result<Summary, Re
         .collect();
 
     let mut markdown = format!("# {pipeline}: summary\n\nPer workload thread, per run.\n\n{table}");
+    let activity = activity::activity_table(&cpu_activity);
+    if let Some(activity) = &activity {
+        write!(
+            markdown,
+            "\n## CPU activity (turbostat)\n\nAll CPUs, each core class, and each CPU busy at least \
+             {}% of the window.\n\n{activity}",
+            activity::BUSY_CPU_PCT
+        )
+        .expect("writing to a String");
+    }
     if !warnings.is_empty() {
         markdown.push_str("\n## Quality\n\n");
         for w in &warnings {
@@ -181,7 +196,11 @@ pub fn summarize(pipeline: &str, paths: &SummaryPaths<'_>) -> Result<Summary, Re
         }
     }
     write_atomic(&paths.report.join("summary.md"), markdown.as_bytes())?;
-    Ok(Summary { table, warnings })
+    Ok(Summary {
+        table,
+        activity,
+        warnings,
+    })
 }
 
 fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ReportError> {

@@ -538,6 +538,10 @@ impl<'a> Runner<'a> {
                 };
                 let summary = schedlab_report::summarize(&self.plan.name, &paths)?;
                 let mut text = summary.table;
+                if let Some(activity) = &summary.activity {
+                    text.push('\n');
+                    text.push_str(activity);
+                }
                 for warning in &summary.warnings {
                     text.push_str(&format!("warning: {warning}\n"));
                 }

@@ -230,6 +230,9 @@ pub enum AggregateStep {
     CpuTime(StepOptions),
     /// Reported against effective wall-clock throughput (openssl speed).
     Throughput(StepOptions),
+    /// turbostat's Busy%, Avg_MHz, Bzy_MHz, C1/C6, temperature and package power per CPU, core
+    /// class and for all CPUs, over the run or (with `workload`) over that workload's lifetime.
+    CpuActivity(StepOptions),
 }
 
 impl AggregateStep {
@@ -240,6 +243,7 @@ impl AggregateStep {
             AggregateStep::SchedDelay(_) => "sched_delay",
             AggregateStep::CpuTime(_) => "cpu_time",
             AggregateStep::Throughput(_) => "throughput",
+            AggregateStep::CpuActivity(_) => "cpu_activity",
         }
     }
 
@@ -249,7 +253,8 @@ impl AggregateStep {
             | AggregateStep::Migrations(o)
             | AggregateStep::SchedDelay(o)
             | AggregateStep::CpuTime(o)
-            | AggregateStep::Throughput(o) => o,
+            | AggregateStep::Throughput(o)
+            | AggregateStep::CpuActivity(o) => o,
         }
     }
 }

@@ -169,3 +169,39 @@ pub struct ComparisonRow {
 impl Table for ComparisonRow {
     const NAME: &'static str = "comparison";
 }
+
+/// What turbostat saw over a window (the whole run, or one workload's lifetime), per CPU, per
+/// core class and for all CPUs: the per-CPU figures the seed articles read off turbostat.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CpuActivityRow {
+    pub run_id: String,
+    /// `run`, or the workload whose lifetime (first start to last end) the window is.
+    pub window: String,
+    pub window_start_ns: Option<i64>,
+    pub window_end_ns: Option<i64>,
+    /// `cpu`, `class` or `all`.
+    pub scope: String,
+    pub cpu: Option<i32>,
+    pub class: Option<String>,
+    /// turbostat intervals whose middle falls in the window.
+    pub samples: i64,
+    /// Mean over the scope's CPUs and intervals.
+    pub busy_pct: Option<f64>,
+    pub avg_mhz: Option<f64>,
+    /// Mean frequency while busy: each CPU's and interval's Bzy_MHz weighted by its Busy%, as
+    /// turbostat's own summary row weighs it.
+    pub bzy_mhz: Option<f64>,
+    /// Idle-state residency (`CPU%c1`, `CPU%c6`), mean over the rows that have it (core-scoped
+    /// fields are printed on a core's first thread only).
+    pub c1_pct: Option<f64>,
+    pub c6_pct: Option<f64>,
+    pub core_tmp_c_max: Option<f64>,
+    /// Mean package power over the window's intervals, from turbostat's summary rows (`all`
+    /// scope only).
+    pub pkg_watt: Option<f64>,
+    pub source: String,
+}
+
+impl Table for CpuActivityRow {
+    const NAME: &'static str = "cpu_activity";
+}

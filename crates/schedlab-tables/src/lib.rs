@@ -11,6 +11,7 @@
 //! time, for tables too big to hold in memory (the events of a perf trace);
 //! [`BackgroundWriter`] does so on its own thread, so that encoding overlaps reading; and
 //! [`concat_parts`] joins part files of a table written in parallel, without re-encoding.
+//! [`turbostat::read_turbostat`] reads the turbostat table, whose columns vary, back by name.
 //!
 //! # Key design decision
 //!
@@ -24,6 +25,7 @@ mod background;
 mod concat;
 mod parquet_io;
 pub mod rows;
+pub mod turbostat;
 
 pub use aggregates::*;
 pub use background::BackgroundWriter;

@@ -1,0 +1,153 @@
+//! cpu_activity on a real turbostat capture: an Alder Lake-P laptop (P-cores 0-7 with
+//! Hyper-Threading, E-cores 8-15), 23 intervals of 5 s, parsed by schedlab's own parser.
+//! turbostat's summary row, which turbostat computes itself, is the independent check.
+
+use std::path::PathBuf;
+
+use schedlab_analyze::cpu_activity::{RUN_WINDOW, activity};
+use schedlab_parse::ParseContext;
+use schedlab_parse::turbostat::{TurbostatConfig, parse_with};
+use schedlab_tables::turbostat::{TurbostatSample, read_turbostat};
+use schedlab_tables::{CpuActivityRow, CpuRow, ProcessRow, write_batch};
+
+const INTERVAL_NS: i64 = 5_000_000_000;
+
+fn alder_lake() -> Vec<TurbostatSample> {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(
+        "../../../shared/fixtures/real/turbostat/alderlake-p-hybrid-tod-interval5s-debughdr-v2024.12.03.txt",
+    );
+    let text = std::fs::read_to_string(&path).unwrap();
+    let ctx = ParseContext {
+        run_id: "adl".into(),
+        start_ns: Some(0),
+        ..ParseContext::default()
+    };
+    let config = TurbostatConfig {
+        interval_ns: Some(INTERVAL_NS),
+    };
+    let parsed = parse_with(&text, "turbostat.txt", &ctx, &config).unwrap();
+    // Through Parquet and back, as the aggregate stage reads it.
+    let dir = tempfile::tempdir().unwrap();
+    write_batch(&dir.path().join("turbostat.parquet"), &parsed.turbostat[0]).unwrap();
+    read_turbostat(dir.path()).unwrap()
+}
+
+/// The classes the capture's machine has, declared (SOURCES.md: P-cores 0-7, E-cores 8-15).
+fn declared_classes() -> Vec<CpuRow> {
+    (0..16)
+        .map(|cpu| CpuRow {
+            run_id: "adl".into(),
+            cpu,
+            core_id: None,
+            package_id: Some(0),
+            class: if cpu < 8 { "P" } else { "E" }.into(),
+            class_source: "declared".into(),
+            capacity: None,
+            max_khz: None,
+        })
+        .collect()
+}
+
+fn workload(name: &str, start_ns: i64, end_ns: i64) -> ProcessRow {
+    ProcessRow {
+        run_id: "adl".into(),
+        workload: name.into(),
+        instance: 0,
+        pid: 1,
+        start_ns,
+        end_ns: Some(end_ns),
+        exit_code: Some(0),
+        nice: 0,
+        affinity: None,
+        argv: vec![],
+    }
+}
+
+fn scope<'a>(rows: &'a [CpuActivityRow], window: &str, scope: &str) -> Vec<&'a CpuActivityRow> {
+    (rows.iter())
+        .filter(|r| r.window == window && r.scope == scope)
+        .collect()
+}
+
+#[test]
+fn every_interval_agrees_with_turbostats_own_summary_row() {
+    let samples = alder_lake();
+    let summaries: Vec<&TurbostatSample> = samples.iter().filter(|s| s.summary).collect();
+    assert_eq!(summaries.len(), 23);
+    // One window around the middle of each interval: exactly that interval.
+    let processes: Vec<ProcessRow> = (0..23)
+        .map(|k| {
+            let middle = k * INTERVAL_NS + INTERVAL_NS / 2;
+            workload(&format!("i{k}"), middle - 1_000_000, middle + 1_000_000)
+        })
+        .collect();
+    let names: Vec<String> = processes.iter().map(|p| p.workload.clone()).collect();
+    let rows = activity(&samples, &declared_classes(), &processes, &names);
+    for (k, summary) in summaries.iter().enumerate() {
+        let all = scope(&rows, &format!("i{k}"), "all");
+        assert_eq!(all.len(), 1);
+        let all = all[0];
+        assert_eq!(all.samples, 1, "interval {k}");
+        // turbostat rounds each CPU's Busy% and its own mean to 0.01.
+        let busy = (all.busy_pct.unwrap(), summary.busy_pct.unwrap());
+        assert!(
+            (busy.0 - busy.1).abs() <= 0.011,
+            "interval {k}: Busy% {busy:?}"
+        );
+        // Busy frequency weighted by busy time, as turbostat weighs it (its inputs are rounded
+        // Busy% values as small as 0.01, hence 2 %).
+        let bzy = (all.bzy_mhz.unwrap(), summary.bzy_mhz.unwrap());
+        assert!(
+            (bzy.0 - bzy.1).abs() <= 0.02 * bzy.1,
+            "interval {k}: Bzy_MHz {bzy:?}"
+        );
+        assert_eq!(
+            all.pkg_watt, summary.pkg_watt,
+            "interval {k}: the summary row's PkgWatt"
+        );
+    }
+}
+
+#[test]
+fn classes_windows_and_core_scoped_fields() {
+    let samples = alder_lake();
+    let cpus = declared_classes();
+    // A workload from the start of interval 5 to the end of interval 9.
+    let processes = [workload("burst", 5 * INTERVAL_NS, 10 * INTERVAL_NS)];
+    let names = [RUN_WINDOW.to_owned(), "burst".to_owned()];
+    let rows = activity(&samples, &cpus, &processes, &names);
+
+    let run = scope(&rows, RUN_WINDOW, "all")[0];
+    assert_eq!((run.samples, run.window_start_ns), (23, None));
+    let burst = scope(&rows, "burst", "all")[0];
+    assert_eq!(burst.samples, 5);
+    assert_eq!(burst.window_start_ns, Some(5 * INTERVAL_NS));
+
+    let classes: Vec<(&str, i64)> = (scope(&rows, "burst", "class").iter())
+        .map(|r| (r.class.as_deref().unwrap(), r.samples))
+        .collect();
+    assert_eq!(classes, [("E", 5), ("P", 5)]);
+    // On this machine the idle P-cores sit in C7 and the E-cores in C6: CPU%c6 is about 66 %
+    // in turbostat's summary, the E-cores' share of it.
+    let class = |name: &str| {
+        *scope(&rows, RUN_WINDOW, "class")
+            .iter()
+            .find(|r| r.class.as_deref() == Some(name))
+            .unwrap()
+    };
+    assert!(class("E").c6_pct.unwrap() > 95.0, "{:?}", class("E"));
+    assert!(class("P").c6_pct.unwrap() < 5.0, "{:?}", class("P"));
+    // CPU%c6 is core-scoped: printed on the first thread of a P-core only. CPU 1 (the second
+    // thread of core 0) has no C6 figure; CPU 0 has one.
+    let cpu = |n: i32| {
+        *scope(&rows, RUN_WINDOW, "cpu")
+            .iter()
+            .find(|r| r.cpu == Some(n))
+            .unwrap()
+    };
+    assert_eq!(cpu(1).c6_pct, None);
+    assert!(cpu(0).c6_pct.is_some());
+    assert_eq!(cpu(9).class.as_deref(), Some("E"));
+    assert_eq!(scope(&rows, RUN_WINDOW, "cpu").len(), 16);
+    assert!(run.core_tmp_c_max.unwrap() >= cpu(0).core_tmp_c_max.unwrap());
+}
