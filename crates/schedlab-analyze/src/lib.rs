@@ -15,6 +15,7 @@
 
 pub mod compare;
 pub mod cpu_activity;
+pub mod cpu_share;
 pub mod from_placement;
 pub mod from_sched;
 pub mod thread;
@@ -26,8 +27,8 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 use schedlab_spec::raw::{AggregateStep, Window};
 use schedlab_tables::{
-    CpuRow, CpuTimeRow, LossRow, MigrationRow, MigrationSummaryRow, PlacementRow, ProcessRow,
-    ResidencyRow, RunRow, SchedDelayRow, SchedSliceRow, TableError, ThroughputRow,
+    CpuRow, CpuShareRow, CpuTimeRow, LossRow, MigrationRow, MigrationSummaryRow, PlacementRow,
+    ProcessRow, ResidencyRow, RunRow, SchedDelayRow, SchedSliceRow, TableError, ThroughputRow,
     WorkloadMetricRow, read_table, write_rows,
 };
 
@@ -251,7 +252,9 @@ pub fn aggregate(
     write_step!(cpu_time, "cpu_time");
     write_step!(throughput, "throughput");
 
-    let windows = activity_windows(steps);
+    let windows: Vec<String> = (step_workloads(steps, "cpu_activity").into_iter())
+        .map(|w| w.unwrap_or_else(|| cpu_activity::RUN_WINDOW.to_owned()))
+        .collect();
     if !windows.is_empty() {
         let samples = schedlab_tables::turbostat::read_turbostat(tables_dir)?;
         let rows = cpu_activity::activity(&samples, &tables.cpus, &tables.processes, &windows);
@@ -259,24 +262,38 @@ pub fn aggregate(
         write_rows(&path, &rows)?;
         written.push(path);
     }
+
+    let references = step_workloads(steps, "cpu_share");
+    if !references.is_empty() {
+        let runs = by_run(&tables);
+        let rows: Vec<CpuShareRow> = (references.iter())
+            .flat_map(|reference| {
+                (runs.par_iter())
+                    .flat_map_iter(|run| cpu_share::cpu_share(run, reference.as_deref()))
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        let path = out_dir.join("cpu_share.parquet");
+        write_rows(&path, &rows)?;
+        written.push(path);
+    }
     Ok(written)
 }
 
-/// The windows the `cpu_activity` steps ask for: the whole run for a step without `workload`,
-/// that workload's lifetime for one with. A pipeline without aggregate steps gets the run.
-fn activity_windows(steps: &[AggregateStep]) -> Vec<String> {
+/// The `workload` of every step named `name`, in order and without repeats (`None` for a step
+/// without one). A pipeline without aggregate steps gets one `None`: the whole run.
+fn step_workloads(steps: &[AggregateStep], name: &str) -> Vec<Option<String>> {
     if steps.is_empty() {
-        return vec![cpu_activity::RUN_WINDOW.to_owned()];
+        return vec![None];
     }
-    let mut windows: Vec<String> = (steps.iter())
-        .filter(|s| matches!(s, AggregateStep::CpuActivity(_)))
-        .map(|s| match &s.options().workload {
-            Some(workload) => workload.value.clone(),
-            None => cpu_activity::RUN_WINDOW.to_owned(),
-        })
-        .collect();
-    windows.dedup();
-    windows
+    let mut workloads: Vec<Option<String>> = Vec::new();
+    for step in steps.iter().filter(|s| s.name() == name) {
+        let workload = step.options().workload.as_ref().map(|w| w.value.clone());
+        if !workloads.contains(&workload) {
+            workloads.push(workload);
+        }
+    }
+    workloads
 }
 
 /// Which workloads step `name` keeps: `None` when the pipeline has no such step, an empty list

@@ -13,6 +13,7 @@
 
 mod activity;
 mod comparison;
+mod share;
 
 pub use comparison::comparison_table;
 
@@ -21,8 +22,8 @@ use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
 use schedlab_tables::{
-    CpuActivityRow, CpuTimeRow, MigrationSummaryRow, QualityRow, ResidencyRow, SchedDelayRow,
-    TableError, WorkloadMetricRow, read_table,
+    CpuActivityRow, CpuShareRow, CpuTimeRow, MigrationSummaryRow, QualityRow, ResidencyRow,
+    SchedDelayRow, TableError, WorkloadMetricRow, read_table,
 };
 
 #[derive(Debug, thiserror::Error)]
@@ -46,6 +47,8 @@ pub struct Summary {
     /// turbostat's CPU activity per window (all CPUs, per class, busy CPUs), when the
     /// pipeline aggregates `cpu_activity` and turbostat ran.
     pub activity: Option<String>,
+    /// CPUs each workload received per phase, when the pipeline aggregates `cpu_share`.
+    pub share: Option<String>,
     /// Quality warnings, one line each.
     pub warnings: Vec<String>,
 }
@@ -77,6 +80,7 @@ pub fn summarize(pipeline: &str, paths: &SummaryPaths<'_>) -> Result<Summary, Re
     let metrics: Vec<WorkloadMetricRow> = read_table(paths.tables)?;
     let quality: Vec<QualityRow> = read_table(paths.tables)?;
     let cpu_activity: Vec<CpuActivityRow> = read_table(paths.aggregates)?;
+    let cpu_share: Vec<CpuShareRow> = read_table(paths.aggregates)?;
 
     type Key<'a> = (&'a str, i32);
     let mut cpus: BTreeMap<Key<'_>, Vec<(i32, f64)>> = BTreeMap::new();
@@ -189,6 +193,15 @@ pub fn summarize(pipeline: &str, paths: &SummaryPaths<'_>) -> Result<Summary, Re
         )
         .expect("writing to a String");
     }
+    let share = share::share_table(&cpu_share);
+    if let Some(share) = &share {
+        write!(
+            markdown,
+            "\n## CPUs received, per phase\n\nCPU time over the phase's length: before, during \
+             and after the reference workload.\n\n{share}"
+        )
+        .expect("writing to a String");
+    }
     if !warnings.is_empty() {
         markdown.push_str("\n## Quality\n\n");
         for w in &warnings {
@@ -199,6 +212,7 @@ pub fn summarize(pipeline: &str, paths: &SummaryPaths<'_>) -> Result<Summary, Re
     Ok(Summary {
         table,
         activity,
+        share,
         warnings,
     })
 }

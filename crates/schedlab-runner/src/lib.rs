@@ -538,9 +538,9 @@ impl<'a> Runner<'a> {
                 };
                 let summary = schedlab_report::summarize(&self.plan.name, &paths)?;
                 let mut text = summary.table;
-                if let Some(activity) = &summary.activity {
+                for table in [&summary.activity, &summary.share].into_iter().flatten() {
                     text.push('\n');
-                    text.push_str(activity);
+                    text.push_str(table);
                 }
                 for warning in &summary.warnings {
                     text.push_str(&format!("warning: {warning}\n"));

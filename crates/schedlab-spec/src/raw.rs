@@ -233,6 +233,9 @@ pub enum AggregateStep {
     /// turbostat's Busy%, Avg_MHz, Bzy_MHz, C1/C6, temperature and package power per CPU, core
     /// class and for all CPUs, over the run or (with `workload`) over that workload's lifetime.
     CpuActivity(StepOptions),
+    /// CPUs each workload received before, during and after `workload`'s lifetime (over the
+    /// whole run without it), in total and per core class.
+    CpuShare(StepOptions),
 }
 
 impl AggregateStep {
@@ -244,6 +247,7 @@ impl AggregateStep {
             AggregateStep::CpuTime(_) => "cpu_time",
             AggregateStep::Throughput(_) => "throughput",
             AggregateStep::CpuActivity(_) => "cpu_activity",
+            AggregateStep::CpuShare(_) => "cpu_share",
         }
     }
 
@@ -254,7 +258,8 @@ impl AggregateStep {
             | AggregateStep::SchedDelay(o)
             | AggregateStep::CpuTime(o)
             | AggregateStep::Throughput(o)
-            | AggregateStep::CpuActivity(o) => o,
+            | AggregateStep::CpuActivity(o)
+            | AggregateStep::CpuShare(o) => o,
         }
     }
 }

@@ -205,3 +205,29 @@ pub struct CpuActivityRow {
 impl Table for CpuActivityRow {
     const NAME: &'static str = "cpu_activity";
 }
+
+/// How many CPUs a workload received in one phase of a run: before, during and after a
+/// reference workload (seed page 8: the background had 15.96 CPUs before the foreground started
+/// and 15.07 while it ran), or over the whole run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CpuShareRow {
+    pub run_id: String,
+    /// The workload whose lifetime splits the run into phases (null: one phase, `run`).
+    pub reference: Option<String>,
+    /// `before`, `during`, `after` (the reference's lifetime), or `run`.
+    pub phase: String,
+    pub phase_start_ns: i64,
+    pub phase_end_ns: i64,
+    pub workload: String,
+    /// A core class, or `all`.
+    pub class: String,
+    /// CPU time the workload's threads had in the phase (on CPUs of `class`).
+    pub cpu_ns: i64,
+    /// `cpu_ns` over the phase's length: how many CPUs' worth it received.
+    pub cpus: f64,
+    pub source: String,
+}
+
+impl Table for CpuShareRow {
+    const NAME: &'static str = "cpu_share";
+}

@@ -1,0 +1,128 @@
+//! CPUs received per workload, before, during and after a reference workload.
+//!
+//! Seed page 8 runs 16 nice-19 workers and starts one normal-priority openssl among them: the
+//! background had 15.96 CPUs before openssl started and 15.07 while it ran; openssl had 0.93.
+//! The phases come from the reference workload's lifetime (`processes`): `before` from the first
+//! process start of the run to the reference's start, `during` its lifetime, `after` from its
+//! end to the last process end. A workload's CPU time in a phase is the part of its trace slices
+//! inside it (exact), or without a trace, the CPU time /proc reported between two placement
+//! samples, booked at the later sample (an estimate at the sampling interval).
+
+use std::collections::BTreeMap;
+
+use schedlab_tables::CpuShareRow;
+
+use crate::RunTables;
+
+/// The one phase of a run without a reference workload.
+pub const RUN_PHASE: &str = "run";
+
+/// The phases of `run`: name and span. Empty when no process ended, or when the reference
+/// workload did not run.
+fn phases(run: &RunTables<'_>, reference: Option<&str>) -> Vec<(&'static str, (i64, i64))> {
+    let start = run.processes.iter().map(|p| p.start_ns).min();
+    let end = run.processes.iter().filter_map(|p| p.end_ns).max();
+    let (Some(start), Some(end)) = (start, end) else {
+        return Vec::new();
+    };
+    let Some(reference) = reference else {
+        return vec![(RUN_PHASE, (start, end))];
+    };
+    let own = run.processes.iter().filter(|p| p.workload == reference);
+    let Some(ref_start) = own.clone().map(|p| p.start_ns).min() else {
+        return Vec::new();
+    };
+    let ref_end = own.map(|p| p.end_ns.unwrap_or(end)).max().unwrap_or(end);
+    [
+        ("before", (start, ref_start)),
+        ("during", (ref_start, ref_end)),
+        ("after", (ref_end, end)),
+    ]
+    .into_iter()
+    .filter(|(_, (a, b))| b > a)
+    .collect()
+}
+
+/// CPU time per (phase, workload, class) of one run, and where it came from.
+fn cpu_time(
+    run: &RunTables<'_>,
+    phases: &[(&'static str, (i64, i64))],
+) -> (BTreeMap<(usize, String, String), i64>, &'static str) {
+    let mut time: BTreeMap<(usize, String, String), i64> = BTreeMap::new();
+    let mut book = |phase: usize, workload: &str, cpu: i32, ns: i64| {
+        for class in [run.class(cpu), "all".to_owned()] {
+            *time.entry((phase, workload.to_owned(), class)).or_default() += ns;
+        }
+    };
+    if !run.sched_slices.is_empty() {
+        for s in &run.sched_slices {
+            let Some(workload) = &s.workload else {
+                continue;
+            };
+            for (i, (_, (start, end))) in phases.iter().enumerate() {
+                let inside = s.end_ns.min(*end) - s.start_ns.max(*start);
+                if inside > 0 {
+                    book(i, workload, s.cpu, inside);
+                }
+            }
+        }
+        return (time, "sched");
+    }
+    let mut threads: BTreeMap<i32, Vec<_>> = BTreeMap::new();
+    for sample in &run.placement {
+        threads.entry(sample.tid).or_default().push(*sample);
+    }
+    for samples in threads.values_mut() {
+        samples.sort_by_key(|s| s.time_ns);
+        let mut previous = 0;
+        for s in samples.iter() {
+            let gained = s.cpu_time_ns - previous;
+            previous = s.cpu_time_ns;
+            let (Some(workload), Some(phase)) = (
+                &s.workload,
+                (phases.iter()).position(|(_, (a, b))| *a < s.time_ns && s.time_ns <= *b),
+            ) else {
+                continue;
+            };
+            book(phase, workload, s.cpu, gained);
+        }
+    }
+    (time, "placement")
+}
+
+/// The CPUs each workload of `run` received in each phase, in total (`all`) and per class.
+pub fn cpu_share(run: &RunTables<'_>, reference: Option<&str>) -> Vec<CpuShareRow> {
+    let phases = phases(run, reference);
+    let (time, source) = cpu_time(run, &phases);
+    let mut workloads: Vec<&str> = run.processes.iter().map(|p| p.workload.as_str()).collect();
+    workloads.sort();
+    workloads.dedup();
+    let mut rows = Vec::new();
+    for (i, (phase, (start, end))) in phases.iter().enumerate() {
+        for workload in &workloads {
+            let mut classes: Vec<(String, i64)> = (time.iter())
+                .filter(|((p, w, _), _)| *p == i && w == workload)
+                .map(|((_, _, class), ns)| (class.clone(), *ns))
+                .collect();
+            // A workload that had no CPU in a phase still gets its row, with 0.
+            if classes.is_empty() {
+                classes.push(("all".to_owned(), 0));
+            }
+            for (class, cpu_ns) in classes {
+                rows.push(CpuShareRow {
+                    run_id: run.run_id.to_owned(),
+                    reference: reference.map(str::to_owned),
+                    phase: (*phase).to_owned(),
+                    phase_start_ns: *start,
+                    phase_end_ns: *end,
+                    workload: (*workload).to_owned(),
+                    class,
+                    cpu_ns,
+                    cpus: cpu_ns as f64 / (end - start) as f64,
+                    source: source.to_owned(),
+                });
+            }
+        }
+    }
+    rows
+}

@@ -1,0 +1,78 @@
+//! cpu_share on a real traced run: a foreground stress-ng started among nice-19 background
+//! workers (seed page 8's experiment, scaled to this machine), checked against stress-ng's own
+//! account of the CPU time its workers used.
+
+mod util;
+
+use schedlab_tables::{CpuShareRow, WorkloadMetricRow, read_rows};
+use util::Sandbox;
+
+/// One background worker per CPU at nice 19 for 3 s; a normal-priority worker from 1 s to 2 s.
+const PIPELINE: &str = "\
+name: share
+collect:
+  monitors:
+    sched: { perf-sched: {} }
+  workloads:
+    background:
+      run: [stress-ng, --cpu, \"${nproc}\", --cpu-method, int64, --timeout, 3s, --metrics-brief]
+      nice: 19
+      parse: stress-ng
+    foreground:
+      start_after: 1s
+      run: [stress-ng, --cpu, \"1\", --cpu-method, int64, --timeout, 1s, --metrics-brief]
+      parse: stress-ng
+aggregate:
+  - cpu_share: { workload: foreground }
+";
+
+#[test]
+fn the_foreground_displaces_about_one_cpu_of_background_and_stress_ng_agrees_on_the_totals() {
+    let sandbox = Sandbox::new();
+    let pipeline = sandbox.write("share.yaml", PIPELINE);
+    let run = sandbox.schedlab(&["run", pipeline.to_str().unwrap()]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let rows: Vec<CpuShareRow> =
+        read_rows(&sandbox.data("share", "aggregates/cpu_share.parquet")).unwrap();
+    let share = |workload: &str, phase: &str| {
+        (rows.iter())
+            .find(|r| r.workload == workload && r.phase == phase && r.class == "all")
+            .unwrap_or_else(|| panic!("no {workload} {phase} row: {rows:#?}"))
+    };
+    let nproc = std::thread::available_parallelism().unwrap().get() as f64;
+    let (before, during) = (share("background", "before"), share("background", "during"));
+    let foreground = share("foreground", "during");
+    assert_eq!(before.source, "sched");
+    assert!((0.95..=1.05).contains(&((during.phase_end_ns - during.phase_start_ns) as f64 / 1e9)));
+    // Before the foreground, the background has (nearly) every CPU; while it runs, the
+    // normal-priority worker takes about one (nice 0 weighs 1024 against nice 19's 15).
+    assert!(before.cpus > 0.8 * nproc, "{before:#?}");
+    assert!(foreground.cpus > 0.8, "{foreground:#?}");
+    assert!(
+        before.cpus - during.cpus > 0.6,
+        "displaced: {} -> {}",
+        before.cpus,
+        during.cpus
+    );
+    assert_eq!(share("foreground", "before").cpu_ns, 0);
+
+    // stress-ng's own usr+sys time (getrusage of its workers) against the trace's, summed
+    // over the phases.
+    let metrics: Vec<WorkloadMetricRow> =
+        read_rows(&sandbox.data("share", "tables/workload_metrics.parquet")).unwrap();
+    for workload in ["background", "foreground"] {
+        let own: f64 = (metrics.iter())
+            .filter(|m| m.workload == workload)
+            .filter(|m| m.metric == "cpu/usr_time_s" || m.metric == "cpu/sys_time_s")
+            .map(|m| m.value)
+            .sum();
+        let traced: f64 = (rows.iter())
+            .filter(|r| r.workload == workload && r.class == "all")
+            .map(|r| r.cpu_ns as f64 / 1e9)
+            .sum();
+        assert!(
+            (traced - own).abs() < 0.05 + 0.05 * own,
+            "{workload}: trace {traced:.3} s, stress-ng {own:.3} s"
+        );
+    }
+}
