@@ -14,6 +14,7 @@
 mod activity;
 mod comparison;
 mod share;
+mod workers;
 
 pub use comparison::comparison_table;
 
@@ -22,8 +23,8 @@ use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
 use schedlab_tables::{
-    CpuActivityRow, CpuShareRow, CpuTimeRow, MigrationSummaryRow, QualityRow, ResidencyRow,
-    SchedDelayRow, TableError, WorkloadMetricRow, read_table,
+    CpuActivityRow, CpuShareRow, CpuTimeRow, MigrationSummaryRow, ProcessRow, QualityRow,
+    ResidencyRow, SchedDelayRow, TableError, ThroughputRow, WorkloadMetricRow, read_table,
 };
 
 #[derive(Debug, thiserror::Error)]
@@ -47,6 +48,8 @@ pub struct Summary {
     /// turbostat's CPU activity per window (all CPUs, per class, busy CPUs), when the
     /// pipeline aggregates `cpu_activity` and turbostat ran.
     pub activity: Option<String>,
+    /// Per worker (workload instance) that reported throughput: where it ran, what it did.
+    pub workers: Option<String>,
     /// CPUs each workload received per phase, when the pipeline aggregates `cpu_share`.
     pub share: Option<String>,
     /// Quality warnings, one line each.
@@ -64,6 +67,24 @@ fn ms(ns: f64) -> String {
     format!("{:.3} ms", ns / 1e6)
 }
 
+/// `143 (start-up 25, steady 118, every 0.509 s)`: seed page 4's split, when the pipeline set
+/// a start-up window; the mean interval between steady-state migrations when there are two.
+fn migration_cell(m: &MigrationSummaryRow) -> String {
+    let mut parts = Vec::new();
+    if m.startup_migrations > 0 {
+        parts.push(format!("start-up {}", m.startup_migrations));
+        parts.push(format!("steady {}", m.steady_migrations));
+    }
+    if let Some(interval) = m.steady_interval_mean_ns {
+        parts.push(format!("every {:.3} s", interval / 1e9));
+    }
+    if parts.is_empty() {
+        m.migrations.to_string()
+    } else {
+        format!("{} ({})", m.migrations, parts.join(", "))
+    }
+}
+
 /// Whether a trace's run time is well above the thread's own CPU time by /proc over the same
 /// span: by a quarter, and by more than /proc's granularity (10 ms ticks, over two samples).
 fn trace_exceeds_proc(trace_ns: i64, proc_ns: i64) -> bool {
@@ -75,12 +96,14 @@ fn trace_exceeds_proc(trace_ns: i64, proc_ns: i64) -> bool {
 pub fn summarize(pipeline: &str, paths: &SummaryPaths<'_>) -> Result<Summary, ReportError> {
     let cpu_time: Vec<CpuTimeRow> = read_table(paths.aggregates)?;
     let residency: Vec<ResidencyRow> = read_table(paths.aggregates)?;
-    let migrations: Vec<MigrationSummaryRow> = read_table(paths.aggregates)?;
+    let migration_rows: Vec<MigrationSummaryRow> = read_table(paths.aggregates)?;
     let delays: Vec<SchedDelayRow> = read_table(paths.aggregates)?;
     let metrics: Vec<WorkloadMetricRow> = read_table(paths.tables)?;
     let quality: Vec<QualityRow> = read_table(paths.tables)?;
     let cpu_activity: Vec<CpuActivityRow> = read_table(paths.aggregates)?;
     let cpu_share: Vec<CpuShareRow> = read_table(paths.aggregates)?;
+    let throughput: Vec<ThroughputRow> = read_table(paths.aggregates)?;
+    let processes: Vec<ProcessRow> = read_table(paths.tables)?;
 
     type Key<'a> = (&'a str, i32);
     let mut cpus: BTreeMap<Key<'_>, Vec<(i32, f64)>> = BTreeMap::new();
@@ -95,7 +118,7 @@ pub fn summarize(pipeline: &str, paths: &SummaryPaths<'_>) -> Result<Summary, Re
             .entry(&r.class)
             .or_default() += r.share;
     }
-    let migrations: BTreeMap<Key<'_>, &MigrationSummaryRow> = migrations
+    let migrations: BTreeMap<Key<'_>, &MigrationSummaryRow> = migration_rows
         .iter()
         .map(|m| ((m.run_id.as_str(), m.tid), m))
         .collect();
@@ -136,7 +159,7 @@ pub fn summarize(pipeline: &str, paths: &SummaryPaths<'_>) -> Result<Summary, Re
             .unwrap_or_default();
         let migrations = migrations
             .get(&key)
-            .map_or("–".into(), |m| m.migrations.to_string());
+            .map_or("–".into(), |m| migration_cell(m));
         let delay = delays
             .get(&key)
             .and_then(|d| Some(format!("{} / {}", ms(d.mean_ns?), ms(d.max_ns? as f64))))
@@ -193,6 +216,20 @@ pub fn summarize(pipeline: &str, paths: &SummaryPaths<'_>) -> Result<Summary, Re
         )
         .expect("writing to a String");
     }
+    let workers = workers::worker_table(&workers::WorkerInputs {
+        throughput: &throughput,
+        processes: &processes,
+        residency: &residency,
+        migrations: &migration_rows,
+    });
+    if let Some(workers) = &workers {
+        write!(
+            markdown,
+            "\n## Per worker\n\nopenssl's reported throughput, and the same operations over the \
+             process's wall time.\n\n{workers}"
+        )
+        .expect("writing to a String");
+    }
     let share = share::share_table(&cpu_share);
     if let Some(share) = &share {
         write!(
@@ -212,6 +249,7 @@ pub fn summarize(pipeline: &str, paths: &SummaryPaths<'_>) -> Result<Summary, Re
     Ok(Summary {
         table,
         activity,
+        workers,
         share,
         warnings,
     })
@@ -306,5 +344,33 @@ mod tests {
         assert!(written.contains("sched (1234 events lost)"));
         let names: Vec<_> = std::fs::read_dir(&report).unwrap().flatten().collect();
         assert_eq!(names.len(), 1, "no temporary file left");
+    }
+
+    #[test]
+    fn the_migration_cell_splits_start_up_from_steady_state_when_asked() {
+        let mut m = MigrationSummaryRow {
+            run_id: "r".into(),
+            workload: "burst".into(),
+            pid: 1,
+            tid: 1,
+            comm: "stress-ng-cpu".into(),
+            migrations: 143,
+            startup_migrations: 25,
+            steady_migrations: 118,
+            steady_interval_mean_ns: Some(509_000_000.0),
+            per_second: None,
+            source: "sched".into(),
+            lost_events: Some(0),
+        };
+        assert_eq!(
+            migration_cell(&m),
+            "143 (start-up 25, steady 118, every 0.509 s)"
+        );
+        (
+            m.startup_migrations,
+            m.steady_migrations,
+            m.steady_interval_mean_ns,
+        ) = (0, 143, None);
+        assert_eq!(migration_cell(&m), "143");
     }
 }

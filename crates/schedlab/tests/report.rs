@@ -1,0 +1,71 @@
+//! The summary's per-worker table on real openssl workers (seed page 4's table): each line's
+//! pid is the runner's, and its throughput is what openssl printed.
+
+mod util;
+
+use schedlab_tables::{ProcessRow, read_rows};
+use util::Sandbox;
+
+const PIPELINE: &str = "\
+name: workers
+collect:
+  monitors:
+    where: { placement: { interval: 100ms } }
+  workloads:
+    background:
+      instances: 2
+      nice: 19
+      run: [openssl, speed, -seconds, \"1\", -bytes, \"16384\", sha256]
+      parse: openssl
+aggregate:
+  - residency: {}
+  - migrations: {}
+  - throughput: {}
+";
+
+#[test]
+fn each_worker_shows_its_placement_and_the_throughput_openssl_printed() {
+    let sandbox = Sandbox::new();
+    let pipeline = sandbox.write("workers.yaml", PIPELINE);
+    let run = sandbox.schedlab(&["run", pipeline.to_str().unwrap()]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let run_id = &sandbox.runs("workers")[0];
+    let summary = std::fs::read_to_string(sandbox.data("workers", "report/summary.md")).unwrap();
+    let section = summary.split("## Per worker").nth(1).expect(&summary);
+    let processes: Vec<ProcessRow> =
+        read_rows(&sandbox.data("workers", "tables/processes.parquet")).unwrap();
+    for process in &processes {
+        // openssl's own line: `sha256   1734196.24k`.
+        let stdout = std::fs::read_to_string(sandbox.data(
+            "workers",
+            &format!(
+                "runs/{run_id}/raw/background.{}.stdout.txt",
+                process.instance
+            ),
+        ))
+        .unwrap();
+        let printed = (stdout.lines())
+            .find_map(|l| l.strip_prefix("sha256"))
+            .and_then(|rest| rest.trim().strip_suffix('k'))
+            .expect(&stdout);
+        let (whole, fraction) = printed.split_once('.').unwrap();
+        let digits: Vec<char> = whole.chars().collect();
+        let grouped: Vec<String> = (digits.rchunks(3).rev())
+            .map(|c| c.iter().collect())
+            .collect();
+        let expected = format!("{}.{fraction}", grouped.join(","));
+        let line = (section.lines())
+            .find(|l| l.contains(&format!("| background#{} |", process.instance)))
+            .expect(section);
+        assert!(line.contains(&format!("| {} |", process.pid)), "{line}");
+        assert!(
+            line.contains(&format!("| {expected} |")),
+            "{line} vs openssl's {printed}"
+        );
+        assert!(
+            line.contains("% |") && line.contains("CPU "),
+            "placement shown: {line}"
+        );
+    }
+    assert_eq!(processes.len(), 2);
+}
