@@ -85,6 +85,65 @@ fn migration_cell(m: &MigrationSummaryRow) -> String {
     }
 }
 
+/// A workload with more threads than this in a run (a kernel build's compiler processes) gets
+/// one line in the summary for all of them instead of one per thread.
+const MAX_THREAD_LINES: usize = 16;
+
+/// One summary line per run and workload for the threads of `rows`: CPU time summed, CPU and
+/// class shares over all their run time, migrations summed.
+fn rollup_lines(
+    rows: &[&CpuTimeRow],
+    residency: &[ResidencyRow],
+    migrations: &[MigrationSummaryRow],
+) -> String {
+    let mut groups: BTreeMap<(&str, &str), Vec<&CpuTimeRow>> = BTreeMap::new();
+    for row in rows {
+        groups
+            .entry((&row.run_id, &row.workload))
+            .or_default()
+            .push(row);
+    }
+    let mut out = String::new();
+    for ((run_id, workload), threads) in groups {
+        let mine = |r: &str, w: &str| r == run_id && w == workload;
+        let mut per_cpu: BTreeMap<i32, f64> = BTreeMap::new();
+        let mut per_class: BTreeMap<&str, f64> = BTreeMap::new();
+        for r in residency.iter().filter(|r| mine(&r.run_id, &r.workload)) {
+            *per_cpu.entry(r.cpu).or_default() += r.run_ns as f64;
+            *per_class.entry(&r.class).or_default() += r.run_ns as f64;
+        }
+        let total: f64 = per_cpu.values().sum();
+        let mut per_cpu: Vec<(i32, f64)> = per_cpu.into_iter().collect();
+        per_cpu.sort_by(|a, b| b.1.total_cmp(&a.1));
+        let on_cpus: Vec<String> = (per_cpu.iter())
+            .map(|(cpu, ns)| format!("{cpu}: {:.1}%", 100.0 * ns / total))
+            .collect();
+        let on_classes: Vec<String> = (per_class.iter())
+            .map(|(class, ns)| format!("{class}: {:.1}%", 100.0 * ns / total))
+            .collect();
+        let moved: i64 = (migrations.iter())
+            .filter(|m| mine(&m.run_id, &m.workload))
+            .map(|m| m.migrations)
+            .sum();
+        let lost: i64 = threads.iter().filter_map(|t| t.lost_events).sum();
+        let mut source = threads[0].source.clone();
+        if lost > 0 {
+            source.push_str(&format!(" ({lost} events lost)"));
+        }
+        let cpu_ns: i64 = threads.iter().map(|t| t.cpu_time_ns).sum();
+        writeln!(
+            out,
+            "| {run_id} | {workload} | – | {} threads | {:.3} s | {} | {} | {moved} | – | – | {source} |",
+            threads.len(),
+            cpu_ns as f64 / 1e9,
+            on_cpus.join(", "),
+            on_classes.join(", "),
+        )
+        .expect("writing to a String");
+    }
+    out
+}
+
 /// Whether a trace's run time is well above the thread's own CPU time by /proc over the same
 /// span: by a quarter, and by more than /proc's granularity (10 ms ticks, over two samples).
 fn trace_exceeds_proc(trace_ns: i64, proc_ns: i64) -> bool {
@@ -141,7 +200,14 @@ pub fn summarize(pipeline: &str, paths: &SummaryPaths<'_>) -> Result<Summary, Re
         "| run | workload | tid | comm | CPU time | CPU share | class share | migrations | sched delay mean / max | lateness mean / max | source |\n\
          |---|---|---|---|---:|---|---|---:|---|---|---|\n",
     );
+    let mut threads_of: BTreeMap<(&str, &str), usize> = BTreeMap::new();
     for row in &cpu_time {
+        *threads_of.entry((&row.run_id, &row.workload)).or_default() += 1;
+    }
+    let rolled_up = |row: &CpuTimeRow| {
+        threads_of[&(row.run_id.as_str(), row.workload.as_str())] > MAX_THREAD_LINES
+    };
+    for row in cpu_time.iter().filter(|row| !rolled_up(row)) {
         let key = (row.run_id.as_str(), row.tid);
         let mut on_cpus = cpus.get(&key).cloned().unwrap_or_default();
         on_cpus.sort_by(|a, b| b.1.total_cmp(&a.1));
@@ -199,6 +265,8 @@ pub fn summarize(pipeline: &str, paths: &SummaryPaths<'_>) -> Result<Summary, Re
         )
         .expect("writing to a String");
     }
+    let many: Vec<&CpuTimeRow> = cpu_time.iter().filter(|row| rolled_up(row)).collect();
+    table.push_str(&rollup_lines(&many, &residency, &migration_rows));
     let warnings: Vec<String> = quality
         .iter()
         .filter(|q| q.severity != "info")

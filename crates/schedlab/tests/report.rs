@@ -69,3 +69,38 @@ fn each_worker_shows_its_placement_and_the_throughput_openssl_printed() {
     }
     assert_eq!(processes.len(), 2);
 }
+
+#[test]
+fn a_workload_with_many_threads_gets_one_summary_line() {
+    let sandbox = Sandbox::new();
+    let pipeline = sandbox.write(
+        "many.yaml",
+        "name: many\ncollect:\n  monitors:\n    where: { placement: { interval: 100ms } }\n  \
+         workloads:\n    pool:\n      periodic: { threads: 20, period: 50ms, busy: 2ms, duration: 600ms }\n    \
+         one:\n      periodic: { threads: 1, period: 50ms, busy: 2ms, duration: 600ms }\n\
+         aggregate:\n  - residency: {}\n  - cpu_time: {}\n",
+    );
+    let run = sandbox.schedlab(&["run", pipeline.to_str().unwrap()]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let cpu_time: Vec<schedlab_tables::CpuTimeRow> =
+        read_rows(&sandbox.data("many", "aggregates/cpu_time.parquet")).unwrap();
+    let pool: Vec<_> = cpu_time.iter().filter(|r| r.workload == "pool").collect();
+    assert!(pool.len() > 16, "{} pool threads sampled", pool.len());
+    let lines: Vec<&str> = (run.stdout.lines())
+        .filter(|l| l.contains("| pool |"))
+        .collect();
+    assert_eq!(lines.len(), 1, "{}", run.stdout);
+    let total: i64 = pool.iter().map(|r| r.cpu_time_ns).sum();
+    assert!(
+        lines[0].contains(&format!("| – | {} threads | {:.3} s |", pool.len(), total as f64 / 1e9)),
+        "{}",
+        lines[0]
+    );
+    // The one-thread workload (its process's main thread and its worker) keeps a line per thread.
+    let one: Vec<&str> = (run.stdout.lines()).filter(|l| l.contains("| one |")).collect();
+    assert!(
+        !one.is_empty() && one.iter().all(|l| !l.contains(" threads |")),
+        "{}",
+        run.stdout
+    );
+}
