@@ -18,6 +18,7 @@ pub mod cpu_activity;
 pub mod cpu_share;
 pub mod from_placement;
 pub mod from_sched;
+pub mod power_step;
 pub mod thread;
 pub mod throughput;
 
@@ -27,9 +28,9 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 use schedlab_spec::raw::{AggregateStep, Window};
 use schedlab_tables::{
-    CpuRow, CpuShareRow, CpuTimeRow, LossRow, MigrationRow, MigrationSummaryRow, PlacementRow,
-    ProcessRow, ResidencyRow, RunRow, SchedDelayRow, SchedSliceRow, TableError, ThroughputRow,
-    WorkloadMetricRow, read_table, write_rows,
+    CpuRow, CpuSampleRow, CpuShareRow, CpuTimeRow, LossRow, MigrationRow, MigrationSummaryRow,
+    PlacementRow, PowerStepRow, ProcessRow, ResidencyRow, RunRow, SchedDelayRow, SchedSliceRow,
+    TableError, ThroughputRow, WorkloadMetricRow, read_table, write_rows,
 };
 
 #[derive(Debug, thiserror::Error)]
@@ -255,10 +256,25 @@ pub fn aggregate(
     let windows: Vec<String> = (step_workloads(steps, "cpu_activity").into_iter())
         .map(|w| w.unwrap_or_else(|| cpu_activity::RUN_WINDOW.to_owned()))
         .collect();
+    let power_references = step_workloads(steps, "power_step");
+    let turbostat = if windows.is_empty() && power_references.is_empty() {
+        Vec::new()
+    } else {
+        schedlab_tables::turbostat::read_turbostat(tables_dir)?
+    };
     if !windows.is_empty() {
-        let samples = schedlab_tables::turbostat::read_turbostat(tables_dir)?;
-        let rows = cpu_activity::activity(&samples, &tables.cpus, &tables.processes, &windows);
+        let rows = cpu_activity::activity(&turbostat, &tables.cpus, &tables.processes, &windows);
         let path = out_dir.join("cpu_activity.parquet");
+        write_rows(&path, &rows)?;
+        written.push(path);
+    }
+    if !power_references.is_empty() {
+        let cpu_samples: Vec<CpuSampleRow> = read_table(tables_dir)?;
+        let series = power_step::power_series(&turbostat, &cpu_samples);
+        let rows: Vec<PowerStepRow> = (power_references.iter())
+            .flat_map(|r| power_step::power_steps(&series, &tables.processes, r.as_deref()))
+            .collect();
+        let path = out_dir.join("power_step.parquet");
         write_rows(&path, &rows)?;
         written.push(path);
     }

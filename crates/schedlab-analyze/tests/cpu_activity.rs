@@ -2,34 +2,20 @@
 //! Hyper-Threading, E-cores 8-15), 23 intervals of 5 s, parsed by schedlab's own parser.
 //! turbostat's summary row, which turbostat computes itself, is the independent check.
 
-use std::path::PathBuf;
+mod util;
 
 use schedlab_analyze::cpu_activity::{RUN_WINDOW, activity};
-use schedlab_parse::ParseContext;
-use schedlab_parse::turbostat::{TurbostatConfig, parse_with};
-use schedlab_tables::turbostat::{TurbostatSample, read_turbostat};
-use schedlab_tables::{CpuActivityRow, CpuRow, ProcessRow, write_batch};
+use schedlab_tables::turbostat::TurbostatSample;
+use schedlab_tables::{CpuActivityRow, CpuRow, ProcessRow};
 
 const INTERVAL_NS: i64 = 5_000_000_000;
 
 fn alder_lake() -> Vec<TurbostatSample> {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(
-        "../../../shared/fixtures/real/turbostat/alderlake-p-hybrid-tod-interval5s-debughdr-v2024.12.03.txt",
-    );
-    let text = std::fs::read_to_string(&path).unwrap();
-    let ctx = ParseContext {
-        run_id: "adl".into(),
-        start_ns: Some(0),
-        ..ParseContext::default()
-    };
-    let config = TurbostatConfig {
-        interval_ns: Some(INTERVAL_NS),
-    };
-    let parsed = parse_with(&text, "turbostat.txt", &ctx, &config).unwrap();
-    // Through Parquet and back, as the aggregate stage reads it.
-    let dir = tempfile::tempdir().unwrap();
-    write_batch(&dir.path().join("turbostat.parquet"), &parsed.turbostat[0]).unwrap();
-    read_turbostat(dir.path()).unwrap()
+    util::turbostat_fixture(
+        "alderlake-p-hybrid-tod-interval5s-debughdr-v2024.12.03.txt",
+        "adl",
+        INTERVAL_NS,
+    )
 }
 
 /// The classes the capture's machine has, declared (SOURCES.md: P-cores 0-7, E-cores 8-15).
@@ -49,18 +35,7 @@ fn declared_classes() -> Vec<CpuRow> {
 }
 
 fn workload(name: &str, start_ns: i64, end_ns: i64) -> ProcessRow {
-    ProcessRow {
-        run_id: "adl".into(),
-        workload: name.into(),
-        instance: 0,
-        pid: 1,
-        start_ns,
-        end_ns: Some(end_ns),
-        exit_code: Some(0),
-        nice: 0,
-        affinity: None,
-        argv: vec![],
-    }
+    util::workload("adl", name, start_ns, end_ns)
 }
 
 fn scope<'a>(rows: &'a [CpuActivityRow], window: &str, scope: &str) -> Vec<&'a CpuActivityRow> {

@@ -23,8 +23,9 @@ use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
 use schedlab_tables::{
-    CpuActivityRow, CpuShareRow, CpuTimeRow, MigrationSummaryRow, ProcessRow, QualityRow,
-    ResidencyRow, SchedDelayRow, TableError, ThroughputRow, WorkloadMetricRow, read_table,
+    CpuActivityRow, CpuShareRow, CpuTimeRow, MigrationSummaryRow, PowerStepRow, ProcessRow,
+    QualityRow, ResidencyRow, SchedDelayRow, TableError, ThroughputRow, WorkloadMetricRow,
+    read_table,
 };
 
 #[derive(Debug, thiserror::Error)]
@@ -50,6 +51,8 @@ pub struct Summary {
     pub activity: Option<String>,
     /// Per worker (workload instance) that reported throughput: where it ran, what it did.
     pub workers: Option<String>,
+    /// The step in package power per run, when the pipeline aggregates `power_step`.
+    pub power: Option<String>,
     /// CPUs each workload received per phase, when the pipeline aggregates `cpu_share`.
     pub share: Option<String>,
     /// Quality warnings, one line each.
@@ -83,6 +86,35 @@ fn migration_cell(m: &MigrationSummaryRow) -> String {
     } else {
         format!("{} ({})", m.migrations, parts.join(", "))
     }
+}
+
+/// One line per run: the step in package power, or that there was none.
+fn power_lines(steps: &[PowerStepRow]) -> Option<String> {
+    if steps.is_empty() {
+        return None;
+    }
+    let mut out = String::new();
+    for s in steps {
+        let from = match &s.reference {
+            Some(workload) => format!("after {workload} started"),
+            None => "after the run's first start".to_owned(),
+        };
+        let line = if s.significant {
+            format!(
+                "{}: package power went from {:.2} W to {:.2} W ({:+.1} %) {:.1} s {from} \
+                 (to the sampling interval; {})",
+                s.run_id, s.before_watt, s.after_watt, s.step_pct, s.after_start_s, s.source
+            )
+        } else {
+            format!(
+                "{}: no step in package power (the largest, {:+.1} % at {:.1} s {from}, is \
+                 within its levels' spread; {})",
+                s.run_id, s.step_pct, s.after_start_s, s.source
+            )
+        };
+        writeln!(out, "- {line}").expect("writing to a String");
+    }
+    Some(out)
 }
 
 /// A workload with more threads than this in a run (a kernel build's compiler processes) gets
@@ -163,6 +195,7 @@ pub fn summarize(pipeline: &str, paths: &SummaryPaths<'_>) -> Result<Summary, Re
     let cpu_share: Vec<CpuShareRow> = read_table(paths.aggregates)?;
     let throughput: Vec<ThroughputRow> = read_table(paths.aggregates)?;
     let processes: Vec<ProcessRow> = read_table(paths.tables)?;
+    let power_steps: Vec<PowerStepRow> = read_table(paths.aggregates)?;
 
     type Key<'a> = (&'a str, i32);
     let mut cpus: BTreeMap<Key<'_>, Vec<(i32, f64)>> = BTreeMap::new();
@@ -307,6 +340,10 @@ pub fn summarize(pipeline: &str, paths: &SummaryPaths<'_>) -> Result<Summary, Re
         )
         .expect("writing to a String");
     }
+    let power = power_lines(&power_steps);
+    if let Some(power) = &power {
+        write!(markdown, "\n## Package power\n\n{power}").expect("writing to a String");
+    }
     if !warnings.is_empty() {
         markdown.push_str("\n## Quality\n\n");
         for w in &warnings {
@@ -319,6 +356,7 @@ pub fn summarize(pipeline: &str, paths: &SummaryPaths<'_>) -> Result<Summary, Re
         activity,
         workers,
         share,
+        power,
         warnings,
     })
 }
@@ -440,5 +478,30 @@ mod tests {
             m.steady_interval_mean_ns,
         ) = (0, 143, None);
         assert_eq!(migration_cell(&m), "143");
+    }
+
+    #[test]
+    fn a_power_step_is_told_apart_from_wobble() {
+        let step = |significant| PowerStepRow {
+            run_id: "r1".into(),
+            reference: Some("foreground".into()),
+            time_ns: 35_000_000_000,
+            after_start_s: 35.0,
+            before_watt: 30.24,
+            after_watt: 19.8,
+            step_pct: -34.5,
+            samples_before: 35,
+            samples_after: 15,
+            significant,
+            source: "turbostat".into(),
+        };
+        assert_eq!(
+            power_lines(&[step(true), step(false)]).unwrap(),
+            "- r1: package power went from 30.24 W to 19.80 W (-34.5 %) 35.0 s after foreground \
+             started (to the sampling interval; turbostat)\n\
+             - r1: no step in package power (the largest, -34.5 % at 35.0 s after foreground \
+             started, is within its levels' spread; turbostat)\n"
+        );
+        assert_eq!(power_lines(&[]), None);
     }
 }

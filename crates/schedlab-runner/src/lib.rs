@@ -538,9 +538,14 @@ impl<'a> Runner<'a> {
                 };
                 let summary = schedlab_report::summarize(&self.plan.name, &paths)?;
                 let mut text = summary.table;
-                for table in [&summary.activity, &summary.workers, &summary.share]
-                    .into_iter()
-                    .flatten()
+                for table in [
+                    &summary.activity,
+                    &summary.workers,
+                    &summary.share,
+                    &summary.power,
+                ]
+                .into_iter()
+                .flatten()
                 {
                     text.push('\n');
                     text.push_str(table);

@@ -236,6 +236,9 @@ pub enum AggregateStep {
     /// CPUs each workload received before, during and after `workload`'s lifetime (over the
     /// whole run without it), in total and per core class.
     CpuShare(StepOptions),
+    /// The largest step in package power (turbostat's PkgWatt, or RAPL energy from the `cpu`
+    /// monitor) within `workload`'s lifetime, or over the run.
+    PowerStep(StepOptions),
 }
 
 impl AggregateStep {
@@ -248,6 +251,7 @@ impl AggregateStep {
             AggregateStep::Throughput(_) => "throughput",
             AggregateStep::CpuActivity(_) => "cpu_activity",
             AggregateStep::CpuShare(_) => "cpu_share",
+            AggregateStep::PowerStep(_) => "power_step",
         }
     }
 
@@ -259,7 +263,8 @@ impl AggregateStep {
             | AggregateStep::CpuTime(o)
             | AggregateStep::Throughput(o)
             | AggregateStep::CpuActivity(o)
-            | AggregateStep::CpuShare(o) => o,
+            | AggregateStep::CpuShare(o)
+            | AggregateStep::PowerStep(o) => o,
         }
     }
 }

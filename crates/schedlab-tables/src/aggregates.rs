@@ -231,3 +231,33 @@ pub struct CpuShareRow {
 impl Table for CpuShareRow {
     const NAME: &'static str = "cpu_share";
 }
+
+/// The largest step in package power over a window (seed page 8: "the transition occurred
+/// approximately 35 seconds after OpenSSL started", the processor leaving its short-term turbo
+/// power budget), found to the sampling interval.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PowerStepRow {
+    pub run_id: String,
+    /// The workload whose lifetime is searched and whose start times are counted from (null:
+    /// the whole run, from its first process start).
+    pub reference: Option<String>,
+    /// End of the last interval before the step, on the run clock.
+    pub time_ns: i64,
+    /// `time_ns` after the reference's start (or the run's first process start).
+    pub after_start_s: f64,
+    pub before_watt: f64,
+    pub after_watt: f64,
+    /// `(after - before) / before`, in percent.
+    pub step_pct: f64,
+    pub samples_before: i64,
+    pub samples_after: i64,
+    /// The step is at least 10 % of the earlier level and three times the spread within the two
+    /// levels: a change of regime, not noise.
+    pub significant: bool,
+    /// `turbostat` (PkgWatt of its summary rows) or `cpu_samples` (RAPL energy per interval).
+    pub source: String,
+}
+
+impl Table for PowerStepRow {
+    const NAME: &'static str = "power_step";
+}

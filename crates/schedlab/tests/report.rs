@@ -92,12 +92,18 @@ fn a_workload_with_many_threads_gets_one_summary_line() {
     assert_eq!(lines.len(), 1, "{}", run.stdout);
     let total: i64 = pool.iter().map(|r| r.cpu_time_ns).sum();
     assert!(
-        lines[0].contains(&format!("| – | {} threads | {:.3} s |", pool.len(), total as f64 / 1e9)),
+        lines[0].contains(&format!(
+            "| – | {} threads | {:.3} s |",
+            pool.len(),
+            total as f64 / 1e9
+        )),
         "{}",
         lines[0]
     );
     // The one-thread workload (its process's main thread and its worker) keeps a line per thread.
-    let one: Vec<&str> = (run.stdout.lines()).filter(|l| l.contains("| one |")).collect();
+    let one: Vec<&str> = (run.stdout.lines())
+        .filter(|l| l.contains("| one |"))
+        .collect();
     assert!(
         !one.is_empty() && one.iter().all(|l| !l.contains(" threads |")),
         "{}",
