@@ -6,7 +6,9 @@ use std::time::Duration;
 use serde_saphyr::Spanned;
 
 use crate::diagnostic::{Diagnostic, closest, hint_for_serde_message};
-use crate::plan::{CollectPlan, MonitorKind, MonitorPlan, Plan, Program, RunPlan, WorkloadPlan};
+use crate::plan::{
+    CollectPlan, MonitorKind, MonitorPlan, Plan, Program, RunPlan, WorkloadPlan, variant_text,
+};
 use crate::raw::{CpuItem, RawMonitor, RawPipeline, RawWorkload, Scalar};
 
 /// What compilation needs from the rest of schedlab.
@@ -125,6 +127,20 @@ impl Checker<'_> {
             }
         }
         let runs = self.runs(&raw);
+        // `when` can leave a variant without workloads.
+        if let Some(empty) = runs.iter().find(|r| r.collect.workloads.is_empty())
+            && !raw.collect.workloads.is_empty()
+            && self.errors.is_empty()
+        {
+            self.error_at_key(
+                "workloads",
+                format!(
+                    "no workload runs in variant `{}`",
+                    variant_text(&empty.variant)
+                ),
+                Some("a run needs at least one workload whose `when` is true".into()),
+            );
+        }
         Plan {
             name,
             description: raw.description,
@@ -187,14 +203,15 @@ impl Checker<'_> {
             .iter()
             .filter_map(|(name, monitor)| self.monitor(name, monitor, vars))
             .collect();
-        let workloads = raw
-            .collect
-            .workloads
-            .iter()
-            .filter_map(|(name, workload)| {
-                self.workload(name, workload, vars, raw.collect.duration.is_some())
-            })
-            .collect();
+        let mut workloads = Vec::new();
+        for (name, workload) in &raw.collect.workloads {
+            if let Some(when) = &workload.when
+                && !self.runs_when(when, vars)
+            {
+                continue;
+            }
+            workloads.extend(self.workload(name, workload, vars, raw.collect.duration.is_some()));
+        }
         if raw.collect.workloads.is_empty() {
             self.error_at_key(
                 "workloads",
@@ -354,19 +371,51 @@ impl Checker<'_> {
     }
 
     fn argv(&mut self, items: &[Spanned<String>], vars: &BTreeMap<String, String>) -> Vec<String> {
-        items
-            .iter()
-            .map(|item| match substitute(&item.value, vars) {
-                Ok(text) => text,
-                Err(unknown) => {
-                    let hint = closest(&unknown, vars.keys().map(String::as_str))
-                        .map(|best| format!("did you mean `${{{best}}}`?"))
-                        .or_else(|| Some("define it under `vars:` or `matrix:`".into()));
-                    self.error_at(item, format!("undefined variable `${{{unknown}}}`"), hint);
-                    item.value.clone()
-                }
-            })
+        (items.iter())
+            .map(|item| self.substituted(item, &item.value, vars))
             .collect()
+    }
+
+    /// `text` (the value at `at`) with its `${vars}` replaced; an undefined one is an error at
+    /// `at`, and the text is kept as it is.
+    fn substituted<T>(
+        &mut self,
+        at: &Spanned<T>,
+        text: &str,
+        vars: &BTreeMap<String, String>,
+    ) -> String {
+        match substitute(text, vars) {
+            Ok(text) => text,
+            Err(unknown) => {
+                let hint = closest(&unknown, vars.keys().map(String::as_str))
+                    .map(|best| format!("did you mean `${{{best}}}`?"))
+                    .or_else(|| Some("define it under `vars:` or `matrix:`".into()));
+                self.error_at(at, format!("undefined variable `${{{unknown}}}`"), hint);
+                text.to_owned()
+            }
+        }
+    }
+
+    /// Whether a workload with this `when` runs in a run with these variables: `true`, `on`,
+    /// `yes` or `false`, `off`, `no`, usually through a matrix variable.
+    fn runs_when(&mut self, when: &Spanned<Scalar>, vars: &BTreeMap<String, String>) -> bool {
+        let text = self.substituted(when, &when.value.to_string(), vars);
+        match text.to_ascii_lowercase().as_str() {
+            "true" | "on" | "yes" => true,
+            "false" | "off" | "no" => false,
+            _ => {
+                let message = format!("`when` is `{text}`, not true/false, on/off or yes/no");
+                self.error_at(
+                    when,
+                    message,
+                    Some(
+                        "e.g. `when: \"${foreground}\"` with `matrix: { foreground: [on, off] }`"
+                            .into(),
+                    ),
+                );
+                true
+            }
+        }
     }
 
     /// CPU items as a sorted list; text items may use `${vars}` and commas (`"${cpu}"`, `"0,2-3"`).

@@ -194,6 +194,10 @@ pub struct RawWorkload {
     /// `monitors`: start the workload again each time it ends, until the collection ends.
     #[serde(default)]
     pub repeat_until: Option<Spanned<String>>,
+    /// Start the workload only in runs where this is true (`on`/`off`, `yes`/`no` too), usually
+    /// a matrix variable: `when: "${foreground}"` with `matrix: { foreground: [on, off] }`.
+    #[serde(default)]
+    pub when: Option<Spanned<Scalar>>,
 }
 
 /// rt-app-like periodic threads: each wakes every `period`, spins for `busy` (or `duty` percent

@@ -453,3 +453,37 @@ fn openssl_effective_throughput_comes_from_its_operation_count_and_wall_time() {
         row.effective_bytes_per_s
     );
 }
+
+#[test]
+fn a_workload_with_when_off_is_left_out_of_that_variant_only() {
+    let sandbox = Sandbox::new();
+    let pipeline = sandbox.write(
+        "ab.yaml",
+        "name: ab\nmatrix: { fg: [on, off] }\ncollect:\n  workloads:\n    \
+         bg: { run: [sleep, \"0.1\"] }\n    fg: { run: [sleep, \"0.1\"], when: \"${fg}\" }\n",
+    );
+    let done = sandbox.schedlab(&["run", pipeline.to_str().unwrap()]);
+    assert_eq!(done.code, 0, "{}", done.stderr);
+    let processes: Vec<ProcessRow> =
+        read_rows(&sandbox.data("ab", "tables/processes.parquet")).unwrap();
+    let runs: Vec<RunRow> = read_rows(&sandbox.data("ab", "tables/runs.parquet")).unwrap();
+    let variant_of = |run_id: &str| {
+        (runs.iter())
+            .find(|r| r.run_id == run_id)
+            .map(|r| r.variant.clone())
+            .unwrap()
+    };
+    let mut started: Vec<(String, String)> = (processes.iter())
+        .map(|p| (variant_of(&p.run_id), p.workload.clone()))
+        .collect();
+    started.sort();
+    // YAML reads `on` and `off` as booleans.
+    assert_eq!(
+        started,
+        [
+            ("fg=false".to_owned(), "bg".to_owned()),
+            ("fg=true".to_owned(), "bg".to_owned()),
+            ("fg=true".to_owned(), "fg".to_owned()),
+        ]
+    );
+}

@@ -92,3 +92,37 @@ fn the_shipped_pipelines_are_valid() {
     let done = sandbox.schedlab(&args);
     assert_eq!(done.code, 0, "{}{}", done.stdout, done.stderr);
 }
+
+#[test]
+fn a_when_that_is_not_a_switch_or_leaves_a_variant_empty_is_pointed_at() {
+    let sandbox = Sandbox::new();
+    let pipeline = sandbox.write(
+        "when.yaml",
+        "name: when\nmatrix: { fg: [on, maybe] }\ncollect:\n  workloads:\n    \
+         bg: { run: [sleep, \"0.1\"] }\n    fg: { run: [sleep, \"0.1\"], when: \"${fg}\" }\n",
+    );
+    let file = pipeline.display().to_string();
+    let done = sandbox.schedlab(&["validate", &file]);
+    assert_eq!(done.code, 2);
+    assert!(
+        done.stderr.starts_with(&format!(
+            "{file}:6:45: error: `when` is `maybe`, not true/false, on/off or yes/no"
+        )),
+        "{}",
+        done.stderr
+    );
+
+    sandbox.write(
+        "when.yaml",
+        "name: when\nmatrix: { on: [yes, no] }\ncollect:\n  workloads:\n    \
+         only: { run: [sleep, \"0.1\"], when: \"${on}\" }\n",
+    );
+    let done = sandbox.schedlab(&["validate", &file]);
+    assert_eq!(done.code, 2);
+    assert!(
+        done.stderr
+            .contains("error: no workload runs in variant `on=no`"),
+        "{}",
+        done.stderr
+    );
+}
