@@ -157,7 +157,6 @@ impl Checker<'_> {
         let variants = matrix_combinations(&raw.matrix);
         let repeat = raw.repeat.unwrap_or(1).max(1);
         let mut runs = Vec::new();
-        let mut reported = false;
         let mut rng = raw.shuffle.map(fastrand::Rng::with_seed);
         for repetition in 1..=repeat {
             let mut order: Vec<&BTreeMap<String, String>> = variants.iter().collect();
@@ -174,11 +173,14 @@ impl Checker<'_> {
                 vars.extend(variant.clone());
                 let errors_before = self.errors.len();
                 let collect = self.collect_plan(raw, &vars);
-                // Report substitution errors once, not once per run.
-                if reported {
-                    self.errors.truncate(errors_before);
+                // The same error from every run is reported once; an error only some variants
+                // make (a `when` or CPU list that a matrix value breaks) is kept.
+                let new = self.errors.split_off(errors_before);
+                for error in new {
+                    if !self.errors.contains(&error) {
+                        self.errors.push(error);
+                    }
                 }
-                reported = true;
                 let slug: Vec<String> = variant.iter().map(|(k, v)| format!("{k}={v}")).collect();
                 let key = if slug.is_empty() {
                     format!("r{repetition}")

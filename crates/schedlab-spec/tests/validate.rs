@@ -76,7 +76,7 @@ fn unknown_key_names_line_column_and_the_likely_key() {
     let yaml = GOOD.replace("start_after: 1s", "start_afer: 1s");
     assert_eq!(
         errors(&yaml),
-        "p.yaml:11:7: error: unknown field `start_afer`, expected one of run, periodic, start_after, nice, cpus, timeout, instances, parse, repeat_until
+        "p.yaml:11:7: error: unknown field `start_afer`, expected one of run, periodic, start_after, nice, cpus, timeout, instances, parse, repeat_until, when
    |
 11 |       start_afer: 1s
    |       ^

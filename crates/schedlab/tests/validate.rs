@@ -106,7 +106,7 @@ fn a_when_that_is_not_a_switch_or_leaves_a_variant_empty_is_pointed_at() {
     assert_eq!(done.code, 2);
     assert!(
         done.stderr.starts_with(&format!(
-            "{file}:6:45: error: `when` is `maybe`, not true/false, on/off or yes/no"
+            "{file}:6:38: error: `when` is `maybe`, not true/false, on/off or yes/no"
         )),
         "{}",
         done.stderr
@@ -121,7 +121,7 @@ fn a_when_that_is_not_a_switch_or_leaves_a_variant_empty_is_pointed_at() {
     assert_eq!(done.code, 2);
     assert!(
         done.stderr
-            .contains("error: no workload runs in variant `on=no`"),
+            .contains("error: no workload runs in variant `on=false`"),
         "{}",
         done.stderr
     );
