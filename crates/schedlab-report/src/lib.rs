@@ -13,6 +13,8 @@
 
 mod activity;
 mod comparison;
+mod html;
+pub mod plots;
 mod share;
 mod workers;
 
@@ -22,10 +24,11 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
+use schedlab_spec::raw::{PlotKind, ReportFormat, Summarize};
 use schedlab_tables::{
-    CpuActivityRow, CpuShareRow, CpuTimeRow, MigrationSummaryRow, PowerStepRow, ProcessRow,
-    QualityRow, ResidencyRow, SchedDelayRow, TableError, ThroughputRow, WorkloadMetricRow,
-    read_table,
+    CpuActivityRow, CpuRow, CpuShareRow, CpuTimeRow, MigrationSummaryRow, PlacementRow,
+    PowerStepRow, ProcessRow, QualityRow, ResidencyRow, SchedDelayRow, SchedSliceRow, TableError,
+    ThroughputRow, WorkloadMetricRow, read_table,
 };
 
 #[derive(Debug, thiserror::Error)]
@@ -39,6 +42,8 @@ pub enum ReportError {
         #[source]
         source: std::io::Error,
     },
+    #[error("run {run_id}: {message}")]
+    Plot { run_id: String, message: String },
 }
 
 /// The rendered summary.
@@ -46,17 +51,21 @@ pub enum ReportError {
 pub struct Summary {
     /// The per-thread table, Markdown (readable as plain text in a terminal).
     pub table: String,
-    /// turbostat's CPU activity per window (all CPUs, per class, busy CPUs), when the
-    /// pipeline aggregates `cpu_activity` and turbostat ran.
-    pub activity: Option<String>,
-    /// Per worker (workload instance) that reported throughput: where it ran, what it did.
-    pub workers: Option<String>,
-    /// The step in package power per run, when the pipeline aggregates `power_step`.
-    pub power: Option<String>,
-    /// CPUs each workload received per phase, when the pipeline aggregates `cpu_share`.
-    pub share: Option<String>,
+    /// The other tables, in order, for the aggregates the pipeline computed: CPU activity
+    /// (turbostat), per worker, CPUs received per phase, package power.
+    pub sections: Vec<String>,
     /// Quality warnings, one line each.
     pub warnings: Vec<String>,
+    /// Every file written under `report/`.
+    pub written: Vec<PathBuf>,
+}
+
+/// A part of the summary after the per-thread table.
+struct Section {
+    heading: &'static str,
+    /// One line on what the part shows.
+    intro: String,
+    body: String,
 }
 
 /// Where the summary reads from and writes to.
@@ -184,7 +193,11 @@ fn trace_exceeds_proc(trace_ns: i64, proc_ns: i64) -> bool {
 }
 
 /// Builds the summary and writes `report/summary.md` atomically.
-pub fn summarize(pipeline: &str, paths: &SummaryPaths<'_>) -> Result<Summary, ReportError> {
+pub fn summarize(
+    pipeline: &str,
+    paths: &SummaryPaths<'_>,
+    options: &Summarize,
+) -> Result<Summary, ReportError> {
     let cpu_time: Vec<CpuTimeRow> = read_table(paths.aggregates)?;
     let residency: Vec<ResidencyRow> = read_table(paths.aggregates)?;
     let migration_rows: Vec<MigrationSummaryRow> = read_table(paths.aggregates)?;
@@ -306,43 +319,50 @@ pub fn summarize(pipeline: &str, paths: &SummaryPaths<'_>) -> Result<Summary, Re
         .map(|q| format!("{} [{}] {}: {}", q.run_id, q.severity, q.source, q.message))
         .collect();
 
-    let mut markdown = format!("# {pipeline}: summary\n\nPer workload thread, per run.\n\n{table}");
-    let activity = activity::activity_table(&cpu_activity);
-    if let Some(activity) = &activity {
-        write!(
-            markdown,
-            "\n## CPU activity (turbostat)\n\nAll CPUs, each core class, and each CPU busy at least \
-             {}% of the window.\n\n{activity}",
+    let mut sections = Vec::new();
+    let mut section = |heading, intro: String, body: Option<String>| {
+        if let Some(body) = body {
+            sections.push(Section {
+                heading,
+                intro,
+                body,
+            });
+        }
+    };
+    section(
+        "CPU activity (turbostat)",
+        format!(
+            "All CPUs, each core class, and each CPU busy at least {}% of the window.",
             activity::BUSY_CPU_PCT
-        )
-        .expect("writing to a String");
-    }
-    let workers = workers::worker_table(&workers::WorkerInputs {
-        throughput: &throughput,
-        processes: &processes,
-        residency: &residency,
-        migrations: &migration_rows,
-    });
-    if let Some(workers) = &workers {
-        write!(
-            markdown,
-            "\n## Per worker\n\nopenssl's reported throughput, and the same operations over the \
-             process's wall time.\n\n{workers}"
-        )
-        .expect("writing to a String");
-    }
-    let share = share::share_table(&cpu_share);
-    if let Some(share) = &share {
-        write!(
-            markdown,
-            "\n## CPUs received, per phase\n\nCPU time over the phase's length: before, during \
-             and after the reference workload.\n\n{share}"
-        )
-        .expect("writing to a String");
-    }
-    let power = power_lines(&power_steps);
-    if let Some(power) = &power {
-        write!(markdown, "\n## Package power\n\n{power}").expect("writing to a String");
+        ),
+        activity::activity_table(&cpu_activity),
+    );
+    section(
+        "Per worker",
+        "openssl's reported throughput, and the same operations over the process's wall time."
+            .into(),
+        workers::worker_table(&workers::WorkerInputs {
+            throughput: &throughput,
+            processes: &processes,
+            residency: &residency,
+            migrations: &migration_rows,
+        }),
+    );
+    section(
+        "CPUs received, per phase",
+        "CPU time over the phase's length: before, during and after the reference workload.".into(),
+        share::share_table(&cpu_share),
+    );
+    section(
+        "Package power",
+        "The largest step in package power, and whether it is a change of regime.".into(),
+        power_lines(&power_steps),
+    );
+
+    let mut markdown = format!("# {pipeline}: summary\n\nPer workload thread, per run.\n\n{table}");
+    for s in &sections {
+        write!(markdown, "\n## {}\n\n{}\n\n{}", s.heading, s.intro, s.body)
+            .expect("writing to a String");
     }
     if !warnings.is_empty() {
         markdown.push_str("\n## Quality\n\n");
@@ -350,15 +370,84 @@ pub fn summarize(pipeline: &str, paths: &SummaryPaths<'_>) -> Result<Summary, Re
             writeln!(markdown, "- {w}").expect("writing to a String");
         }
     }
-    write_atomic(&paths.report.join("summary.md"), markdown.as_bytes())?;
+    let summary_md = paths.report.join("summary.md");
+    write_atomic(&summary_md, markdown.as_bytes())?;
+    let mut written = vec![summary_md];
+    let plots = write_plots(pipeline, paths, &options.plots, &processes, &mut written)?;
+    if options.report.contains(&ReportFormat::Html) {
+        let page = html::page(&format!("{pipeline}: summary"), &markdown, &plots);
+        let index = paths.report.join("index.html");
+        write_atomic(&index, page.as_bytes())?;
+        written.push(index);
+    }
     Ok(Summary {
         table,
-        activity,
-        workers,
-        share,
-        power,
+        sections: sections.into_iter().map(|s| s.body).collect(),
         warnings,
+        written,
     })
+}
+
+/// Writes the `kinds` of plot for every run as `report/<kind>-<run_id>.svg`; returns the file
+/// names per run, for the HTML page.
+fn write_plots(
+    pipeline: &str,
+    paths: &SummaryPaths<'_>,
+    kinds: &[PlotKind],
+    processes: &[ProcessRow],
+    written: &mut Vec<PathBuf>,
+) -> Result<Vec<(String, Vec<String>)>, ReportError> {
+    if kinds.is_empty() {
+        return Ok(Vec::new());
+    }
+    let slices: Vec<SchedSliceRow> = read_table(paths.tables)?;
+    let placement: Vec<PlacementRow> = read_table(paths.tables)?;
+    let cpus: Vec<CpuRow> = read_table(paths.tables)?;
+    let mut run_ids: Vec<&str> = processes.iter().map(|p| p.run_id.as_str()).collect();
+    run_ids.sort();
+    run_ids.dedup();
+    let mut per_run = Vec::new();
+    for run_id in run_ids {
+        let spans = plots::occupancy(run_id, &slices, &placement);
+        let mut files = Vec::new();
+        for kind in kinds {
+            let (name, svg) = match kind {
+                PlotKind::CpuTimeline => (
+                    "cpu_timeline",
+                    plots::cpu_timeline(
+                        &format!("{pipeline} {run_id}: which workload ran where"),
+                        run_id,
+                        &spans,
+                        &cpus,
+                    ),
+                ),
+                PlotKind::Residency => (
+                    "residency",
+                    plots::residency(
+                        &format!("{pipeline} {run_id}: seconds per CPU"),
+                        run_id,
+                        &spans,
+                        &cpus,
+                    ),
+                ),
+            };
+            let svg = svg.map_err(|message| ReportError::Plot {
+                run_id: run_id.to_owned(),
+                message,
+            })?;
+            if let Some(svg) = svg {
+                let file = format!("{name}-{run_id}.svg");
+                let path = paths.report.join(&file);
+                write_atomic(&path, svg.as_bytes())?;
+                written.push(path);
+                files.push(file);
+            }
+        }
+        if !files.is_empty() {
+            per_run.push((run_id.to_owned(), files));
+        }
+    }
+    Ok(per_run)
 }
 
 fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ReportError> {
@@ -417,7 +506,7 @@ mod tests {
             aggregates: &aggregates,
             report: &report,
         };
-        let summary = summarize("p", &paths).unwrap();
+        let summary = summarize("p", &paths, &Summarize::default()).unwrap();
         let line = |tid: i32| {
             let cell = format!("| {tid} | worker |");
             summary

@@ -536,17 +536,10 @@ impl<'a> Runner<'a> {
                     aggregates: &self.layout.aggregates(),
                     report: &out,
                 };
-                let summary = schedlab_report::summarize(&self.plan.name, &paths)?;
+                let summary =
+                    schedlab_report::summarize(&self.plan.name, &paths, &self.plan.summarize)?;
                 let mut text = summary.table;
-                for table in [
-                    &summary.activity,
-                    &summary.workers,
-                    &summary.share,
-                    &summary.power,
-                ]
-                .into_iter()
-                .flatten()
-                {
+                for table in &summary.sections {
                     text.push('\n');
                     text.push_str(table);
                 }
@@ -554,7 +547,7 @@ impl<'a> Runner<'a> {
                     text.push_str(&format!("warning: {warning}\n"));
                 }
                 outcome.summary = Some(text);
-                Ok(vec![self.layout.report().join("summary.md")])
+                Ok(summary.written)
             }
         }
     }

@@ -300,14 +300,20 @@ pub enum Window {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Summarize {
+    /// `markdown` (report/summary.md, always written) and `html` (report/index.html, the same
+    /// tables with the plots).
     #[serde(default = "default_reports")]
     pub report: Vec<ReportFormat>,
+    /// SVG plots per run under report/.
+    #[serde(default)]
+    pub plots: Vec<PlotKind>,
 }
 
 impl Default for Summarize {
     fn default() -> Self {
         Summarize {
             report: default_reports(),
+            plots: Vec::new(),
         }
     }
 }
@@ -320,4 +326,15 @@ fn default_reports() -> Vec<ReportFormat> {
 #[serde(rename_all = "snake_case")]
 pub enum ReportFormat {
     Markdown,
+    Html,
+}
+
+/// A plot of each run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PlotKind {
+    /// Which workload ran on which CPU when (a lane per CPU, labelled with its class).
+    CpuTimeline,
+    /// Seconds of each workload on each CPU, stacked.
+    Residency,
 }

@@ -110,3 +110,58 @@ fn a_workload_with_many_threads_gets_one_summary_line() {
         run.stdout
     );
 }
+
+#[test]
+fn html_and_plots_show_every_cpu_and_workload_of_the_run() {
+    let sandbox = Sandbox::new();
+    let pipeline = sandbox.write(
+        "plots.yaml",
+        "name: plots\ncollect:\n  monitors:\n    where: { placement: { interval: 50ms } }\n  \
+         workloads:\n    tick:\n      periodic: { threads: 2, period: 50ms, busy: 20ms, duration: 800ms }\n\
+         aggregate:\n  - residency: {}\n  - cpu_time: {}\n\
+         summarize:\n  report: [markdown, html]\n  plots: [cpu_timeline, residency]\n",
+    );
+    let run = sandbox.schedlab(&["run", pipeline.to_str().unwrap()]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let run_id = &sandbox.runs("plots")[0];
+    let cpus: Vec<schedlab_tables::CpuRow> =
+        read_rows(&sandbox.data("plots", "tables/cpus.parquet")).unwrap();
+    assert!(!cpus.is_empty());
+    for kind in ["cpu_timeline", "residency"] {
+        let svg =
+            std::fs::read_to_string(sandbox.data("plots", &format!("report/{kind}-{run_id}.svg")))
+                .unwrap();
+        assert!(svg.starts_with("<svg"), "{kind}");
+        for cpu in &cpus {
+            let label = format!("cpu {} ({})", cpu.cpu, cpu.class);
+            assert!(svg.contains(&label), "{kind} has no lane {label}");
+        }
+        assert!(
+            svg.contains("tick"),
+            "{kind}: the workload is in the legend"
+        );
+    }
+    let html = std::fs::read_to_string(sandbox.data("plots", "report/index.html")).unwrap();
+    assert!(
+        html.contains(&format!("<img src=\"cpu_timeline-{run_id}.svg\"")),
+        "{html}"
+    );
+    assert!(
+        html.contains("<td>tick</td>"),
+        "the summary table is in the page: {html}"
+    );
+
+    // The plots are outputs of summarize: deleting one makes the stage stale.
+    std::fs::remove_file(sandbox.data("plots", &format!("report/residency-{run_id}.svg"))).unwrap();
+    let again = sandbox.schedlab(&["run", pipeline.to_str().unwrap()]);
+    assert!(
+        again.stderr.contains("summarize: running"),
+        "{}",
+        again.stderr
+    );
+    assert!(
+        sandbox
+            .data("plots", &format!("report/residency-{run_id}.svg"))
+            .exists()
+    );
+}

@@ -1,0 +1,55 @@
+//! `report/index.html`: the summary's Markdown as HTML, with the plots, readable offline.
+
+use pulldown_cmark::{Options, Parser, html};
+
+/// A page with the summary (`markdown`, as summary.md has it) and then, per heading, its
+/// plots (file names beside index.html).
+pub fn page(title: &str, markdown: &str, plots: &[(String, Vec<String>)]) -> String {
+    let mut body = String::new();
+    html::push_html(&mut body, Parser::new_ext(markdown, Options::ENABLE_TABLES));
+    for (heading, files) in plots {
+        body.push_str(&format!("<h2>{}</h2>\n", escape(heading)));
+        for file in files {
+            let file = escape(file);
+            body.push_str(&format!("<p><img src=\"{file}\" alt=\"{file}\"></p>\n"));
+        }
+    }
+    format!(
+        "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>{}</title>\n\
+         <style>\nbody {{ font-family: sans-serif; margin: 2em; }}\n\
+         table {{ border-collapse: collapse; font-size: 90%; }}\n\
+         th, td {{ border: 1px solid #ccc; padding: 2px 6px; }}\n\
+         img {{ max-width: 100%; }}\n</style>\n</head>\n<body>\n{body}</body>\n</html>\n",
+        escape(title)
+    )
+}
+
+fn escape(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tables_become_html_tables_and_plots_follow() {
+        let page = page(
+            "q: summary",
+            "# q\n\n| run | CPU time |\n|---|---:|\n| r1 | 0.368 s |\n",
+            &[("r1".into(), vec!["cpu_timeline-r1.svg".into()])],
+        );
+        assert!(page.contains("<th>run</th>"), "{page}");
+        assert!(
+            page.contains("<td style=\"text-align: right\">0.368 s</td>"),
+            "{page}"
+        );
+        assert!(
+            page.contains("<h2>r1</h2>\n<p><img src=\"cpu_timeline-r1.svg\""),
+            "{page}"
+        );
+    }
+}

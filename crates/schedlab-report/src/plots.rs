@@ -1,0 +1,352 @@
+//! SVG plots of a run: which workload ran on which CPU when (`cpu_timeline`), and how many
+//! seconds each CPU gave each workload (`residency`).
+//!
+//! Both are drawn from [`Occupancy`] spans: a perf trace's slices (exact), or, without a trace,
+//! the stretch between two /proc placement samples in which a thread gained CPU time, on the
+//! CPU of the later sample (an estimate at the sampling interval). The timeline merges a
+//! workload's spans on a CPU that lie closer than a pixel, so a trace of millions of slices
+//! draws as a few thousand rectangles.
+
+use std::collections::BTreeMap;
+
+use plotters::coord::ranged1d::SegmentValue;
+use plotters::prelude::*;
+use schedlab_tables::{CpuRow, PlacementRow, SchedSliceRow};
+
+/// Width of every plot, in pixels; spans closer than one of them are drawn as one.
+const WIDTH: u32 = 1200;
+
+/// Time a workload held a CPU.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Occupancy {
+    pub cpu: i32,
+    pub start_ns: i64,
+    pub end_ns: i64,
+    pub workload: String,
+}
+
+/// The spans of one run: its trace slices when it has any, its placement samples otherwise.
+pub fn occupancy(
+    run_id: &str,
+    slices: &[SchedSliceRow],
+    placement: &[PlacementRow],
+) -> Vec<Occupancy> {
+    let traced: Vec<Occupancy> = (slices.iter())
+        .filter(|s| &*s.run_id == run_id)
+        .filter_map(|s| {
+            Some(Occupancy {
+                cpu: s.cpu,
+                start_ns: s.start_ns,
+                end_ns: s.end_ns,
+                workload: s.workload.as_deref()?.to_owned(),
+            })
+        })
+        .collect();
+    if !traced.is_empty() {
+        return traced;
+    }
+    let mut threads: BTreeMap<i32, Vec<&PlacementRow>> = BTreeMap::new();
+    for p in placement
+        .iter()
+        .filter(|p| p.run_id == run_id && p.workload.is_some())
+    {
+        threads.entry(p.tid).or_default().push(p);
+    }
+    let mut spans = Vec::new();
+    for samples in threads.values_mut() {
+        samples.sort_by_key(|s| s.time_ns);
+        for pair in samples.windows(2) {
+            if pair[1].cpu_time_ns > pair[0].cpu_time_ns {
+                spans.push(Occupancy {
+                    cpu: pair[1].cpu,
+                    start_ns: pair[0].time_ns,
+                    end_ns: pair[1].time_ns,
+                    workload: pair[1].workload.clone().unwrap_or_default(),
+                });
+            }
+        }
+    }
+    spans
+}
+
+/// Spans of the same workload on the same CPU that lie closer than `gap_ns` become one.
+fn merged(spans: &[Occupancy], gap_ns: i64) -> Vec<Occupancy> {
+    let mut sorted: Vec<&Occupancy> = spans.iter().collect();
+    sorted.sort_by(|a, b| (a.cpu, &a.workload, a.start_ns).cmp(&(b.cpu, &b.workload, b.start_ns)));
+    let mut out: Vec<Occupancy> = Vec::new();
+    for span in sorted {
+        match out.last_mut() {
+            Some(last)
+                if last.cpu == span.cpu
+                    && last.workload == span.workload
+                    && span.start_ns <= last.end_ns + gap_ns =>
+            {
+                last.end_ns = last.end_ns.max(span.end_ns);
+            }
+            _ => out.push(span.clone()),
+        }
+    }
+    out
+}
+
+/// The CPUs to draw a lane for, with their class: every CPU of the run's `cpus` table, and any
+/// CPU a span names that the table lacks.
+fn lanes(run_id: &str, cpus: &[CpuRow], spans: &[Occupancy]) -> Vec<(i32, String)> {
+    let mut lanes: BTreeMap<i32, String> = (cpus.iter())
+        .filter(|c| c.run_id == run_id)
+        .map(|c| (c.cpu, c.class.clone()))
+        .collect();
+    for s in spans {
+        lanes.entry(s.cpu).or_insert_with(|| "?".to_owned());
+    }
+    lanes.into_iter().collect()
+}
+
+fn workloads(spans: &[Occupancy]) -> Vec<String> {
+    let mut names: Vec<String> = spans.iter().map(|s| s.workload.clone()).collect();
+    names.sort();
+    names.dedup();
+    names
+}
+
+fn plot_error(err: impl std::fmt::Display) -> String {
+    format!("drawing the plot: {err}")
+}
+
+/// The lane of a CPU as a y range: from its segment's start to the next one's.
+fn lane_span(index: usize, count: usize) -> (SegmentValue<i32>, SegmentValue<i32>) {
+    let top = if index + 1 < count {
+        SegmentValue::Exact(index as i32 + 1)
+    } else {
+        SegmentValue::Last
+    };
+    (SegmentValue::Exact(index as i32), top)
+}
+
+/// A lane per CPU (labelled `cpu 3 (E)`), time in seconds from the first span, a colour per
+/// workload. `None` when there is nothing to draw.
+pub fn cpu_timeline(
+    title: &str,
+    run_id: &str,
+    spans: &[Occupancy],
+    cpus: &[CpuRow],
+) -> Result<Option<String>, String> {
+    let (Some(t0), Some(t1)) = (
+        spans.iter().map(|s| s.start_ns).min(),
+        spans.iter().map(|s| s.end_ns).max(),
+    ) else {
+        return Ok(None);
+    };
+    let lanes = lanes(run_id, cpus, spans);
+    let names = workloads(spans);
+    let gap_ns = (t1 - t0) / i64::from(WIDTH);
+    let spans = merged(spans, gap_ns);
+    let seconds = |ns: i64| (ns - t0) as f64 / 1e9;
+    let mut svg = String::new();
+    {
+        let height = 110 + 26 * lanes.len() as u32;
+        let root = SVGBackend::with_string(&mut svg, (WIDTH, height)).into_drawing_area();
+        root.fill(&WHITE).map_err(plot_error)?;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(title, ("sans-serif", 18))
+            .margin(12)
+            .x_label_area_size(36)
+            .y_label_area_size(80)
+            .build_cartesian_2d(
+                0.0..seconds(t1).max(1e-9),
+                (0..lanes.len() as i32 - 1).into_segmented(),
+            )
+            .map_err(plot_error)?;
+        let label = |value: &SegmentValue<i32>| match value {
+            SegmentValue::CenterOf(i) | SegmentValue::Exact(i) => (lanes.get(*i as usize))
+                .map(|(cpu, class)| format!("cpu {cpu} ({class})"))
+                .unwrap_or_default(),
+            SegmentValue::Last => String::new(),
+        };
+        chart
+            .configure_mesh()
+            .disable_y_mesh()
+            .y_labels(lanes.len())
+            .y_label_formatter(&label)
+            .x_desc("seconds from the first slice")
+            .draw()
+            .map_err(plot_error)?;
+        let index_of: BTreeMap<i32, usize> = (lanes.iter().enumerate())
+            .map(|(i, (cpu, _))| (*cpu, i))
+            .collect();
+        for (i, name) in names.iter().enumerate() {
+            let color = Palette99::pick(i).mix(0.9);
+            let rects = (spans.iter()).filter(|s| &s.workload == name).map(|s| {
+                let (bottom, top) = lane_span(index_of[&s.cpu], lanes.len());
+                Rectangle::new(
+                    [(seconds(s.start_ns), bottom), (seconds(s.end_ns), top)],
+                    color.filled(),
+                )
+            });
+            chart
+                .draw_series(rects)
+                .map_err(plot_error)?
+                .label(name.as_str())
+                .legend(move |(x, y)| {
+                    Rectangle::new([(x, y - 5), (x + 12, y + 5)], color.filled())
+                });
+        }
+        chart
+            .configure_series_labels()
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK)
+            .draw()
+            .map_err(plot_error)?;
+        root.present().map_err(plot_error)?;
+    }
+    Ok(Some(svg))
+}
+
+/// Seconds of each workload on each CPU, stacked, one bar per CPU (labelled with its class).
+/// `None` when there is nothing to draw.
+pub fn residency(
+    title: &str,
+    run_id: &str,
+    spans: &[Occupancy],
+    cpus: &[CpuRow],
+) -> Result<Option<String>, String> {
+    if spans.is_empty() {
+        return Ok(None);
+    }
+    let lanes = lanes(run_id, cpus, spans);
+    let names = workloads(spans);
+    let mut seconds: BTreeMap<(i32, &str), f64> = BTreeMap::new();
+    for s in spans {
+        *seconds.entry((s.cpu, s.workload.as_str())).or_default() +=
+            (s.end_ns - s.start_ns) as f64 / 1e9;
+    }
+    let tallest = (lanes.iter())
+        .map(|(cpu, _)| {
+            names
+                .iter()
+                .map(|n| seconds.get(&(*cpu, n.as_str())).unwrap_or(&0.0))
+                .sum::<f64>()
+        })
+        .fold(0.0, f64::max);
+    let mut svg = String::new();
+    {
+        let root =
+            SVGBackend::with_string(&mut svg, (WIDTH.min(200 + 70 * lanes.len() as u32), 420))
+                .into_drawing_area();
+        root.fill(&WHITE).map_err(plot_error)?;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(title, ("sans-serif", 18))
+            .margin(12)
+            .x_label_area_size(36)
+            .y_label_area_size(60)
+            .build_cartesian_2d(
+                (0..lanes.len() as i32 - 1).into_segmented(),
+                0.0..(tallest * 1.1).max(1e-9),
+            )
+            .map_err(plot_error)?;
+        let label = |value: &SegmentValue<i32>| match value {
+            SegmentValue::CenterOf(i) | SegmentValue::Exact(i) => (lanes.get(*i as usize))
+                .map(|(cpu, class)| format!("cpu {cpu} ({class})"))
+                .unwrap_or_default(),
+            SegmentValue::Last => String::new(),
+        };
+        chart
+            .configure_mesh()
+            .disable_x_mesh()
+            .x_labels(lanes.len())
+            .x_label_formatter(&label)
+            .y_desc("seconds on the CPU")
+            .draw()
+            .map_err(plot_error)?;
+        let mut base: Vec<f64> = vec![0.0; lanes.len()];
+        for (i, name) in names.iter().enumerate() {
+            let color = Palette99::pick(i).mix(0.9);
+            let mut bars = Vec::new();
+            for (lane, (cpu, _)) in lanes.iter().enumerate() {
+                let height = seconds.get(&(*cpu, name.as_str())).copied().unwrap_or(0.0);
+                let (left, right) = lane_span(lane, lanes.len());
+                bars.push(Rectangle::new(
+                    [(left, base[lane]), (right, base[lane] + height)],
+                    color.filled(),
+                ));
+                base[lane] += height;
+            }
+            chart
+                .draw_series(bars)
+                .map_err(plot_error)?
+                .label(name.as_str())
+                .legend(move |(x, y)| {
+                    Rectangle::new([(x, y - 5), (x + 12, y + 5)], color.filled())
+                });
+        }
+        chart
+            .configure_series_labels()
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK)
+            .draw()
+            .map_err(plot_error)?;
+        root.present().map_err(plot_error)?;
+    }
+    Ok(Some(svg))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn span(cpu: i32, start_ns: i64, end_ns: i64, workload: &str) -> Occupancy {
+        Occupancy {
+            cpu,
+            start_ns,
+            end_ns,
+            workload: workload.into(),
+        }
+    }
+
+    #[test]
+    fn spans_closer_than_a_pixel_merge_per_cpu_and_workload() {
+        let spans = [
+            span(0, 0, 10, "a"),
+            span(0, 12, 20, "a"),
+            span(0, 30, 40, "a"),
+            span(0, 11, 12, "b"),
+            span(1, 20, 25, "a"),
+        ];
+        assert_eq!(
+            merged(&spans, 2),
+            [
+                span(0, 0, 20, "a"),
+                span(0, 30, 40, "a"),
+                span(0, 11, 12, "b"),
+                span(1, 20, 25, "a")
+            ]
+        );
+    }
+
+    fn sample(time_ns: i64, cpu: i32, cpu_time_ns: i64) -> PlacementRow {
+        PlacementRow {
+            run_id: "r".into(),
+            time_ns,
+            pid: 1,
+            tid: 1,
+            comm: "w".into(),
+            cpu,
+            cpu_time_ns,
+            workload: Some("w".into()),
+        }
+    }
+
+    #[test]
+    fn without_a_trace_a_thread_holds_the_later_samples_cpu_while_it_gained_cpu_time() {
+        let samples = [
+            sample(0, 0, 0),
+            sample(200, 1, 50),
+            sample(400, 1, 50),
+            sample(600, 0, 90),
+        ];
+        assert_eq!(
+            occupancy("r", &[], &samples),
+            [span(1, 0, 200, "w"), span(0, 400, 600, "w")]
+        );
+    }
+}
