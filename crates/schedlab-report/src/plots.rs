@@ -113,6 +113,28 @@ fn plot_error(err: impl std::fmt::Display) -> String {
     format!("drawing the plot: {err}")
 }
 
+/// `cpu 3 (E)` under (or beside) a CPU's segment.
+fn lane_label(lanes: &[(i32, String)], value: &SegmentValue<i32>) -> String {
+    match value {
+        SegmentValue::CenterOf(i) | SegmentValue::Exact(i) => (lanes.get(*i as usize))
+            .map(|(cpu, class)| format!("cpu {cpu} ({class})"))
+            .unwrap_or_default(),
+        SegmentValue::Last => String::new(),
+    }
+}
+
+/// The workloads' colours, in a box over the plot.
+fn draw_legend<'a, X: Ranged, Y: Ranged>(
+    chart: &mut ChartContext<'a, SVGBackend<'a>, Cartesian2d<X, Y>>,
+) -> Result<(), String> {
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .draw()
+        .map_err(plot_error)
+}
+
 /// The lane of a CPU as a y range: from its segment's start to the next one's.
 fn lane_span(index: usize, count: usize) -> (SegmentValue<i32>, SegmentValue<i32>) {
     let top = if index + 1 < count {
@@ -157,12 +179,7 @@ pub fn cpu_timeline(
                 (0..lanes.len() as i32 - 1).into_segmented(),
             )
             .map_err(plot_error)?;
-        let label = |value: &SegmentValue<i32>| match value {
-            SegmentValue::CenterOf(i) | SegmentValue::Exact(i) => (lanes.get(*i as usize))
-                .map(|(cpu, class)| format!("cpu {cpu} ({class})"))
-                .unwrap_or_default(),
-            SegmentValue::Last => String::new(),
-        };
+        let label = |value: &SegmentValue<i32>| lane_label(&lanes, value);
         chart
             .configure_mesh()
             .disable_y_mesh()
@@ -191,12 +208,7 @@ pub fn cpu_timeline(
                     Rectangle::new([(x, y - 5), (x + 12, y + 5)], color.filled())
                 });
         }
-        chart
-            .configure_series_labels()
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .draw()
-            .map_err(plot_error)?;
+        draw_legend(&mut chart)?;
         root.present().map_err(plot_error)?;
     }
     Ok(Some(svg))
@@ -244,12 +256,7 @@ pub fn residency(
                 0.0..(tallest * 1.1).max(1e-9),
             )
             .map_err(plot_error)?;
-        let label = |value: &SegmentValue<i32>| match value {
-            SegmentValue::CenterOf(i) | SegmentValue::Exact(i) => (lanes.get(*i as usize))
-                .map(|(cpu, class)| format!("cpu {cpu} ({class})"))
-                .unwrap_or_default(),
-            SegmentValue::Last => String::new(),
-        };
+        let label = |value: &SegmentValue<i32>| lane_label(&lanes, value);
         chart
             .configure_mesh()
             .disable_x_mesh()
@@ -279,12 +286,7 @@ pub fn residency(
                     Rectangle::new([(x, y - 5), (x + 12, y + 5)], color.filled())
                 });
         }
-        chart
-            .configure_series_labels()
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .draw()
-            .map_err(plot_error)?;
+        draw_legend(&mut chart)?;
         root.present().map_err(plot_error)?;
     }
     Ok(Some(svg))
