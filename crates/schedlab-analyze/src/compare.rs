@@ -15,7 +15,8 @@
 use std::collections::BTreeMap;
 
 use schedlab_tables::{
-    ComparisonRow, CpuTimeRow, ProcessRow, RunRow, ThroughputRow, WorkloadMetricRow,
+    ComparisonRow, CpuActivityRow, CpuShareRow, CpuTimeRow, ProcessRow, RunRow, ThroughputRow,
+    WorkloadMetricRow,
 };
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
@@ -78,6 +79,8 @@ pub struct CompareInputs {
     pub workload_metrics: Vec<WorkloadMetricRow>,
     pub cpu_time: Vec<CpuTimeRow>,
     pub throughput: Vec<ThroughputRow>,
+    pub cpu_share: Vec<CpuShareRow>,
+    pub cpu_activity: Vec<CpuActivityRow>,
 }
 
 /// One figure of one run.
@@ -216,6 +219,37 @@ pub fn observations(
             t.effective_bytes_per_s,
             false,
         );
+    }
+
+    for c in inputs.cpu_share.iter().filter(|c| c.class == "all") {
+        let phase = match &c.reference {
+            Some(reference) => format!("{} {reference}", c.phase),
+            None => c.phase.clone(),
+        };
+        let metric = format!("cpu_share/{phase}");
+        add(&c.run_id, &c.workload, metric, "CPUs", c.cpus, false);
+    }
+    // turbostat's whole-machine figures, under the window's name (a workload, or `run`).
+    for a in inputs.cpu_activity.iter().filter(|a| a.scope == "all") {
+        let fields = [
+            ("busy_pct", "%", a.busy_pct),
+            ("avg_mhz", "MHz", a.avg_mhz),
+            ("bzy_mhz", "MHz", a.bzy_mhz),
+            ("c6_pct", "%", a.c6_pct),
+            ("pkg_watt", "W", a.pkg_watt),
+        ];
+        for (field, unit, value) in fields {
+            if let Some(value) = value {
+                add(
+                    &a.run_id,
+                    &a.window,
+                    format!("turbostat/{field}"),
+                    unit,
+                    value,
+                    false,
+                );
+            }
+        }
     }
 
     let observations = (figures.into_iter())
@@ -622,6 +656,62 @@ mod tests {
         assert_eq!(
             err.to_string(),
             "no run has the matrix variable `nproc` (hint: group by `label`, `variant`, `pin`, `workers`)"
+        );
+    }
+
+    #[test]
+    fn turbostat_and_cpu_share_figures_are_compared_under_their_window_and_workload() {
+        let mut inputs = two_kernels();
+        inputs.cpu_activity.push(CpuActivityRow {
+            run_id: "x-new-r0".into(),
+            window: "build".into(),
+            window_start_ns: Some(0),
+            window_end_ns: Some(1),
+            scope: "all".into(),
+            cpu: None,
+            class: None,
+            samples: 600,
+            busy_pct: Some(97.5),
+            avg_mhz: None,
+            bzy_mhz: Some(3900.0),
+            c1_pct: None,
+            c6_pct: None,
+            core_tmp_c_max: Some(90.0),
+            pkg_watt: Some(28.1),
+            source: "turbostat".into(),
+        });
+        inputs.cpu_share.push(CpuShareRow {
+            run_id: "x-old-r0".into(),
+            reference: Some("fg".into()),
+            phase: "during".into(),
+            phase_start_ns: 0,
+            phase_end_ns: 1,
+            workload: "build".into(),
+            class: "all".into(),
+            cpu_ns: 1,
+            cpus: 15.07,
+            source: "sched".into(),
+        });
+        let (seen, _) = observations(&inputs, &GroupBy::Label).unwrap();
+        let figures: Vec<(&str, &str, &str, f64)> = (seen.iter())
+            .filter(|o| !o.metric.starts_with("time/"))
+            .map(|o| {
+                (
+                    o.workload.as_str(),
+                    o.metric.as_str(),
+                    o.unit.as_str(),
+                    o.value,
+                )
+            })
+            .collect();
+        assert_eq!(
+            figures,
+            [
+                ("build", "turbostat/busy_pct", "%", 97.5),
+                ("build", "turbostat/bzy_mhz", "MHz", 3900.0),
+                ("build", "turbostat/pkg_watt", "W", 28.1),
+                ("build", "cpu_share/during fg", "CPUs", 15.07),
+            ]
         );
     }
 }

@@ -92,6 +92,10 @@ fn cpu_time(
 
 /// The CPUs each workload of `run` received in each phase, in total (`all`) and per class.
 pub fn cpu_share(run: &RunTables<'_>, reference: Option<&str>) -> Vec<CpuShareRow> {
+    // Without a trace or placement samples there is nothing to measure: no rows, not zeros.
+    if run.sched_slices.is_empty() && run.placement.is_empty() {
+        return Vec::new();
+    }
     let phases = phases(run, reference);
     let (time, source) = cpu_time(run, &phases);
     let mut workloads: Vec<&str> = run.processes.iter().map(|p| p.workload.as_str()).collect();

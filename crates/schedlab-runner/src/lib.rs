@@ -625,6 +625,8 @@ impl<'a> Runner<'a> {
             workload_metrics: read_table(&tables)?,
             cpu_time: read_table(&aggregates)?,
             throughput: read_table(&aggregates)?,
+            cpu_share: read_table(&aggregates)?,
+            cpu_activity: read_table(&aggregates)?,
         };
         let (observations, groups) = schedlab_analyze::compare::observations(&inputs, by)?;
         let rows = schedlab_analyze::compare::compare(&observations, &groups, by, baseline)?;

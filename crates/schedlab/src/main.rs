@@ -78,9 +78,10 @@ enum Command {
     /// Figures: everything in workload_metrics (`time/wall_time_s`, `stress-ng/…`,
     /// `openssl/…`), the runner's own wall time per workload process (`runner/wall_s`), CPU
     /// time summed over the workload's threads (`sched/cpu_time_s` or `placement/cpu_time_s`,
-    /// when the pipeline aggregates cpu_time) and openssl's throughput over wall time
-    /// (`throughput/…`). Stale analysis stages run first (never collect); the result is written
-    /// to DATA/PIPELINE/compare/by-BY.parquet and by-BY.md.
+    /// when the pipeline aggregates cpu_time), openssl's throughput over wall time
+    /// (`throughput/…`), CPUs received per phase (`cpu_share/…`) and turbostat's figures for
+    /// all CPUs (`turbostat/…`). Stale analysis stages run first (never collect); the result is
+    /// written to DATA/PIPELINE/compare/by-BY.parquet and by-BY.md.
     #[command(verbatim_doc_comment)]
     Compare {
         pipeline: PathBuf,

@@ -13,10 +13,14 @@ name: ops
 matrix: { ops: [500, 1500] }
 repeat: 3
 collect:
+  monitors:
+    where: { placement: { interval: 50ms } }
   workloads:
     spin:
       run: [stress-ng, --cpu, \"1\", --cpu-method, int64, --cpu-ops, \"${ops}\", --metrics-brief]
       parse: stress-ng
+aggregate:
+  - cpu_share: {}
 ";
 
 fn row<'a>(rows: &'a [ComparisonRow], metric: &str, group: &str) -> &'a ComparisonRow {
@@ -70,6 +74,11 @@ fn three_times_the_work_is_higher_and_the_rate_is_compared_too() {
         wall.mean,
         own.mean
     );
+
+    // The CPUs the workload received (from /proc samples): one stress-ng worker has at most one.
+    let cpus = row(&rows, "cpu_share/run", "ops=1500");
+    assert_eq!((cpus.runs, cpus.unit.as_str()), (3, "CPUs"));
+    assert!(cpus.mean > 0.0 && cpus.mean <= 1.2, "{cpus:#?}");
 
     // The terminal shows the same rows as the Markdown file, filtered by --metric.
     let shown = sandbox.schedlab(&["compare", pipeline, "--by", "ops", "--metric", "bogo_ops"]);
