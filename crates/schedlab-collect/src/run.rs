@@ -448,12 +448,15 @@ fn reap<'p>(
     restart
 }
 
+/// Stops every active workload: SIGTERM to all, one grace period shared by all, then SIGKILL to
+/// what is left (sixteen workers that ignore SIGTERM take 3 s to stop, not 48).
 fn stop_all(active: &mut Vec<Active<'_>>, processes: &mut [ProcessRecord], why: &str) {
     for proc in active.iter() {
         proc.child.signal(Signal::TERM);
     }
+    let deadline = std::time::Instant::now() + STOP_GRACE;
     for proc in active.drain(..) {
-        let exit = proc.child.stop(Signal::TERM, STOP_GRACE).ok();
+        let exit = proc.child.stop_by(Signal::TERM, deadline).ok();
         let record = &mut processes[proc.index];
         record.end_ns = Some(monotonic_ns());
         record.exit_code = exit.map(|e| e.code);

@@ -428,3 +428,31 @@ fn a_stubborn_timeout_does_not_delay_the_timeline() {
         "stubborn ended at {ended:.1} ms"
     );
 }
+
+/// At the end of a collection every workload gets SIGTERM and one shared grace period: three
+/// workloads that ignore SIGTERM are killed together about 3 s later, not one after another.
+#[test]
+fn workloads_that_ignore_sigterm_share_one_grace_period_at_the_end() {
+    let sandbox = Sandbox::new();
+    let stubborn = "{ run: [sh, -c, \"trap '' TERM; sleep 30\"] }";
+    let pipeline = sandbox.write(
+        "ends.yaml",
+        &format!(
+            "name: ends\ncollect:\n  duration: 300ms\n  workloads:\n    \
+             a: {stubborn}\n    b: {stubborn}\n    c: {stubborn}\n"
+        ),
+    );
+    let done = sandbox.schedlab(&["run", pipeline.to_str().unwrap(), "--only", "collect"]);
+    assert_eq!(done.code, 0, "{}", done.stderr);
+    let m = manifest(&sandbox, "ends", &sandbox.runs("ends")[0]);
+    let zero = m["zero_ns"].as_i64().unwrap();
+    for p in m["processes"].as_array().unwrap() {
+        let ended = (p["end_ns"].as_i64().unwrap() - zero) as f64 / 1e6;
+        // 300 ms of collection and 3 s of grace; one after another, the last would end at 9.3 s.
+        assert!(
+            (3250.0..4300.0).contains(&ended),
+            "{} ended at {ended:.0} ms",
+            p["workload"]
+        );
+    }
+}
