@@ -14,14 +14,11 @@
 
 use std::collections::BTreeMap;
 
+use crate::stats::Sample;
 use schedlab_tables::{
     ComparisonRow, CpuActivityRow, CpuShareRow, CpuTimeRow, ProcessRow, RunRow, ThroughputRow,
     WorkloadMetricRow,
 };
-use statrs::distribution::{ContinuousCDF, StudentsT};
-
-/// The confidence level of every interval.
-const CONFIDENCE: f64 = 0.95;
 
 /// What runs are grouped by.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -35,6 +32,7 @@ pub enum GroupBy {
 }
 
 impl GroupBy {
+    /// `label`, `variant`, or any other name: a matrix variable.
     pub fn from_name(name: &str) -> GroupBy {
         match name {
             "label" => GroupBy::Label,
@@ -43,6 +41,7 @@ impl GroupBy {
         }
     }
 
+    /// The name `--by` takes, and the `by` column and file name say.
     pub fn name(&self) -> &str {
         match self {
             GroupBy::Label => "label",
@@ -52,10 +51,13 @@ impl GroupBy {
     }
 }
 
+/// Why runs cannot be compared as asked.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum CompareError {
-    #[error("no completed run to compare ({failed} failed or interrupted)")]
+    #[error(
+        "no completed run to compare ({failed} failed or interrupted; hint: `schedlab status` lists them)"
+    )]
     NoCompletedRuns { failed: usize },
     #[error(
         "no run has the matrix variable `{name}` (hint: group by `label`, `variant`{})",
@@ -173,7 +175,12 @@ pub fn observations(
 
     // (run, workload, metric)
     let mut figures: BTreeMap<(String, String, String), Figure> = BTreeMap::new();
+    // Figures that are not finite (a tool's `nan`, a rate over zero seconds) are left out: they
+    // have no mean.
     let mut add = |run: &str, workload: &str, metric: String, unit: &str, value: f64, summed| {
+        if !value.is_finite() {
+            return;
+        }
         let key = (run.to_owned(), workload.to_owned(), metric);
         let figure = figures.entry(key).or_default();
         figure.unit = unit.to_owned();
@@ -305,57 +312,6 @@ fn group_and_context(run: &RunRow, by: &GroupBy) -> Option<(String, String)> {
     })
 }
 
-/// Mean, sample standard deviation and count of a group's values.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Sample {
-    pub n: usize,
-    pub mean: f64,
-    pub stddev: Option<f64>,
-}
-
-impl Sample {
-    pub fn of(values: &[f64]) -> Sample {
-        let n = values.len();
-        let mean = values.iter().sum::<f64>() / n as f64;
-        let stddev = (n >= 2).then(|| {
-            let squares: f64 = values.iter().map(|v| (v - mean).powi(2)).sum();
-            (squares / (n - 1) as f64).sqrt()
-        });
-        Sample { n, mean, stddev }
-    }
-
-    /// The 95 % confidence interval of the mean (Student's t with n-1 degrees of freedom).
-    pub fn interval(&self) -> Option<(f64, f64)> {
-        let sd = self.stddev?;
-        let half = t_quantile(self.n as f64 - 1.0) * sd / (self.n as f64).sqrt();
-        Some((self.mean - half, self.mean + half))
-    }
-
-    /// Welch's 95 % confidence interval of `self.mean - baseline.mean`.
-    pub fn difference_interval(&self, baseline: &Sample) -> Option<(f64, f64)> {
-        let (a, b) = (self.stddev?, baseline.stddev?);
-        let diff = self.mean - baseline.mean;
-        let va = a * a / self.n as f64;
-        let vb = b * b / baseline.n as f64;
-        let se = (va + vb).sqrt();
-        if se == 0.0 {
-            return Some((diff, diff));
-        }
-        // Welch-Satterthwaite degrees of freedom.
-        let df = (va + vb).powi(2)
-            / (va * va / (self.n as f64 - 1.0) + vb * vb / (baseline.n as f64 - 1.0));
-        let half = t_quantile(df) * se;
-        Some((diff - half, diff + half))
-    }
-}
-
-/// The two-sided 95 % quantile of Student's t with `df` degrees of freedom.
-fn t_quantile(df: f64) -> f64 {
-    StudentsT::new(0.0, 1.0, df)
-        .expect("degrees of freedom are positive")
-        .inverse_cdf(1.0 - (1.0 - CONFIDENCE) / 2.0)
-}
-
 /// Compares every group with the baseline (by default the first of `groups`), per context,
 /// workload and figure.
 pub fn compare(
@@ -364,8 +320,11 @@ pub fn compare(
     by: &GroupBy,
     baseline: Option<&str>,
 ) -> Result<Vec<ComparisonRow>, CompareError> {
+    let Some(first) = groups.first() else {
+        return Ok(Vec::new());
+    };
     let baseline = match baseline {
-        None => groups[0].clone(),
+        None => first.clone(),
         Some(wanted) => (groups.iter())
             .find(|g| *g == wanted || g.split_once('=').is_some_and(|(_, v)| v == wanted))
             .cloned()
@@ -454,52 +413,7 @@ pub fn compare(
 mod tests {
     use super::*;
 
-    // Expected values from SciPy 1.17.1, an independent implementation:
-    // `stats.t.interval(0.95, n-1, loc=mean, scale=stats.sem(x))` and
-    // `stats.ttest_ind(x, y, equal_var=False).confidence_interval(0.95)`.
-    const A: [f64; 5] = [612.4, 609.8, 615.1, 611.0, 613.7];
-    const B: [f64; 5] = [626.9, 631.2, 624.5, 629.8, 628.1];
-    const C: [f64; 5] = [612.0, 618.3, 605.9, 614.4, 609.1];
-
-    fn close(actual: (f64, f64), expected: (f64, f64)) {
-        let ok = (actual.0 - expected.0).abs() < 1e-6 && (actual.1 - expected.1).abs() < 1e-6;
-        assert!(ok, "{actual:?} != {expected:?}");
-    }
-
-    #[test]
-    fn the_mean_interval_agrees_with_scipy() {
-        let a = Sample::of(&A);
-        assert_eq!(a.n, 5);
-        assert!((a.stddev.unwrap() - 2.103568397).abs() < 1e-8);
-        close(
-            a.interval().unwrap(),
-            (609.7880748539388, 615.0119251460611),
-        );
-        close(
-            Sample::of(&C).interval().unwrap(),
-            (606.0159483244825, 617.8640516755174),
-        );
-    }
-
-    #[test]
-    fn welchs_interval_agrees_with_scipy() {
-        let (a, b, c) = (Sample::of(&A), Sample::of(&B), Sample::of(&C));
-        close(
-            b.difference_interval(&a).unwrap(),
-            (12.23072892555371, 19.169271074446154),
-        );
-        close(
-            c.difference_interval(&a).unwrap(),
-            (-6.294419217249497, 5.374419217249424),
-        );
-    }
-
-    #[test]
-    fn one_run_has_no_interval_and_equal_constants_have_a_point_interval() {
-        assert_eq!(Sample::of(&[3.0]).interval(), None);
-        let same = Sample::of(&[4.0, 4.0, 4.0]);
-        assert_eq!(same.difference_interval(&same), Some((0.0, 0.0)));
-    }
+    use crate::stats::tests::{A, B};
 
     fn run(id: &str, label: Option<&str>, variant: &str, started: &str, status: &str) -> RunRow {
         RunRow {

@@ -19,6 +19,7 @@ pub mod cpu_share;
 pub mod from_placement;
 pub mod from_sched;
 pub mod power_step;
+pub mod stats;
 pub mod thread;
 pub mod throughput;
 

@@ -146,8 +146,9 @@ pub struct ComparisonRow {
     pub group: String,
     pub baseline: String,
     pub workload: String,
-    /// `<tool>/<metric>` as in `workload_metrics`, or `runner/wall_s`, `trace/cpu_time_s`,
-    /// `throughput/<test>/effective_bytes_per_s`.
+    /// `<tool>/<metric>` as in `workload_metrics`, or `runner/wall_s`, `sched/cpu_time_s` (or
+    /// `placement/…`), `throughput/<test>/effective_bytes_per_s`, `cpu_share/<phase>`,
+    /// `turbostat/<field>`.
     pub metric: String,
     pub unit: String,
     /// Completed runs that had this figure.
@@ -162,7 +163,8 @@ pub struct ComparisonRow {
     pub diff_ci_low_pct: Option<f64>,
     pub diff_ci_high_pct: Option<f64>,
     /// `baseline`, `higher`, `lower` (the interval of the difference excludes 0), `within noise`
-    /// (it includes 0), or `too few runs` (fewer than two in this group or the baseline).
+    /// (it includes 0), `too few runs` (fewer than two in this group or the baseline), or `no
+    /// baseline runs` (the baseline group has no such figure in this context).
     pub verdict: String,
 }
 
@@ -243,12 +245,13 @@ pub struct PowerStepRow {
     pub reference: Option<String>,
     /// End of the last interval before the step, on the run clock.
     pub time_ns: i64,
-    /// `time_ns` after the reference's start (or the run's first process start).
+    /// `time_ns` after the reference's start (or the run's first process start). Only intervals
+    /// that end within the reference's lifetime (or the run's processes') are searched.
     pub after_start_s: f64,
     pub before_watt: f64,
     pub after_watt: f64,
-    /// `(after - before) / before`, in percent.
-    pub step_pct: f64,
+    /// `(after - before) / before`, in percent (null when the earlier level is 0 W).
+    pub step_pct: Option<f64>,
     pub samples_before: i64,
     pub samples_after: i64,
     /// The step is at least 10 % of the earlier level and three times the spread within the two

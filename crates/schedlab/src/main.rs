@@ -91,7 +91,8 @@ enum Command {
         #[arg(long, default_value = "label")]
         by: String,
         /// The group the others are compared with (a matrix variable's value alone will do).
-        /// Default: the group whose first run started first.
+        /// Default: the label collected first, or the matrix's first value as the pipeline
+        /// lists it.
         #[arg(long)]
         baseline: Option<String>,
         /// Print only the figures whose name contains this text (repeatable); the files keep
@@ -344,11 +345,17 @@ fn run(args: Args) -> anyhow::Result<ExitCode> {
             let shown: Vec<_> = (comparison.rows.into_iter())
                 .filter(|r| metric.is_empty() || metric.iter().any(|m| r.metric.contains(m)))
                 .collect();
-            if shown.is_empty() {
+            if shown.is_empty() && !metric.is_empty() {
                 bail!(
                     "no figure's name contains {} (see {})",
                     metric.join(" or "),
                     comparison.markdown.display()
+                );
+            }
+            if shown.is_empty() {
+                bail!(
+                    "the runs have no figures to compare (hint: a workload with `parse:`, or the \
+                     cpu_time, cpu_share or cpu_activity aggregates, give them)"
                 );
             }
             print!("{}", schedlab_runner::comparison_table(&shown));
