@@ -11,6 +11,8 @@ use std::collections::BTreeMap;
 use schedlab_tables::turbostat::TurbostatSample;
 use schedlab_tables::{CpuSampleRow, PowerStepRow, ProcessRow};
 
+use crate::stats::Sample;
+
 /// A step smaller than this share of the earlier level is not called a change of regime.
 const MIN_STEP: f64 = 0.10;
 /// ...nor one smaller than this many standard deviations of either level (both levels must be
@@ -25,6 +27,7 @@ pub struct PowerSeries {
     pub source: &'static str,
 }
 
+/// Appends a point to `run`'s series, creating it with `source`.
 fn push(
     series: &mut BTreeMap<String, PowerSeries>,
     run: &str,
@@ -74,31 +77,42 @@ pub fn power_series(
     series
 }
 
-/// Mean and sum of squared deviations.
-fn mean_and_squares(values: &[f64]) -> (f64, f64) {
-    let mean = values.iter().sum::<f64>() / values.len() as f64;
-    (mean, values.iter().map(|v| (v - mean).powi(2)).sum())
+/// The two levels a power series splits into best.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Step {
+    /// Intervals before the step.
+    pub split: usize,
+    pub before: Sample,
+    pub after: Sample,
+    /// A change of regime, not noise (see [`MIN_STEP`], [`MIN_STEP_SD`]).
+    pub significant: bool,
 }
 
-/// Sample standard deviation from a sum of squared deviations over `n` values.
-fn sd(squares: f64, n: usize) -> f64 {
-    (squares / (n - 1) as f64).sqrt()
-}
-
-/// The least-squares two-level split of `points`, or `None` with fewer than four.
-pub fn largest_step(points: &[(i64, f64)]) -> Option<(usize, f64, f64, bool)> {
-    let values: Vec<f64> = points.iter().map(|p| p.1).collect();
-    let (split, (before, sb), (after, sa)) = (2..=values.len().checked_sub(2)?)
+/// The least-squares two-level split of `values` (at least two on each side), or `None` with
+/// fewer than four.
+pub fn largest_step(values: &[f64]) -> Option<Step> {
+    // Sum of squared deviations from the level's mean.
+    let squares = |s: &Sample| s.stddev.map_or(0.0, |sd| sd * sd * (s.n - 1) as f64);
+    let (split, before, after) = (2..=values.len().checked_sub(2)?)
         .map(|split| {
-            let before = mean_and_squares(&values[..split]);
-            let after = mean_and_squares(&values[split..]);
-            (split, before, after)
+            (
+                split,
+                Sample::of(&values[..split]),
+                Sample::of(&values[split..]),
+            )
         })
-        .min_by(|a, b| (a.1.1 + a.2.1).total_cmp(&(b.1.1 + b.2.1)))?;
-    let spread = sd(sb, split).max(sd(sa, values.len() - split));
-    let step = (after - before).abs();
-    let significant = step >= MIN_STEP * before.abs() && step >= MIN_STEP_SD * spread;
-    Some((split, before, after, significant))
+        .min_by(|a, b| {
+            (squares(&a.1) + squares(&a.2)).total_cmp(&(squares(&b.1) + squares(&b.2)))
+        })?;
+    let spread = (before.stddev.unwrap_or(0.0)).max(after.stddev.unwrap_or(0.0));
+    let step = (after.mean - before.mean).abs();
+    let significant = step >= MIN_STEP * before.mean.abs() && step >= MIN_STEP_SD * spread;
+    Some(Step {
+        split,
+        before,
+        after,
+        significant,
+    })
 }
 
 /// The step of every run with a power series, within `reference`'s lifetime when given.
@@ -118,15 +132,18 @@ pub fn power_steps(
             .map(|p| p.end_ns.unwrap_or(i64::MAX))
             .max()
             .unwrap_or(i64::MAX);
-        // Intervals that end inside the window (the first may have begun just before it).
+        // Intervals that end inside the window (the first may have begun just before it): the
+        // reference's lifetime, or from the run's first process start to its last end.
         let inside: Vec<(i64, f64)> = (points.iter())
-            .filter(|(time, _)| reference.is_none() || (start < *time && *time <= end))
+            .filter(|(time, _)| start < *time && *time <= end)
             .copied()
             .collect();
-        let Some((split, before, after, significant)) = largest_step(&inside) else {
+        let values: Vec<f64> = inside.iter().map(|p| p.1).collect();
+        let Some(step) = largest_step(&values) else {
             continue;
         };
-        let time_ns = inside[split - 1].0;
+        let time_ns = inside[step.split - 1].0;
+        let (before, after) = (step.before.mean, step.after.mean);
         rows.push(PowerStepRow {
             run_id: run_id.clone(),
             reference: reference.map(str::to_owned),
@@ -134,10 +151,10 @@ pub fn power_steps(
             after_start_s: (time_ns - start) as f64 / 1e9,
             before_watt: before,
             after_watt: after,
-            step_pct: 100.0 * (after - before) / before,
-            samples_before: split as i64,
-            samples_after: (inside.len() - split) as i64,
-            significant,
+            step_pct: (before != 0.0).then(|| 100.0 * (after - before) / before),
+            samples_before: step.split as i64,
+            samples_after: (inside.len() - step.split) as i64,
+            significant: step.significant,
             source: (*source).to_owned(),
         });
     }

@@ -35,7 +35,7 @@ pub fn comparison_table(rows: &[ComparisonRow]) -> String {
     out.push_str("|---|---|---|---|---|---|---|\n");
     for r in rows {
         if with_context {
-            let _ = write!(out, "| {} ", r.context);
+            write!(out, "| {} ", r.context).expect("writing to a String");
         }
         let unit = if r.unit.is_empty() {
             String::new()
@@ -61,11 +61,12 @@ pub fn comparison_table(rows: &[ComparisonRow]) -> String {
             (Some(d), _, _) => signed_percent(d),
             _ => "–".to_owned(),
         };
-        let _ = writeln!(
+        writeln!(
             out,
             "| {} | {} | {} | {} | {mean} | {difference} | {} |",
             r.workload, r.metric, r.group, r.runs, r.verdict
-        );
+        )
+        .expect("writing to a String");
     }
     out
 }

@@ -2,8 +2,8 @@
 
 use pulldown_cmark::{Options, Parser, html};
 
-/// A page with the summary (`markdown`, as summary.md has it) and then, per heading, its
-/// plots (file names beside index.html).
+/// A page with the summary (`markdown`, as summary.md has it) and then, per run, its plots
+/// (`(run_id, file names beside index.html)`).
 pub fn page(title: &str, markdown: &str, plots: &[(String, Vec<String>)]) -> String {
     let mut body = String::new();
     html::push_html(&mut body, Parser::new_ext(markdown, Options::ENABLE_TABLES));

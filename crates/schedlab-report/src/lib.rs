@@ -14,7 +14,7 @@
 mod activity;
 mod comparison;
 mod html;
-pub mod plots;
+mod plots;
 mod share;
 mod workers;
 
@@ -46,13 +46,24 @@ pub enum ReportError {
     Plot { run_id: String, message: String },
 }
 
+/// The parse stage's tables a summary reads besides `aggregates/` (the runner fingerprints
+/// them): workload figures, quality notes, and what the per-worker table and the plots draw.
+pub const TABLES_READ: [&str; 6] = [
+    "workload_metrics",
+    "quality",
+    "processes",
+    "cpus",
+    "sched_slices",
+    "placement",
+];
+
 /// The rendered summary.
 #[derive(Debug, Clone)]
 pub struct Summary {
     /// The per-thread table, Markdown (readable as plain text in a terminal).
     pub table: String,
-    /// The other tables, in order, for the aggregates the pipeline computed: CPU activity
-    /// (turbostat), per worker, CPUs received per phase, package power.
+    /// The other parts, in order, each under its `## heading`, for the aggregates the pipeline
+    /// computed: CPU activity (turbostat), per worker, CPUs received per phase, package power.
     pub sections: Vec<String>,
     /// Quality warnings, one line each.
     pub warnings: Vec<String>,
@@ -112,17 +123,21 @@ fn power_lines(steps: &[PowerStepRow]) -> Option<String> {
             Some(workload) => format!("after {workload} started"),
             None => "after the run's first start".to_owned(),
         };
+        let change = match s.step_pct {
+            Some(pct) => format!("{pct:+.1} %"),
+            None => format!("{:+.2} W", s.after_watt - s.before_watt),
+        };
         let line = if s.significant {
             format!(
-                "{}: package power went from {:.2} W to {:.2} W ({:+.1} %) {:.1} s {from} \
+                "{}: package power went from {:.2} W to {:.2} W ({change}) {:.1} s {from} \
                  (to the sampling interval; {})",
-                s.run_id, s.before_watt, s.after_watt, s.step_pct, s.after_start_s, s.source
+                s.run_id, s.before_watt, s.after_watt, s.after_start_s, s.source
             )
         } else {
             format!(
-                "{}: no step in package power (the largest, {:+.1} % at {:.1} s {from}, is \
+                "{}: no step in package power (the largest, {change} at {:.1} s {from}, is \
                  within its levels' spread; {})",
-                s.run_id, s.step_pct, s.after_start_s, s.source
+                s.run_id, s.after_start_s, s.source
             )
         };
         writeln!(out, "- {line}").expect("writing to a String");
@@ -387,10 +402,29 @@ pub fn summarize(
     }
     Ok(Summary {
         table,
-        sections: sections.into_iter().map(|s| s.body).collect(),
+        sections: (sections.into_iter())
+            .map(|s| format!("## {}\n{}", s.heading, s.body))
+            .collect(),
         warnings,
         written,
     })
+}
+
+/// `rows` by run id, in one pass.
+fn by_run<'a, T>(
+    rows: &'a [T],
+    run_id: impl Fn(&'a T) -> &'a str,
+) -> BTreeMap<&'a str, Vec<&'a T>> {
+    let mut runs: BTreeMap<&str, Vec<&T>> = BTreeMap::new();
+    for row in rows {
+        runs.entry(run_id(row)).or_default().push(row);
+    }
+    runs
+}
+
+/// The rows of `run_id` (none when it has none).
+fn rows_of<'a, 'r, T>(runs: &'r BTreeMap<&str, Vec<&'a T>>, run_id: &str) -> &'r [&'a T] {
+    runs.get(run_id).map_or(&[], Vec::as_slice)
 }
 
 /// Writes the `kinds` of plot for every run as `report/<kind>-<run_id>.svg`; returns the file
@@ -408,33 +442,36 @@ fn write_plots(
     let slices: Vec<SchedSliceRow> = read_table(paths.tables)?;
     let placement: Vec<PlacementRow> = read_table(paths.tables)?;
     let cpus: Vec<CpuRow> = read_table(paths.tables)?;
+    let residency: Vec<ResidencyRow> = read_table(paths.aggregates)?;
     let mut run_ids: Vec<&str> = processes.iter().map(|p| p.run_id.as_str()).collect();
     run_ids.sort();
     run_ids.dedup();
+    let slices = by_run(&slices, |s| &s.run_id);
+    let placement = by_run(&placement, |p| &p.run_id);
+    let cpus = by_run(&cpus, |c| &c.run_id);
+    let residency = by_run(&residency, |r| &r.run_id);
     let mut per_run = Vec::new();
     for run_id in run_ids {
-        let spans = plots::occupancy(run_id, &slices, &placement);
+        let run_cpus = rows_of(&cpus, run_id);
         let mut files = Vec::new();
         for kind in kinds {
             let (name, svg) = match kind {
-                PlotKind::CpuTimeline => (
-                    "cpu_timeline",
-                    plots::cpu_timeline(
-                        &format!("{pipeline} {run_id}: which workload ran where"),
-                        run_id,
-                        &spans,
-                        &cpus,
-                    ),
-                ),
-                PlotKind::Residency => (
-                    "residency",
-                    plots::residency(
-                        &format!("{pipeline} {run_id}: seconds per CPU"),
-                        run_id,
-                        &spans,
-                        &cpus,
-                    ),
-                ),
+                PlotKind::CpuTimeline => {
+                    let spans =
+                        plots::occupancy(rows_of(&slices, run_id), rows_of(&placement, run_id));
+                    let title = format!("{pipeline} {run_id}: which workload ran where");
+                    (
+                        "cpu_timeline",
+                        plots::cpu_timeline(&title, &spans, run_cpus),
+                    )
+                }
+                PlotKind::Residency => {
+                    let title = format!("{pipeline} {run_id}: seconds per CPU");
+                    (
+                        "residency",
+                        plots::residency(&title, rows_of(&residency, run_id), run_cpus),
+                    )
+                }
             };
             let svg = svg.map_err(|message| ReportError::Plot {
                 run_id: run_id.to_owned(),
@@ -583,7 +620,7 @@ mod tests {
             after_start_s: 35.0,
             before_watt: 30.24,
             after_watt: 19.8,
-            step_pct: -34.5,
+            step_pct: Some(-34.5),
             samples_before: 35,
             samples_after: 15,
             significant,

@@ -1,17 +1,18 @@
 //! SVG plots of a run: which workload ran on which CPU when (`cpu_timeline`), and how many
 //! seconds each CPU gave each workload (`residency`).
 //!
-//! Both are drawn from [`Occupancy`] spans: a perf trace's slices (exact), or, without a trace,
+//! The timeline draws [`Occupancy`] spans: a perf trace's slices (exact), or, without a trace,
 //! the stretch between two /proc placement samples in which a thread gained CPU time, on the
-//! CPU of the later sample (an estimate at the sampling interval). The timeline merges a
+//! CPU of the later sample (where it ran, at the sampling interval; not how much). It merges a
 //! workload's spans on a CPU that lie closer than a pixel, so a trace of millions of slices
-//! draws as a few thousand rectangles.
+//! draws as a few thousand rectangles. The residency plot draws the `residency` aggregate: the
+//! same figures as the summary.
 
 use std::collections::BTreeMap;
 
 use plotters::coord::ranged1d::SegmentValue;
 use plotters::prelude::*;
-use schedlab_tables::{CpuRow, PlacementRow, SchedSliceRow};
+use schedlab_tables::{CpuRow, PlacementRow, ResidencyRow, SchedSliceRow};
 
 /// Width of every plot, in pixels; spans closer than one of them are drawn as one.
 const WIDTH: u32 = 1200;
@@ -26,13 +27,8 @@ pub struct Occupancy {
 }
 
 /// The spans of one run: its trace slices when it has any, its placement samples otherwise.
-pub fn occupancy(
-    run_id: &str,
-    slices: &[SchedSliceRow],
-    placement: &[PlacementRow],
-) -> Vec<Occupancy> {
+pub fn occupancy(slices: &[&SchedSliceRow], placement: &[&PlacementRow]) -> Vec<Occupancy> {
     let traced: Vec<Occupancy> = (slices.iter())
-        .filter(|s| &*s.run_id == run_id)
         .filter_map(|s| {
             Some(Occupancy {
                 cpu: s.cpu,
@@ -45,17 +41,15 @@ pub fn occupancy(
     if !traced.is_empty() {
         return traced;
     }
-    let mut threads: BTreeMap<i32, Vec<&PlacementRow>> = BTreeMap::new();
-    for p in placement
-        .iter()
-        .filter(|p| p.run_id == run_id && p.workload.is_some())
-    {
-        threads.entry(p.tid).or_default().push(p);
+    let mut threads: BTreeMap<(i32, i32), Vec<&PlacementRow>> = BTreeMap::new();
+    for p in placement.iter().filter(|p| p.workload.is_some()) {
+        threads.entry((p.pid, p.tid)).or_default().push(p);
     }
     let mut spans = Vec::new();
     for samples in threads.values_mut() {
         samples.sort_by_key(|s| s.time_ns);
         for pair in samples.windows(2) {
+            // A counter that went down is a reused thread id, not CPU time.
             if pair[1].cpu_time_ns > pair[0].cpu_time_ns {
                 spans.push(Occupancy {
                     cpu: pair[1].cpu,
@@ -90,20 +84,18 @@ fn merged(spans: &[Occupancy], gap_ns: i64) -> Vec<Occupancy> {
 }
 
 /// The CPUs to draw a lane for, with their class: every CPU of the run's `cpus` table, and any
-/// CPU a span names that the table lacks.
-fn lanes(run_id: &str, cpus: &[CpuRow], spans: &[Occupancy]) -> Vec<(i32, String)> {
-    let mut lanes: BTreeMap<i32, String> = (cpus.iter())
-        .filter(|c| c.run_id == run_id)
-        .map(|c| (c.cpu, c.class.clone()))
-        .collect();
-    for s in spans {
-        lanes.entry(s.cpu).or_insert_with(|| "?".to_owned());
+/// CPU the data names that the table lacks.
+fn lanes(cpus: &[&CpuRow], named: impl Iterator<Item = i32>) -> Vec<(i32, String)> {
+    let mut lanes: BTreeMap<i32, String> =
+        (cpus.iter()).map(|c| (c.cpu, c.class.clone())).collect();
+    for cpu in named {
+        lanes.entry(cpu).or_insert_with(|| "?".to_owned());
     }
     lanes.into_iter().collect()
 }
 
-fn workloads(spans: &[Occupancy]) -> Vec<String> {
-    let mut names: Vec<String> = spans.iter().map(|s| s.workload.clone()).collect();
+fn sorted_unique<'a>(names: impl Iterator<Item = &'a str>) -> Vec<String> {
+    let mut names: Vec<String> = names.map(str::to_owned).collect();
     names.sort();
     names.dedup();
     names
@@ -149,9 +141,8 @@ fn lane_span(index: usize, count: usize) -> (SegmentValue<i32>, SegmentValue<i32
 /// workload. `None` when there is nothing to draw.
 pub fn cpu_timeline(
     title: &str,
-    run_id: &str,
     spans: &[Occupancy],
-    cpus: &[CpuRow],
+    cpus: &[&CpuRow],
 ) -> Result<Option<String>, String> {
     let (Some(t0), Some(t1)) = (
         spans.iter().map(|s| s.start_ns).min(),
@@ -159,8 +150,8 @@ pub fn cpu_timeline(
     ) else {
         return Ok(None);
     };
-    let lanes = lanes(run_id, cpus, spans);
-    let names = workloads(spans);
+    let lanes = lanes(cpus, spans.iter().map(|s| s.cpu));
+    let names = sorted_unique(spans.iter().map(|s| s.workload.as_str()));
     let gap_ns = (t1 - t0) / i64::from(WIDTH);
     let spans = merged(spans, gap_ns);
     let seconds = |ns: i64| (ns - t0) as f64 / 1e9;
@@ -214,23 +205,22 @@ pub fn cpu_timeline(
     Ok(Some(svg))
 }
 
-/// Seconds of each workload on each CPU, stacked, one bar per CPU (labelled with its class).
-/// `None` when there is nothing to draw.
+/// Seconds of each workload on each CPU, stacked, one bar per CPU (labelled with its class),
+/// from the run's `residency` aggregate rows: the figures the summary shows. `None` when there
+/// is nothing to draw.
 pub fn residency(
     title: &str,
-    run_id: &str,
-    spans: &[Occupancy],
-    cpus: &[CpuRow],
+    rows: &[&ResidencyRow],
+    cpus: &[&CpuRow],
 ) -> Result<Option<String>, String> {
-    if spans.is_empty() {
+    if rows.is_empty() {
         return Ok(None);
     }
-    let lanes = lanes(run_id, cpus, spans);
-    let names = workloads(spans);
+    let lanes = lanes(cpus, rows.iter().map(|r| r.cpu));
+    let names = sorted_unique(rows.iter().map(|r| r.workload.as_str()));
     let mut seconds: BTreeMap<(i32, &str), f64> = BTreeMap::new();
-    for s in spans {
-        *seconds.entry((s.cpu, s.workload.as_str())).or_default() +=
-            (s.end_ns - s.start_ns) as f64 / 1e9;
+    for r in rows {
+        *seconds.entry((r.cpu, r.workload.as_str())).or_default() += r.run_ns as f64 / 1e9;
     }
     let tallest = (lanes.iter())
         .map(|(cpu, _)| {
@@ -345,9 +335,11 @@ mod tests {
             sample(200, 1, 50),
             sample(400, 1, 50),
             sample(600, 0, 90),
+            // The thread id is reused by a new thread: its counter starts again.
+            sample(800, 1, 10),
         ];
         assert_eq!(
-            occupancy("r", &[], &samples),
+            occupancy(&[], &samples.iter().collect::<Vec<_>>()),
             [span(1, 0, 200, "w"), span(0, 400, 600, "w")]
         );
     }

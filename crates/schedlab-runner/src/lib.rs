@@ -447,10 +447,8 @@ impl<'a> Runner<'a> {
             ),
             Stage::Summarize => {
                 let mut files = self.outputs_of(state, Stage::Aggregate);
-                files.extend([
-                    "tables/workload_metrics.parquet".to_owned(),
-                    "tables/quality.parquet".to_owned(),
-                ]);
+                let tables = schedlab_report::TABLES_READ.iter();
+                files.extend(tables.map(|table| format!("tables/{table}.parquet")));
                 (self.plan.summarize_section(), files)
             }
         };
