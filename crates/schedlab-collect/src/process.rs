@@ -97,13 +97,8 @@ impl Child {
 
     /// Signals the group, waits up to `grace`, then kills it; returns how it ended.
     pub fn stop(&self, signal: Signal, grace: Duration) -> io::Result<Exit> {
-        self.stop_by(signal, Instant::now() + grace)
-    }
-
-    /// Signals the group, waits until `deadline`, then kills it; returns how it ended. Several
-    /// children stopped against one deadline take one grace period between them, not one each.
-    pub fn stop_by(&self, signal: Signal, deadline: Instant) -> io::Result<Exit> {
         self.signal(signal);
+        let deadline = Instant::now() + grace;
         while Instant::now() < deadline {
             if let Some(exit) = self.try_exit()? {
                 self.signal(Signal::KILL); // workers the leader left behind

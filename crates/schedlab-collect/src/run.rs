@@ -449,18 +449,34 @@ fn reap<'p>(
 }
 
 /// Stops every active workload: SIGTERM to all, one grace period shared by all, then SIGKILL to
-/// what is left (sixteen workers that ignore SIGTERM take 3 s to stop, not 48).
+/// what is left (sixteen workers that ignore SIGTERM take 3 s to stop, not 48). Each process's
+/// end is stamped when it is seen to end, not when its turn in the list comes.
 fn stop_all(active: &mut Vec<Active<'_>>, processes: &mut [ProcessRecord], why: &str) {
     for proc in active.iter() {
         proc.child.signal(Signal::TERM);
     }
-    let deadline = std::time::Instant::now() + STOP_GRACE;
-    for proc in active.drain(..) {
-        let exit = proc.child.stop_by(Signal::TERM, deadline).ok();
+    let deadline = monotonic_ns() + ns(STOP_GRACE);
+    let mut ended = |proc: &Active<'_>, exit: Option<process::Exit>| {
         let record = &mut processes[proc.index];
         record.end_ns = Some(monotonic_ns());
         record.exit_code = exit.map(|e| e.code);
         record.stopped = Some(why.to_owned());
+    };
+    let mut left = std::mem::take(active);
+    while !left.is_empty() && monotonic_ns() < deadline {
+        left.retain(|proc| match proc.child.try_exit() {
+            Ok(None) => true,
+            exit => {
+                proc.child.signal(Signal::KILL); // workers the leader left behind
+                ended(proc, exit.ok().flatten());
+                false
+            }
+        });
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    for proc in left {
+        let exit = proc.child.stop(Signal::KILL, Duration::ZERO).ok();
+        ended(&proc, exit);
     }
 }
 
