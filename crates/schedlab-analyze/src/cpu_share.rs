@@ -68,15 +68,22 @@ fn cpu_time(
         }
         return (time, "sched");
     }
-    let mut threads: BTreeMap<i32, Vec<_>> = BTreeMap::new();
+    let mut threads: BTreeMap<(i32, i32), Vec<_>> = BTreeMap::new();
     for sample in &run.placement {
-        threads.entry(sample.tid).or_default().push(*sample);
+        threads
+            .entry((sample.pid, sample.tid))
+            .or_default()
+            .push(*sample);
     }
     for samples in threads.values_mut() {
         samples.sort_by_key(|s| s.time_ns);
         let mut previous = 0;
         for s in samples.iter() {
-            let gained = s.cpu_time_ns - previous;
+            // A counter that went down belongs to a new thread that reused the id.
+            let gained = match s.cpu_time_ns - previous {
+                gained if gained >= 0 => gained,
+                _ => s.cpu_time_ns,
+            };
             previous = s.cpu_time_ns;
             let (Some(workload), Some(phase)) = (
                 &s.workload,

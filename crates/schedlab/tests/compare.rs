@@ -59,13 +59,13 @@ fn three_times_the_work_is_higher_and_the_rate_is_compared_too() {
     assert_eq!((large.mean, large.diff_pct), (1500.0, Some(200.0)));
     assert_eq!(large.verdict, "higher");
     assert_eq!(small.verdict, "baseline");
-    assert_eq!(small.baseline, "ops=500", "the variant collected first");
+    assert_eq!(small.baseline, "ops=500", "the matrix's first value");
 
     // The runner's wall time of the process, from its own clock: three times the work takes
-    // longer, whatever else the machine was doing.
+    // much longer. (Its verdict is not asserted: with three runs a side, one run slowed by a
+    // busy machine can widen the interval past zero.)
     let wall = row(&rows, "runner/wall_s", "ops=1500");
-    assert_eq!(wall.verdict, "higher", "{wall:#?}");
-    assert!(wall.diff_ci_low_pct.unwrap() > 0.0);
+    assert!(wall.diff_pct.unwrap() > 50.0, "{wall:#?}");
     // ...and it agrees with stress-ng's own run time, to stress-ng's start-up and rounding.
     let own = row(&rows, "stress-ng/cpu/real_time_s", "ops=1500");
     assert!(
