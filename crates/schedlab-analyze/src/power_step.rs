@@ -84,7 +84,8 @@ pub struct Step {
     pub split: usize,
     pub before: Sample,
     pub after: Sample,
-    /// A change of regime, not noise (see [`MIN_STEP`], [`MIN_STEP_SD`]).
+    /// A change of regime, not noise: at least 10 % of the earlier level and three standard
+    /// deviations of either level.
     pub significant: bool,
 }
 
