@@ -75,7 +75,7 @@ impl Checker<'_> {
     }
 
     /// For errors about a map key, whose position serde does not keep: the first line that
-    /// starts with `key:`.
+    /// starts with `key:` (or `- key:`, a list item).
     fn error_at_key(&mut self, key: &str, message: String, hint: Option<String>) {
         let needle = format!("{key}:");
         let (line, column) = self
@@ -84,6 +84,7 @@ impl Checker<'_> {
             .enumerate()
             .find_map(|(i, text)| {
                 let trimmed = text.trim_start();
+                let trimmed = trimmed.strip_prefix("- ").map_or(trimmed, str::trim_start);
                 trimmed
                     .starts_with(&needle)
                     .then(|| (i as u64 + 1, (text.len() - trimmed.len()) as u64 + 1))
@@ -113,7 +114,17 @@ impl Checker<'_> {
             .map(|(class, items)| (class.clone(), self.cpu_list(class, items, &BTreeMap::new())))
             .collect();
         let workload_names: Vec<String> = raw.collect.workloads.keys().cloned().collect();
+        // The steps computed per thread from a trace can be clipped to its window; the others
+        // set their span with `workload`.
+        const WINDOWED: [&str; 4] = ["residency", "migrations", "sched_delay", "cpu_time"];
         for step in &raw.aggregate {
+            if step.options().window.is_some() && !WINDOWED.contains(&step.name()) {
+                self.error_at_key(
+                    step.name(),
+                    format!("`window` does not apply to `{}`", step.name()),
+                    Some(format!("it applies to {}", WINDOWED.join(", "))),
+                );
+            }
             if let Some(workload) = &step.options().workload
                 && !workload_names.contains(&workload.value)
             {

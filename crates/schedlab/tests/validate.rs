@@ -126,3 +126,28 @@ fn a_when_that_is_not_a_switch_or_leaves_a_variant_empty_is_pointed_at() {
         done.stderr
     );
 }
+
+#[test]
+fn a_window_on_a_step_it_does_not_apply_to_is_pointed_at() {
+    let sandbox = Sandbox::new();
+    let pipeline = sandbox.write(
+        "w.yaml",
+        "name: w\ncollect:\n  workloads:\n    w: { run: [sleep, \"0.1\"] }\naggregate:\n  \
+         - residency: { window: trace }\n  - cpu_share: { window: trace }\n",
+    );
+    let file = pipeline.display().to_string();
+    let done = sandbox.schedlab(&["validate", &file]);
+    assert_eq!(done.code, 2);
+    assert!(
+        done.stderr.starts_with(&format!(
+            "{file}:7:5: error: `window` does not apply to `cpu_share`"
+        )),
+        "{}",
+        done.stderr
+    );
+    assert!(
+        done.stderr.contains("1 error in"),
+        "residency takes a window: {}",
+        done.stderr
+    );
+}
