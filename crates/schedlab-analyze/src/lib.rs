@@ -219,11 +219,11 @@ pub fn aggregate(
     let asks_trace = |name: &str| {
         (steps.iter()).any(|s| s.name() == name && s.options().window == Some(Window::Trace))
     };
-    let any_in_window = (steps.iter())
-        .any(|s| s.options().window == Some(Window::Trace) && s.name() != "throughput");
+    let any_in_window =
+        (steps.iter()).any(|s| s.options().window == Some(Window::Trace) && s.takes_window());
     let (mut all, in_trace_window) = compute(&tables, startup_ns, any_in_window);
-    // A step that asks for the trace window takes its table from there (throughput does not
-    // come from a trace, so the window does not apply to it).
+    // A step that asks for the trace window takes its table from there (validation allows the
+    // window only on these four).
     if let Some(window) = in_trace_window {
         macro_rules! from_window {
             ($($field:ident),*) => {$(

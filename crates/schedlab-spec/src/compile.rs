@@ -114,15 +114,12 @@ impl Checker<'_> {
             .map(|(class, items)| (class.clone(), self.cpu_list(class, items, &BTreeMap::new())))
             .collect();
         let workload_names: Vec<String> = raw.collect.workloads.keys().cloned().collect();
-        // The steps computed per thread from a trace can be clipped to its window; the others
-        // set their span with `workload`.
-        const WINDOWED: [&str; 4] = ["residency", "migrations", "sched_delay", "cpu_time"];
         for step in &raw.aggregate {
-            if step.options().window.is_some() && !WINDOWED.contains(&step.name()) {
+            if step.options().window.is_some() && !step.takes_window() {
                 self.error_at_key(
                     step.name(),
                     format!("`window` does not apply to `{}`", step.name()),
-                    Some(format!("it applies to {}", WINDOWED.join(", "))),
+                    Some("it applies to residency, migrations, sched_delay and cpu_time".into()),
                 );
             }
             if let Some(workload) = &step.options().workload

@@ -259,6 +259,18 @@ impl AggregateStep {
         }
     }
 
+    /// Whether `window: trace` applies: the steps computed per thread from a trace. The others
+    /// set their span with `workload`, or do not come from a trace (throughput).
+    pub fn takes_window(&self) -> bool {
+        matches!(
+            self,
+            AggregateStep::Residency(_)
+                | AggregateStep::Migrations(_)
+                | AggregateStep::SchedDelay(_)
+                | AggregateStep::CpuTime(_)
+        )
+    }
+
     pub fn options(&self) -> &StepOptions {
         match self {
             AggregateStep::Residency(o)
