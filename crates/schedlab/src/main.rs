@@ -19,9 +19,10 @@ use schedlab_spec::{CompileOptions, Plan};
 ///
 /// A pipeline (YAML) describes four stages: collect (workloads and monitors such as
 /// `perf sched record`), parse (raw files into Parquet tables), aggregate (the figures:
-/// residency per CPU and core class, migrations, scheduling delay, CPU time) and summarize
-/// (report/summary.md). Every stage's output is kept under DATA/PIPELINE/, and a stage whose
-/// inputs did not change is not run again.
+/// residency per CPU and core class, migrations, scheduling delay, CPU time, turbostat's
+/// activity, CPUs per phase, the step in package power) and summarize (report/summary.md,
+/// index.html, SVG plots). Every stage's output is kept under DATA/PIPELINE/, and a stage whose
+/// inputs did not change is not run again. `compare` tells a real difference from noise.
 #[derive(Parser)]
 #[command(name = "schedlab", version, max_term_width = 100)]
 struct Args {
