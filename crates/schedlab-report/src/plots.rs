@@ -115,6 +115,21 @@ fn lane_label(lanes: &[(i32, String)], value: &SegmentValue<i32>) -> String {
     }
 }
 
+/// One workload's rectangles, in its colour, with its entry in the legend.
+fn draw_workload<'a, X: Ranged, Y: Ranged>(
+    chart: &mut ChartContext<'a, SVGBackend<'a>, Cartesian2d<X, Y>>,
+    rectangles: impl IntoIterator<Item = Rectangle<(X::ValueType, Y::ValueType)>>,
+    name: &str,
+    color: RGBAColor,
+) -> Result<(), String> {
+    chart
+        .draw_series(rectangles)
+        .map_err(plot_error)?
+        .label(name)
+        .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], color.filled()));
+    Ok(())
+}
+
 /// The workloads' colours, in a box over the plot.
 fn draw_legend<'a, X: Ranged, Y: Ranged>(
     chart: &mut ChartContext<'a, SVGBackend<'a>, Cartesian2d<X, Y>>,
@@ -191,13 +206,7 @@ pub fn cpu_timeline(
                     color.filled(),
                 )
             });
-            chart
-                .draw_series(rects)
-                .map_err(plot_error)?
-                .label(name.as_str())
-                .legend(move |(x, y)| {
-                    Rectangle::new([(x, y - 5), (x + 12, y + 5)], color.filled())
-                });
+            draw_workload(&mut chart, rects, name, color)?;
         }
         draw_legend(&mut chart)?;
         root.present().map_err(plot_error)?;
@@ -268,13 +277,7 @@ pub fn residency(
                 ));
                 base[lane] += height;
             }
-            chart
-                .draw_series(bars)
-                .map_err(plot_error)?
-                .label(name.as_str())
-                .legend(move |(x, y)| {
-                    Rectangle::new([(x, y - 5), (x + 12, y + 5)], color.filled())
-                });
+            draw_workload(&mut chart, bars, name, color)?;
         }
         draw_legend(&mut chart)?;
         root.present().map_err(plot_error)?;
