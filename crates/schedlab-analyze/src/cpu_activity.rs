@@ -77,12 +77,9 @@ fn windows<'a>(
             if name == RUN_WINDOW {
                 return Some((name.as_str(), None));
             }
-            let own = processes
-                .iter()
-                .filter(|p| p.run_id == run_id && p.workload == *name);
-            let start = own.clone().map(|p| p.start_ns).min()?;
-            let end = own.map(|p| p.end_ns.unwrap_or(i64::MAX)).max()?;
-            Some((name.as_str(), Some((start, end))))
+            let own = (processes.iter()).filter(|p| p.run_id == run_id && p.workload == *name);
+            let (start, end) = crate::lifetime(own)?;
+            Some((name.as_str(), Some((start, end.unwrap_or(i64::MAX)))))
         })
         .collect()
 }

@@ -28,11 +28,15 @@ fn phases(run: &RunTables<'_>, reference: Option<&str>) -> Vec<(&'static str, (i
     let Some(reference) = reference else {
         return vec![(RUN_PHASE, (start, end))];
     };
-    let own = run.processes.iter().filter(|p| p.workload == reference);
-    let Some(ref_start) = own.clone().map(|p| p.start_ns).min() else {
+    let own = run
+        .processes
+        .iter()
+        .copied()
+        .filter(|p| p.workload == reference);
+    let Some((ref_start, ref_end)) = crate::lifetime(own) else {
         return Vec::new();
     };
-    let ref_end = own.map(|p| p.end_ns.unwrap_or(end)).max().unwrap_or(end);
+    let ref_end = ref_end.unwrap_or(end);
     [
         ("before", (start, ref_start)),
         ("during", (ref_start, ref_end)),

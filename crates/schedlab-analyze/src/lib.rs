@@ -111,6 +111,16 @@ impl RunTables<'_> {
     }
 }
 
+/// A workload's lifetime from its processes: the first start, and the last end (`None` while one
+/// of them has not ended). `None` without processes.
+pub(crate) fn lifetime<'a>(
+    processes: impl Iterator<Item = &'a ProcessRow> + Clone,
+) -> Option<(i64, Option<i64>)> {
+    let start = processes.clone().map(|p| p.start_ns).min()?;
+    let end = processes.map(|p| p.end_ns).collect::<Option<Vec<i64>>>();
+    Some((start, end.and_then(|ends| ends.into_iter().max())))
+}
+
 fn by_run(tables: &Tables) -> Vec<RunTables<'_>> {
     let mut runs: BTreeMap<&str, RunTables<'_>> = BTreeMap::new();
     for p in &tables.processes {

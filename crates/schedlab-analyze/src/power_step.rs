@@ -126,13 +126,10 @@ pub fn power_steps(
     for (run_id, PowerSeries { points, source }) in series {
         let own = (processes.iter())
             .filter(|p| p.run_id == *run_id && reference.is_none_or(|r| p.workload == r));
-        let Some(start) = own.clone().map(|p| p.start_ns).min() else {
+        let Some((start, end)) = crate::lifetime(own) else {
             continue;
         };
-        let end = own
-            .map(|p| p.end_ns.unwrap_or(i64::MAX))
-            .max()
-            .unwrap_or(i64::MAX);
+        let end = end.unwrap_or(i64::MAX);
         // Intervals that end inside the window (the first may have begun just before it): the
         // reference's lifetime, or from the run's first process start to its last end.
         let inside: Vec<(i64, f64)> = (points.iter())
