@@ -31,7 +31,7 @@ use schedlab_spec::raw::{AggregateStep, Window};
 use schedlab_tables::{
     CpuRow, CpuSampleRow, CpuShareRow, CpuTimeRow, LossRow, MigrationRow, MigrationSummaryRow,
     PlacementRow, PowerStepRow, ProcessRow, ResidencyRow, RunRow, SchedDelayRow, SchedSliceRow,
-    TableError, ThroughputRow, WorkloadMetricRow, read_table, write_rows,
+    TableError, ThroughputRow, WorkloadMetricRow, read_table, write_table,
 };
 
 #[derive(Debug, thiserror::Error)]
@@ -182,11 +182,11 @@ fn by_run(tables: &Tables) -> Vec<RunTables<'_>> {
 /// and, with `also_in_trace_window`, over the run's trace window too. Only a run with a trace
 /// and a window is computed twice; for the others both are the same rows.
 pub fn compute(
-    tables: &Tables,
+    runs: &[RunTables<'_>],
     startup_ns: i64,
     also_in_trace_window: bool,
 ) -> (Aggregates, Option<Aggregates>) {
-    let per_run: Vec<(Aggregates, Option<Aggregates>)> = (by_run(tables).par_iter())
+    let per_run: Vec<(Aggregates, Option<Aggregates>)> = (runs.par_iter())
         .map(|run| {
             if run.sched_slices.is_empty() {
                 let whole = from_placement::aggregate(run, startup_ns);
@@ -231,7 +231,8 @@ pub fn aggregate(
     };
     let any_in_window =
         (steps.iter()).any(|s| s.options().window == Some(Window::Trace) && s.takes_window());
-    let (mut all, in_trace_window) = compute(&tables, startup_ns, any_in_window);
+    let runs = by_run(&tables);
+    let (mut all, in_trace_window) = compute(&runs, startup_ns, any_in_window);
     // A step that asks for the trace window takes its table from there (validation allows the
     // window only on these four).
     if let Some(window) = in_trace_window {
@@ -252,9 +253,7 @@ pub fn aggregate(
                 if !workloads.is_empty() {
                     all.$field.retain(|row| workloads.contains(&row.workload));
                 }
-                let path = out_dir.join(concat!($name, ".parquet"));
-                write_rows(&path, &all.$field)?;
-                written.push(path);
+                written.push(write_table(out_dir, &all.$field)?);
             }
         };
     }
@@ -275,9 +274,7 @@ pub fn aggregate(
     };
     if !windows.is_empty() {
         let rows = cpu_activity::activity(&turbostat, &tables.cpus, &tables.processes, &windows);
-        let path = out_dir.join("cpu_activity.parquet");
-        write_rows(&path, &rows)?;
-        written.push(path);
+        written.push(write_table(out_dir, &rows)?);
     }
     if !power_references.is_empty() {
         let cpu_samples: Vec<CpuSampleRow> = read_table(tables_dir)?;
@@ -285,14 +282,11 @@ pub fn aggregate(
         let rows: Vec<PowerStepRow> = (power_references.iter())
             .flat_map(|r| power_step::power_steps(&series, &tables.processes, r.as_deref()))
             .collect();
-        let path = out_dir.join("power_step.parquet");
-        write_rows(&path, &rows)?;
-        written.push(path);
+        written.push(write_table(out_dir, &rows)?);
     }
 
     let references = step_workloads(steps, "cpu_share");
     if !references.is_empty() {
-        let runs = by_run(&tables);
         let rows: Vec<CpuShareRow> = (references.iter())
             .flat_map(|reference| {
                 (runs.par_iter())
@@ -300,9 +294,7 @@ pub fn aggregate(
                     .collect::<Vec<_>>()
             })
             .collect();
-        let path = out_dir.join("cpu_share.parquet");
-        write_rows(&path, &rows)?;
-        written.push(path);
+        written.push(write_table(out_dir, &rows)?);
     }
     Ok(written)
 }
@@ -326,16 +318,11 @@ fn step_workloads(steps: &[AggregateStep], name: &str) -> Vec<Option<String>> {
 /// Which workloads step `name` keeps: `None` when the pipeline has no such step, an empty list
 /// for every workload. A pipeline without aggregate steps gets every step for every workload.
 fn selection(steps: &[AggregateStep], name: &str) -> Option<Vec<String>> {
-    if steps.is_empty() {
-        return Some(Vec::new());
-    }
-    let matching: Vec<&AggregateStep> = steps.iter().filter(|s| s.name() == name).collect();
-    if matching.is_empty() {
+    let workloads = step_workloads(steps, name);
+    if workloads.is_empty() {
         return None;
     }
-    let named: Option<Vec<String>> = matching
-        .iter()
-        .map(|s| s.options().workload.as_ref().map(|w| w.value.clone()))
-        .collect();
+    // A step without `workload` keeps every workload.
+    let named: Option<Vec<String>> = workloads.into_iter().collect();
     Some(named.unwrap_or_default())
 }
