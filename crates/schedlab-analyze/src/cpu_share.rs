@@ -63,8 +63,8 @@ fn cpu_time(
             let Some(workload) = &s.workload else {
                 continue;
             };
-            for (i, (_, (start, end))) in phases.iter().enumerate() {
-                let inside = s.end_ns.min(*end) - s.start_ns.max(*start);
+            for (i, (_, span)) in phases.iter().enumerate() {
+                let inside = crate::from_sched::overlap_ns(s, *span);
                 if inside > 0 {
                     book(i, workload, s.cpu, inside);
                 }

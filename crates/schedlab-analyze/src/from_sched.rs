@@ -39,6 +39,11 @@ fn sample_spans<'a>(
     spans
 }
 
+/// How long `slice` ran inside `[start, end]` (0 when it lies outside).
+pub(crate) fn overlap_ns(slice: &SchedSliceRow, (start, end): (i64, i64)) -> i64 {
+    (slice.end_ns.min(end) - slice.start_ns.max(start)).max(0)
+}
+
 /// The thread's CPU time by /proc between its first and last placement sample, and its run
 /// time in the trace over the same span; `None` without two samples.
 fn proc_check(
@@ -49,10 +54,8 @@ fn proc_check(
     if last.time_ns <= first.time_ns {
         return None;
     }
-    let (start, end) = (first.time_ns, last.time_ns);
-    let traced = (slices.iter())
-        .map(|s| (s.end_ns.min(end) - s.start_ns.max(start)).max(0))
-        .sum();
+    let span = (first.time_ns, last.time_ns);
+    let traced = slices.iter().map(|s| overlap_ns(s, span)).sum();
     Some((last.cpu_time_ns - first.cpu_time_ns, traced))
 }
 
