@@ -72,31 +72,15 @@ fn cpu_time(
         }
         return (time, "sched");
     }
-    let mut threads: BTreeMap<(i32, i32), Vec<_>> = BTreeMap::new();
-    for sample in &run.placement {
-        threads
-            .entry((sample.pid, sample.tid))
-            .or_default()
-            .push(*sample);
-    }
-    for samples in threads.values_mut() {
-        samples.sort_by_key(|s| s.time_ns);
-        let mut previous = 0;
-        for s in samples.iter() {
-            // A counter that went down belongs to a new thread that reused the id.
-            let gained = match s.cpu_time_ns - previous {
-                gained if gained >= 0 => gained,
-                _ => s.cpu_time_ns,
-            };
-            previous = s.cpu_time_ns;
-            let (Some(workload), Some(phase)) = (
-                &s.workload,
-                (phases.iter()).position(|(_, (a, b))| *a < s.time_ns && s.time_ns <= *b),
-            ) else {
-                continue;
-            };
-            book(phase, workload, s.cpu, gained);
-        }
+    for gain in schedlab_tables::placement::gains(run.placement.iter().copied()) {
+        let s = gain.sample;
+        let (Some(workload), Some(phase)) = (
+            &s.workload,
+            (phases.iter()).position(|(_, (a, b))| *a < s.time_ns && s.time_ns <= *b),
+        ) else {
+            continue;
+        };
+        book(phase, workload, s.cpu, gain.gained_ns);
     }
     (time, "placement")
 }

@@ -41,23 +41,19 @@ pub fn occupancy(slices: &[&SchedSliceRow], placement: &[&PlacementRow]) -> Vec<
     if !traced.is_empty() {
         return traced;
     }
-    let mut threads: BTreeMap<(i32, i32), Vec<&PlacementRow>> = BTreeMap::new();
-    for p in placement.iter().filter(|p| p.workload.is_some()) {
-        threads.entry((p.pid, p.tid)).or_default().push(p);
-    }
+    let samples = placement.iter().copied().filter(|p| p.workload.is_some());
     let mut spans = Vec::new();
-    for samples in threads.values_mut() {
-        samples.sort_by_key(|s| s.time_ns);
-        for pair in samples.windows(2) {
-            // A counter that went down is a reused thread id, not CPU time.
-            if pair[1].cpu_time_ns > pair[0].cpu_time_ns {
-                spans.push(Occupancy {
-                    cpu: pair[1].cpu,
-                    start_ns: pair[0].time_ns,
-                    end_ns: pair[1].time_ns,
-                    workload: pair[1].workload.clone().unwrap_or_default(),
-                });
-            }
+    for gain in schedlab_tables::placement::gains(samples) {
+        // A counter that went down is a reused thread id, not CPU time.
+        if let Some(previous) = gain.previous
+            && gain.sample.cpu_time_ns > previous.cpu_time_ns
+        {
+            spans.push(Occupancy {
+                cpu: gain.sample.cpu,
+                start_ns: previous.time_ns,
+                end_ns: gain.sample.time_ns,
+                workload: gain.sample.workload.clone().unwrap_or_default(),
+            });
         }
     }
     spans

@@ -24,6 +24,7 @@ pub mod aggregates;
 mod background;
 mod concat;
 mod parquet_io;
+pub mod placement;
 pub mod rows;
 pub mod turbostat;
 
