@@ -17,24 +17,28 @@ use schedlab_tables::{CpuRow, PlacementRow, ResidencyRow, SchedSliceRow};
 /// Width of every plot, in pixels; spans closer than one of them are drawn as one.
 const WIDTH: u32 = 1200;
 
-/// Time a workload held a CPU.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Occupancy {
+/// Time a workload held a CPU (borrowing the workload's name from the table: a trace has
+/// millions of slices).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Occupancy<'a> {
     pub cpu: i32,
     pub start_ns: i64,
     pub end_ns: i64,
-    pub workload: String,
+    pub workload: &'a str,
 }
 
 /// The spans of one run: its trace slices when it has any, its placement samples otherwise.
-pub fn occupancy(slices: &[&SchedSliceRow], placement: &[&PlacementRow]) -> Vec<Occupancy> {
+pub fn occupancy<'a>(
+    slices: &[&'a SchedSliceRow],
+    placement: &[&'a PlacementRow],
+) -> Vec<Occupancy<'a>> {
     let traced: Vec<Occupancy> = (slices.iter())
         .filter_map(|s| {
             Some(Occupancy {
                 cpu: s.cpu,
                 start_ns: s.start_ns,
                 end_ns: s.end_ns,
-                workload: s.workload.as_deref()?.to_owned(),
+                workload: s.workload.as_deref()?,
             })
         })
         .collect();
@@ -52,7 +56,7 @@ pub fn occupancy(slices: &[&SchedSliceRow], placement: &[&PlacementRow]) -> Vec<
                 cpu: gain.sample.cpu,
                 start_ns: previous.time_ns,
                 end_ns: gain.sample.time_ns,
-                workload: gain.sample.workload.clone().unwrap_or_default(),
+                workload: gain.sample.workload.as_deref().unwrap_or_default(),
             });
         }
     }
@@ -60,9 +64,9 @@ pub fn occupancy(slices: &[&SchedSliceRow], placement: &[&PlacementRow]) -> Vec<
 }
 
 /// Spans of the same workload on the same CPU that lie closer than `gap_ns` become one.
-fn merged(spans: &[Occupancy], gap_ns: i64) -> Vec<Occupancy> {
+fn merged<'a>(spans: &[Occupancy<'a>], gap_ns: i64) -> Vec<Occupancy<'a>> {
     let mut sorted: Vec<&Occupancy> = spans.iter().collect();
-    sorted.sort_by(|a, b| (a.cpu, &a.workload, a.start_ns).cmp(&(b.cpu, &b.workload, b.start_ns)));
+    sorted.sort_by(|a, b| (a.cpu, a.workload, a.start_ns).cmp(&(b.cpu, b.workload, b.start_ns)));
     let mut out: Vec<Occupancy> = Vec::new();
     for span in sorted {
         match out.last_mut() {
@@ -73,7 +77,7 @@ fn merged(spans: &[Occupancy], gap_ns: i64) -> Vec<Occupancy> {
             {
                 last.end_ns = last.end_ns.max(span.end_ns);
             }
-            _ => out.push(span.clone()),
+            _ => out.push(*span),
         }
     }
     out
@@ -152,7 +156,7 @@ fn lane_span(index: usize, count: usize) -> (SegmentValue<i32>, SegmentValue<i32
 /// workload. `None` when there is nothing to draw.
 pub fn cpu_timeline(
     title: &str,
-    spans: &[Occupancy],
+    spans: &[Occupancy<'_>],
     cpus: &[&CpuRow],
 ) -> Result<Option<String>, String> {
     let (Some(t0), Some(t1)) = (
@@ -162,7 +166,7 @@ pub fn cpu_timeline(
         return Ok(None);
     };
     let lanes = lanes(cpus, spans.iter().map(|s| s.cpu));
-    let names = sorted_unique(spans.iter().map(|s| s.workload.as_str()));
+    let names = sorted_unique(spans.iter().map(|s| s.workload));
     let gap_ns = (t1 - t0) / i64::from(WIDTH);
     let spans = merged(spans, gap_ns);
     let seconds = |ns: i64| (ns - t0) as f64 / 1e9;
@@ -195,7 +199,7 @@ pub fn cpu_timeline(
             .collect();
         for (i, name) in names.iter().enumerate() {
             let color = Palette99::pick(i).mix(0.9);
-            let rects = (spans.iter()).filter(|s| &s.workload == name).map(|s| {
+            let rects = (spans.iter()).filter(|s| s.workload == name).map(|s| {
                 let (bottom, top) = lane_span(index_of[&s.cpu], lanes.len());
                 Rectangle::new(
                     [(seconds(s.start_ns), bottom), (seconds(s.end_ns), top)],
@@ -285,12 +289,12 @@ pub fn residency(
 mod tests {
     use super::*;
 
-    fn span(cpu: i32, start_ns: i64, end_ns: i64, workload: &str) -> Occupancy {
+    fn span(cpu: i32, start_ns: i64, end_ns: i64, workload: &str) -> Occupancy<'_> {
         Occupancy {
             cpu,
             start_ns,
             end_ns,
-            workload: workload.into(),
+            workload,
         }
     }
 
