@@ -145,6 +145,14 @@ fn power_lines(steps: &[PowerStepRow]) -> Option<String> {
     Some(out)
 }
 
+/// `1: 71.2%, 0: 28.8%`: each part's share, in the order given.
+fn percent_list<K: std::fmt::Display>(parts: impl Iterator<Item = (K, f64)>) -> String {
+    let parts: Vec<String> = parts
+        .map(|(key, share)| format!("{key}: {:.1}%", share * 100.0))
+        .collect();
+    parts.join(", ")
+}
+
 /// A workload with more threads than this in a run (a kernel build's compiler processes) gets
 /// one line in the summary for all of them instead of one per thread.
 const MAX_THREAD_LINES: usize = 16;
@@ -175,12 +183,8 @@ fn rollup_lines(
         let total: f64 = per_cpu.values().sum();
         let mut per_cpu: Vec<(i32, f64)> = per_cpu.into_iter().collect();
         per_cpu.sort_by(|a, b| b.1.total_cmp(&a.1));
-        let on_cpus: Vec<String> = (per_cpu.iter())
-            .map(|(cpu, ns)| format!("{cpu}: {:.1}%", 100.0 * ns / total))
-            .collect();
-        let on_classes: Vec<String> = (per_class.iter())
-            .map(|(class, ns)| format!("{class}: {:.1}%", 100.0 * ns / total))
-            .collect();
+        let on_cpus = percent_list(per_cpu.iter().map(|(cpu, ns)| (cpu, ns / total)));
+        let on_classes = percent_list(per_class.iter().map(|(class, ns)| (class, ns / total)));
         let moved: i64 = (migrations.iter())
             .filter(|m| mine(&m.run_id, &m.workload))
             .map(|m| m.migrations)
@@ -196,8 +200,8 @@ fn rollup_lines(
             "| {run_id} | {workload} | – | {} threads | {:.3} s | {} | {} | {moved} | – | – | {source} |",
             threads.len(),
             cpu_ns as f64 / 1e9,
-            on_cpus.join(", "),
-            on_classes.join(", "),
+            on_cpus,
+            on_classes,
         )
         .expect("writing to a String");
     }
@@ -276,17 +280,9 @@ pub fn summarize(
         let key = (row.run_id.as_str(), row.tid);
         let mut on_cpus = cpus.get(&key).cloned().unwrap_or_default();
         on_cpus.sort_by(|a, b| b.1.total_cmp(&a.1));
-        let on_cpus: Vec<String> = on_cpus
-            .iter()
-            .map(|(cpu, share)| format!("{cpu}: {:.1}%", share * 100.0))
-            .collect();
-        let on_classes: Vec<String> = classes
-            .get(&key)
-            .map(|c| {
-                c.iter()
-                    .map(|(class, share)| format!("{class}: {:.1}%", share * 100.0))
-                    .collect()
-            })
+        let on_cpus = percent_list(on_cpus.iter().map(|(cpu, share)| (cpu, *share)));
+        let on_classes = (classes.get(&key))
+            .map(|c| percent_list(c.iter().map(|(class, share)| (class, *share))))
             .unwrap_or_default();
         let migrations = migrations
             .get(&key)
@@ -322,8 +318,8 @@ pub fn summarize(
             row.comm,
             row.cpu_time_ns as f64 / 1e9,
             row.wall_ns as f64 / 1e9,
-            on_cpus.join(", "),
-            on_classes.join(", "),
+            on_cpus,
+            on_classes,
             migrations,
             delay,
             late,
@@ -393,7 +389,14 @@ pub fn summarize(
     let summary_md = paths.report.join("summary.md");
     write_atomic(&summary_md, markdown.as_bytes())?;
     let mut written = vec![summary_md];
-    let plots = write_plots(pipeline, paths, &options.plots, &processes, &mut written)?;
+    let plots = write_plots(
+        pipeline,
+        paths,
+        &options.plots,
+        &processes,
+        &residency,
+        &mut written,
+    )?;
     if options.report.contains(&ReportFormat::Html) {
         let page = html::page(&format!("{pipeline}: summary"), &markdown, &plots);
         let index = paths.report.join("index.html");
@@ -434,6 +437,7 @@ fn write_plots(
     paths: &SummaryPaths<'_>,
     kinds: &[PlotKind],
     processes: &[ProcessRow],
+    residency: &[ResidencyRow],
     written: &mut Vec<PathBuf>,
 ) -> Result<Vec<(String, Vec<String>)>, ReportError> {
     if kinds.is_empty() {
@@ -442,14 +446,13 @@ fn write_plots(
     let slices: Vec<SchedSliceRow> = read_table(paths.tables)?;
     let placement: Vec<PlacementRow> = read_table(paths.tables)?;
     let cpus: Vec<CpuRow> = read_table(paths.tables)?;
-    let residency: Vec<ResidencyRow> = read_table(paths.aggregates)?;
     let mut run_ids: Vec<&str> = processes.iter().map(|p| p.run_id.as_str()).collect();
     run_ids.sort();
     run_ids.dedup();
     let slices = by_run(&slices, |s| &s.run_id);
     let placement = by_run(&placement, |p| &p.run_id);
     let cpus = by_run(&cpus, |c| &c.run_id);
-    let residency = by_run(&residency, |r| &r.run_id);
+    let residency = by_run(residency, |r| &r.run_id);
     let mut per_run = Vec::new();
     for run_id in run_ids {
         let run_cpus = rows_of(&cpus, run_id);
