@@ -134,7 +134,8 @@ impl Checker<'_> {
                 );
             }
         }
-        let runs = self.runs(&raw);
+        let variants = matrix_combinations(&raw.matrix);
+        let runs = self.runs(&raw, &variants);
         // `when` can leave a variant without workloads.
         if let Some(empty) = runs.iter().find(|r| r.collect.workloads.is_empty())
             && !raw.collect.workloads.is_empty()
@@ -153,7 +154,7 @@ impl Checker<'_> {
             name,
             description: raw.description,
             runs,
-            variants: matrix_combinations(&raw.matrix),
+            variants,
             topology,
             aggregate: raw.aggregate,
             summarize: raw.summarize,
@@ -161,8 +162,7 @@ impl Checker<'_> {
     }
 
     /// Expands matrix × repeat, interleaving variants: rep 1 of every variant, then rep 2, …
-    fn runs(&mut self, raw: &RawPipeline) -> Vec<RunPlan> {
-        let variants = matrix_combinations(&raw.matrix);
+    fn runs(&mut self, raw: &RawPipeline, variants: &[BTreeMap<String, String>]) -> Vec<RunPlan> {
         let repeat = raw.repeat.unwrap_or(1).max(1);
         let mut runs = Vec::new();
         let mut rng = raw.shuffle.map(fastrand::Rng::with_seed);
@@ -189,11 +189,10 @@ impl Checker<'_> {
                         self.errors.push(error);
                     }
                 }
-                let slug: Vec<String> = variant.iter().map(|(k, v)| format!("{k}={v}")).collect();
-                let key = if slug.is_empty() {
+                let key = if variant.is_empty() {
                     format!("r{repetition}")
                 } else {
-                    format!("{}-r{repetition}", slug.join(","))
+                    format!("{}-r{repetition}", variant_text(variant))
                 };
                 runs.push(RunPlan {
                     key,
