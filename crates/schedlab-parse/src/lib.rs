@@ -210,7 +210,7 @@ impl Parsed {
             written.push(write_table(dir, &self.perf_stat)?);
         }
         if kinds.contains(&ParserKind::Turbostat) {
-            let path = dir.join("turbostat.parquet");
+            let path = dir.join(format!("{}.parquet", schedlab_tables::turbostat::TURBOSTAT));
             schedlab_tables::write_batch(&path, &concat_turbostat(&self.turbostat))?;
             written.push(path);
         }

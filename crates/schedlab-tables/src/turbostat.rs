@@ -8,7 +8,7 @@
 use std::path::Path;
 
 use arrow_array::cast::AsArray;
-use arrow_array::types::{Float64Type, Int32Type, Int64Type};
+use arrow_array::types::{ArrowPrimitiveType, Float64Type, Int32Type, Int64Type};
 use arrow_array::{Array, RecordBatch};
 
 use crate::{TableError, read_batches};
@@ -58,9 +58,9 @@ pub fn read_turbostat(dir: &Path) -> Result<Vec<TurbostatSample>, TableError> {
         let summaries = (batch.column_by_name("summary"))
             .and_then(|c| c.as_boolean_opt())
             .ok_or_else(|| wrong("summary"))?;
-        let times = optional_i64(&batch, "time_ns");
-        let cpus = (batch.column_by_name("cpu")).and_then(|c| c.as_primitive_opt::<Int32Type>());
-        let field = |name: &str| optional_f64(&batch, name);
+        let times = optional::<Int64Type>(&batch, "time_ns");
+        let cpus = optional::<Int32Type>(&batch, "cpu");
+        let field = |name: &str| optional::<Float64Type>(&batch, name);
         let (busy, avg, bzy, c1, c6, tmp, watt) = (
             field("busy_pct"),
             field("avg_mhz"),
@@ -76,7 +76,7 @@ pub fn read_turbostat(dir: &Path) -> Result<Vec<TurbostatSample>, TableError> {
                 sample: samples.value(i),
                 time_ns: times(i),
                 summary: summaries.value(i),
-                cpu: cpus.and_then(|c| c.is_valid(i).then(|| c.value(i))),
+                cpu: cpus(i),
                 busy_pct: busy(i),
                 avg_mhz: avg(i),
                 bzy_mhz: bzy(i),
@@ -90,14 +90,11 @@ pub fn read_turbostat(dir: &Path) -> Result<Vec<TurbostatSample>, TableError> {
     Ok(rows)
 }
 
-/// Column `name` as a nullable Int64 lookup (null everywhere when absent).
-fn optional_i64<'a>(batch: &'a RecordBatch, name: &str) -> impl Fn(usize) -> Option<i64> + use<'a> {
-    let column = (batch.column_by_name(name)).and_then(|c| c.as_primitive_opt::<Int64Type>());
-    move |i| column.and_then(|c| c.is_valid(i).then(|| c.value(i)))
-}
-
-/// Column `name` as a nullable Float64 lookup (null everywhere when absent).
-fn optional_f64<'a>(batch: &'a RecordBatch, name: &str) -> impl Fn(usize) -> Option<f64> + use<'a> {
-    let column = (batch.column_by_name(name)).and_then(|c| c.as_primitive_opt::<Float64Type>());
+/// Column `name` as a nullable lookup by row (null everywhere when absent).
+fn optional<'a, T: ArrowPrimitiveType>(
+    batch: &'a RecordBatch,
+    name: &str,
+) -> impl Fn(usize) -> Option<T::Native> + use<'a, T> {
+    let column = (batch.column_by_name(name)).and_then(|c| c.as_primitive_opt::<T>());
     move |i| column.and_then(|c| c.is_valid(i).then(|| c.value(i)))
 }
