@@ -12,7 +12,7 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 use clap::{Parser, Subcommand};
 use schedlab_parse::{ParseContext, ParserKind};
-use schedlab_runner::{Runner, RunnerOptions, Stage, StageSelection};
+use schedlab_runner::{Outcome, Runner, RunnerOptions, Stage, StageSelection};
 use schedlab_spec::{CompileOptions, Plan};
 
 /// Run Linux scheduler experiments and turn their traces into tables and reports.
@@ -333,39 +333,37 @@ fn run(args: Args) -> anyhow::Result<ExitCode> {
             baseline,
             metric,
         } => {
-            let plan = load_plan(&pipeline)?;
-            let options = runner_options(&pipeline, &common, None, StageSelection::analysis())?;
-            stop_on_interrupt(&options)?;
-            let say = |line: &str| eprintln!("{line}");
-            let runner = Runner::new(&plan, &options, &say);
-            if runner.execute()?.interrupted {
-                return Ok(ExitCode::from(EXIT_INTERRUPTED));
-            }
-            let by = schedlab_runner::GroupBy::from_name(&by);
-            let comparison = runner.compare(&by, baseline.as_deref())?;
-            let shown: Vec<_> = (comparison.rows.into_iter())
-                .filter(|r| metric.is_empty() || metric.iter().any(|m| r.metric.contains(m)))
-                .collect();
-            if shown.is_empty() && !metric.is_empty() {
-                bail!(
-                    "no figure's name contains {} (see {})",
-                    metric.join(" or "),
-                    comparison.markdown.display()
-                );
-            }
-            if shown.is_empty() {
-                bail!(
-                    "the runs have no figures to compare (hint: a workload with `parse:`, or the \
+            let analysis = StageSelection::analysis();
+            execute_then(&pipeline, &common, None, analysis, |runner, outcome| {
+                if outcome.interrupted {
+                    return Ok(ExitCode::from(EXIT_INTERRUPTED));
+                }
+                let by = schedlab_runner::GroupBy::from_name(&by);
+                let comparison = runner.compare(&by, baseline.as_deref())?;
+                let shown: Vec<_> = (comparison.rows.into_iter())
+                    .filter(|r| metric.is_empty() || metric.iter().any(|m| r.metric.contains(m)))
+                    .collect();
+                if shown.is_empty() && !metric.is_empty() {
+                    bail!(
+                        "no figure's name contains {} (see {})",
+                        metric.join(" or "),
+                        comparison.markdown.display()
+                    );
+                }
+                if shown.is_empty() {
+                    bail!(
+                        "the runs have no figures to compare (hint: a workload with `parse:`, or the \
                      cpu_time, cpu_share or cpu_activity aggregates, give them)"
+                    );
+                }
+                print!("{}", schedlab_runner::comparison_table(&shown));
+                eprintln!(
+                    "compare: wrote {} and {}",
+                    comparison.markdown.display(),
+                    comparison.parquet.display()
                 );
-            }
-            print!("{}", schedlab_runner::comparison_table(&shown));
-            eprintln!(
-                "compare: wrote {} and {}",
-                comparison.markdown.display(),
-                comparison.parquet.display()
-            );
-            Ok(ExitCode::SUCCESS)
+                Ok(ExitCode::SUCCESS)
+            })
         }
         Command::Validate { pipelines } => {
             let mut failed = false;
@@ -547,24 +545,39 @@ fn execute(
     label: Option<String>,
     selection: StageSelection,
 ) -> anyhow::Result<ExitCode> {
+    execute_then(pipeline, common, label, selection, |_, outcome| {
+        if let Some(summary) = &outcome.summary {
+            println!("{summary}");
+        }
+        if outcome.interrupted {
+            return Ok(ExitCode::from(EXIT_INTERRUPTED));
+        }
+        if !outcome.failed_runs.is_empty() {
+            eprintln!(
+                "schedlab: {} run(s) failed: {} (see the quality table)",
+                outcome.failed_runs.len(),
+                outcome.failed_runs.join(", ")
+            );
+            return Ok(ExitCode::from(1));
+        }
+        Ok(ExitCode::SUCCESS)
+    })
+}
+
+/// Loads the pipeline, stops on the first Ctrl-C, runs the selected stages, and hands the
+/// runner and what it did to `then` (which says what an interrupted command exits with).
+fn execute_then(
+    pipeline: &Path,
+    common: &Common,
+    label: Option<String>,
+    selection: StageSelection,
+    then: impl FnOnce(&Runner<'_>, Outcome) -> anyhow::Result<ExitCode>,
+) -> anyhow::Result<ExitCode> {
     let plan = load_plan(pipeline)?;
     let options = runner_options(pipeline, common, label, selection)?;
     stop_on_interrupt(&options)?;
     let say = |line: &str| eprintln!("{line}");
-    let outcome = Runner::new(&plan, &options, &say).execute()?;
-    if let Some(summary) = &outcome.summary {
-        println!("{summary}");
-    }
-    if outcome.interrupted {
-        return Ok(ExitCode::from(EXIT_INTERRUPTED));
-    }
-    if !outcome.failed_runs.is_empty() {
-        eprintln!(
-            "schedlab: {} run(s) failed: {} (see the quality table)",
-            outcome.failed_runs.len(),
-            outcome.failed_runs.join(", ")
-        );
-        return Ok(ExitCode::from(1));
-    }
-    Ok(ExitCode::SUCCESS)
+    let runner = Runner::new(&plan, &options, &say);
+    let outcome = runner.execute()?;
+    then(&runner, outcome)
 }
