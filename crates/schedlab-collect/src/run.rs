@@ -421,10 +421,7 @@ fn reap<'p>(
         let record = &mut processes[proc.index];
         match proc.child.try_exit() {
             Ok(Some(exit)) => {
-                // Workers the leader forked must not outlive it.
-                proc.child.signal(Signal::KILL);
-                record.end_ns = Some(monotonic_ns());
-                record.exit_code = Some(exit.code);
+                ended(&proc.child, record, Some(exit));
                 if proc.terminated_at.is_some() {
                     record.stopped = Some("timeout".into());
                 } else if exit.code == 0 && proc.workload.repeat_until_end {
@@ -448,6 +445,14 @@ fn reap<'p>(
     restart
 }
 
+/// A workload's process ended: the workers its leader forked must not outlive it, and its
+/// record gets its end and exit code.
+fn ended(child: &Child, record: &mut ProcessRecord, exit: Option<process::Exit>) {
+    child.signal(Signal::KILL);
+    record.end_ns = Some(monotonic_ns());
+    record.exit_code = exit.map(|e| e.code);
+}
+
 /// Stops every active workload: SIGTERM to all, one grace period shared by all, then SIGKILL to
 /// what is left (sixteen workers that ignore SIGTERM take 3 s to stop, not 48). Each process's
 /// end is stamped when it is seen to end, not when its turn in the list comes.
@@ -456,10 +461,9 @@ fn stop_all(active: &mut Vec<Active<'_>>, processes: &mut [ProcessRecord], why: 
         proc.child.signal(Signal::TERM);
     }
     let deadline = monotonic_ns() + ns(STOP_GRACE);
-    let mut ended = |proc: &Active<'_>, exit: Option<process::Exit>| {
+    let mut stopped = |proc: &Active<'_>, exit: Option<process::Exit>| {
         let record = &mut processes[proc.index];
-        record.end_ns = Some(monotonic_ns());
-        record.exit_code = exit.map(|e| e.code);
+        ended(&proc.child, record, exit);
         record.stopped = Some(why.to_owned());
     };
     let mut left = std::mem::take(active);
@@ -467,8 +471,7 @@ fn stop_all(active: &mut Vec<Active<'_>>, processes: &mut [ProcessRecord], why: 
         left.retain(|proc| match proc.child.try_exit() {
             Ok(None) => true,
             exit => {
-                proc.child.signal(Signal::KILL); // workers the leader left behind
-                ended(proc, exit.ok().flatten());
+                stopped(proc, exit.ok().flatten());
                 false
             }
         });
@@ -476,7 +479,7 @@ fn stop_all(active: &mut Vec<Active<'_>>, processes: &mut [ProcessRecord], why: 
     }
     for proc in left {
         let exit = proc.child.stop(Signal::KILL, Duration::ZERO).ok();
-        ended(&proc, exit);
+        stopped(&proc, exit);
     }
 }
 
