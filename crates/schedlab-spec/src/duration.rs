@@ -25,8 +25,12 @@ const UNITS: [(&str, f64); 6] = [
     ("h", 3600.0),
 ];
 
+/// The longest duration: what fits in the tables' `*_ns` columns (int64 nanoseconds, 292 years).
+const LONGEST: Duration = Duration::from_nanos(i64::MAX as u64);
+
 /// Parses `70s`, `200ms`, `1.5s`, `2m`. A bare number is refused: seconds or milliseconds is
-/// exactly the ambiguity that makes a typo silently wrong.
+/// exactly the ambiguity that makes a typo silently wrong. A duration longer than [`LONGEST`] is
+/// refused too, so that no later sum or conversion to nanoseconds can overflow.
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
     let text = text.trim();
     let split = text
@@ -44,7 +48,13 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
             unit.trim()
         ));
     };
-    Ok(Duration::from_secs_f64(value * scale))
+    match Duration::try_from_secs_f64(value * scale) {
+        Ok(duration) if duration <= LONGEST => Ok(duration),
+        _ => Err(format!(
+            "duration `{text}` is too long; the longest is {}h",
+            LONGEST.as_secs() / 3600
+        )),
+    }
 }
 
 impl fmt::Display for Span {
@@ -99,6 +109,18 @@ mod tests {
                 .unwrap_err()
                 .starts_with("invalid duration `fast`")
         );
+        assert_eq!(
+            parse_duration("99999999999999999999h").unwrap_err(),
+            "duration `99999999999999999999h` is too long; the longest is 2562047h"
+        );
+        assert!(parse_duration("2562048h").is_err());
+        assert!(parse_duration("2562047h").is_ok());
+        assert!(
+            parse_duration("-1s")
+                .unwrap_err()
+                .starts_with("invalid duration `-1s`")
+        );
+        assert!(parse_duration("NaNs").is_err());
         assert_eq!(Span(Duration::from_millis(200)).to_string(), "200ms");
     }
 }
