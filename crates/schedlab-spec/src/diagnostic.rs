@@ -59,27 +59,10 @@ impl fmt::Display for Diagnostic {
 pub fn closest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
     candidates
         .into_iter()
-        .map(|candidate| (edit_distance(word, candidate), candidate))
+        .map(|candidate| (strsim::levenshtein(word, candidate), candidate))
         .filter(|(distance, candidate)| *distance <= (candidate.len().max(word.len()) / 3).max(1))
         .min_by_key(|(distance, _)| *distance)
         .map(|(_, candidate)| candidate)
-}
-
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut diagonal = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let next = (row[j + 1] + 1)
-                .min(row[j] + 1)
-                .min(diagonal + usize::from(ca != *cb));
-            diagonal = row[j + 1];
-            row[j + 1] = next;
-        }
-    }
-    row[b.len()]
 }
 
 /// A hint for serde's "unknown field `x`, expected one of a, b" and "unknown variant" messages.
