@@ -13,6 +13,20 @@
 
 use std::path::{Path, PathBuf};
 
+/// Whether `text` may be part of a directory name: a `--label` or a matrix variable or value
+/// (parts of a run directory's name, `<set>-<label>-<variable>=<value>-r<n>`), or a pipeline's
+/// name (its data directory). If not, the error is the rule in words. Only letters, digits, `-`
+/// and `_`: a `.` marks a run directory that is not complete (`<run>.partial`,
+/// `<run>.interrupted-<n>`), `,` and `=` join matrix values in a run id, and `/` leaves the
+/// directory.
+pub fn check_name_part(text: &str) -> Result<(), String> {
+    let allowed = |c: char| c.is_ascii_alphanumeric() || c == '-' || c == '_';
+    if !text.is_empty() && text.chars().all(allowed) {
+        return Ok(());
+    }
+    Err("use letters, digits, `-` and `_` (it becomes part of directory names)".into())
+}
+
 #[derive(Debug, Clone)]
 pub struct Layout {
     pub root: PathBuf,

@@ -6,10 +6,12 @@ use std::time::Duration;
 use serde_saphyr::Spanned;
 
 use crate::diagnostic::{Diagnostic, closest, hint_for_serde_message};
+use crate::duration::Span;
+use crate::locate::{Part, Place, Positions, Step, yaml_path};
 use crate::plan::{
     CollectPlan, MonitorKind, MonitorPlan, Plan, Program, RunPlan, WorkloadPlan, variant_text,
 };
-use crate::raw::{CpuItem, RawMonitor, RawPipeline, RawWorkload, Scalar};
+use crate::raw::{CpuItem, PeriodicOptions, RawMonitor, RawPipeline, RawWorkload, Scalar};
 
 /// What compilation needs from the rest of schedlab.
 #[derive(Debug, Clone)]
@@ -18,7 +20,19 @@ pub struct CompileOptions<'a> {
     pub parsers: &'a [&'a str],
     /// Value of the built-in `${nproc}`.
     pub nproc: usize,
+    /// Whether a text may be part of a directory name (the pipeline's name, a matrix variable
+    /// or value); if not, the rule in words. The runner names the directories, so the rule is
+    /// its own (`schedlab_runner::layout::check_name_part`, which also checks `--label`).
+    pub name_part: fn(&str) -> Result<(), String>,
 }
+
+/// The most runs a pipeline may expand to (matrix × repeat): more is a typo, and expanding it
+/// would exhaust memory before anything could say so.
+const MOST_RUNS: usize = 10_000;
+
+/// The highest CPU number: Linux's largest `CONFIG_NR_CPUS` is 8192. A larger one is a typo, and
+/// the range `0-4000000000` would be four billion CPUs in memory.
+const LAST_CPU: u32 = 8191;
 
 /// Parses and checks a pipeline. `file` is only used in messages.
 pub fn compile(
@@ -32,6 +46,7 @@ pub fn compile(
         file,
         source,
         options,
+        positions: Positions::of(source),
         errors: Vec::new(),
     };
     let plan = checker.plan(raw);
@@ -46,10 +61,10 @@ fn serde_diagnostic(file: &str, source: &str, err: &serde_saphyr::Error) -> Diag
     let plain = err.render_with_options(serde_saphyr::render_options! {
         snippets: serde_saphyr::SnippetMode::Off,
     });
+    // An error serde-saphyr cannot place is about the document as a whole.
     let (line, column) = err
         .location()
-        .map(|l| (l.line(), l.column()))
-        .unwrap_or((0, 0));
+        .map_or((1, 1), |l| (l.line().max(1), l.column().max(1)));
     let message = plain
         .rsplit_once(" at line ")
         .map(|(message, _)| message.to_owned())
@@ -62,87 +77,102 @@ struct Checker<'a> {
     file: &'a str,
     source: &'a str,
     options: &'a CompileOptions<'a>,
+    positions: Positions,
     errors: Vec<Diagnostic>,
 }
 
 impl Checker<'_> {
-    fn error_at<T>(&mut self, at: &Spanned<T>, message: String, hint: Option<String>) {
-        let loc = at.referenced;
+    fn error(&mut self, place: Place, message: String, hint: Option<String>) {
         self.errors.push(
-            Diagnostic::at(self.file, self.source, loc.line(), loc.column(), message)
+            Diagnostic::at(self.file, self.source, place.line, place.column, message)
                 .with_hint(hint),
         );
     }
 
-    /// For errors about a map key, whose position serde does not keep: the first line that
-    /// starts with `key:` (or `- key:`, a list item).
-    fn error_at_key(&mut self, key: &str, message: String, hint: Option<String>) {
-        let needle = format!("{key}:");
-        let (line, column) = self
-            .source
-            .lines()
-            .enumerate()
-            .find_map(|(i, text)| {
-                let trimmed = text.trim_start();
-                let trimmed = trimmed.strip_prefix("- ").map_or(trimmed, str::trim_start);
-                trimmed
-                    .starts_with(&needle)
-                    .then(|| (i as u64 + 1, (text.len() - trimmed.len()) as u64 + 1))
-            })
-            .unwrap_or((0, 0));
-        self.errors
-            .push(Diagnostic::at(self.file, self.source, line, column, message).with_hint(hint));
+    fn error_at<T>(&mut self, at: &Spanned<T>, message: String, hint: Option<String>) {
+        self.error(Place::from(at.referenced), message, hint);
+    }
+
+    /// For errors about a key or a plain value, whose position serde does not keep: looked up
+    /// by its YAML path.
+    fn error_at_path(&mut self, at: &[Step], part: Part, message: String, hint: Option<String>) {
+        self.error(self.positions.place(at, part), message, hint);
+    }
+
+    /// A count (`threads`, `instances`, `repeat`) of 0, which would run nothing.
+    fn at_least_one(&mut self, at: &[Step], key: &str, count: Option<u32>) {
+        if count == Some(0) {
+            self.error_at_path(
+                at,
+                Part::Value,
+                format!("`{key}` is 0, which runs nothing"),
+                Some(format!("`{key}` is at least 1")),
+            );
+        }
+    }
+
+    /// A duration that means nothing when zero (a period, an interval, a time limit).
+    fn longer_than_zero(&mut self, at: &[Step], key: &str, duration: Option<Span>) {
+        if duration.is_some_and(|d| d.0.is_zero()) {
+            self.error_at_path(
+                at,
+                Part::Value,
+                format!("`{key}` must be longer than 0"),
+                None,
+            );
+        }
+    }
+
+    /// A text (at `place`) that becomes part of a directory name, checked against the
+    /// runner's rule.
+    fn directory_name_part(&mut self, place: Place, what: &str, text: &str) {
+        if let Err(rule) = (self.options.name_part)(text) {
+            let message = format!("{what} `{text}` is not usable in a directory name");
+            self.error(place, message, Some(rule));
+        }
     }
 
     fn plan(&mut self, raw: RawPipeline) -> Plan {
         let name = raw.name.value.clone();
-        if name.is_empty()
-            || !name
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
-        {
-            self.error_at(
-                &raw.name,
-                format!("pipeline name `{name}` is not usable as a directory name"),
-                Some("use letters, digits, `-`, `_` and `.`".into()),
-            );
-        }
-        let topology = raw
-            .topology
-            .iter()
-            .flatten()
-            .map(|(class, items)| (class.clone(), self.cpu_list(class, items, &BTreeMap::new())))
+        self.directory_name_part(Place::from(raw.name.referenced), "pipeline name", &name);
+        let topology = (raw.topology.iter().flatten())
+            .map(|(class, items)| {
+                let cpus = self.cpu_list(&yaml_path!["topology", class], items, &BTreeMap::new());
+                (class.clone(), cpus)
+            })
             .collect();
-        let workload_names: Vec<String> = raw.collect.workloads.keys().cloned().collect();
-        for step in &raw.aggregate {
-            if step.options().window.is_some() && !step.takes_window() {
-                self.error_at_key(
-                    step.name(),
-                    format!("`window` does not apply to `{}`", step.name()),
-                    Some("it applies to residency, migrations, sched_delay and cpu_time".into()),
-                );
-            }
-            if let Some(workload) = &step.options().workload
-                && !workload_names.contains(&workload.value)
-            {
-                let hint = closest(&workload.value, workload_names.iter().map(String::as_str))
-                    .map(|best| format!("did you mean `{best}`?"));
-                self.error_at(
-                    workload,
-                    format!("`{}` names no workload of this pipeline", workload.value),
-                    hint,
-                );
-            }
-        }
-        let variants = matrix_combinations(&raw.matrix);
-        let runs = self.runs(&raw, &variants);
+        self.aggregate(&raw);
+        self.matrix(&raw.matrix);
+        self.at_least_one(&yaml_path!["repeat"], "repeat", raw.repeat);
+        let runs_count = (raw.matrix.values())
+            .fold(1_usize, |count, values| count.saturating_mul(values.len()))
+            .saturating_mul(raw.repeat.unwrap_or(1) as usize);
+        let (variants, runs) = if runs_count > MOST_RUNS {
+            let at = if raw.repeat.is_some() {
+                yaml_path!["repeat"]
+            } else {
+                yaml_path!["matrix"]
+            };
+            self.error_at_path(
+                &at,
+                Part::Value,
+                format!("the pipeline expands to {runs_count} runs (matrix × repeat)"),
+                Some(format!("at most {MOST_RUNS}")),
+            );
+            (Vec::new(), Vec::new())
+        } else {
+            let variants = matrix_combinations(&raw.matrix);
+            let runs = self.runs(&raw, &variants);
+            (variants, runs)
+        };
         // `when` can leave a variant without workloads.
         if let Some(empty) = runs.iter().find(|r| r.collect.workloads.is_empty())
             && !raw.collect.workloads.is_empty()
             && self.errors.is_empty()
         {
-            self.error_at_key(
-                "workloads",
+            self.error_at_path(
+                &yaml_path!["collect", "workloads"],
+                Part::Key,
                 format!(
                     "no workload runs in variant `{}`",
                     variant_text(&empty.variant)
@@ -161,9 +191,58 @@ impl Checker<'_> {
         }
     }
 
+    fn aggregate(&mut self, raw: &RawPipeline) {
+        let workload_names: Vec<&str> = raw.collect.workloads.keys().map(String::as_str).collect();
+        for (index, step) in raw.aggregate.iter().enumerate() {
+            if step.options().window.is_some() && !step.takes_window() {
+                self.error_at_path(
+                    &yaml_path!["aggregate", index, step.name(), "window"],
+                    Part::Key,
+                    format!("`window` does not apply to `{}`", step.name()),
+                    Some("it applies to residency, migrations, sched_delay and cpu_time".into()),
+                );
+            }
+            if let Some(workload) = &step.options().workload
+                && !workload_names.contains(&workload.value.as_str())
+            {
+                let hint = closest(&workload.value, workload_names.iter().copied())
+                    .map(|best| format!("did you mean `{best}`?"));
+                self.error_at(
+                    workload,
+                    format!("`{}` names no workload of this pipeline", workload.value),
+                    hint,
+                );
+            }
+        }
+    }
+
+    /// Matrix variables and values become part of run directory names, and a variable without
+    /// values would leave the pipeline without runs.
+    fn matrix(&mut self, matrix: &BTreeMap<String, Vec<Scalar>>) {
+        for (variable, values) in matrix {
+            let at = yaml_path!["matrix", variable];
+            let place = self.positions.place(&at, Part::Key);
+            self.directory_name_part(place, "matrix variable", variable);
+            if values.is_empty() {
+                self.error_at_path(
+                    &at,
+                    Part::Value,
+                    format!("matrix variable `{variable}` has no values"),
+                    Some(format!("list one or more: `{variable}: [1, 2]`")),
+                );
+            }
+            for (index, value) in values.iter().enumerate() {
+                let place = self
+                    .positions
+                    .place(&yaml_path!["matrix", variable, index], Part::Value);
+                self.directory_name_part(place, "matrix value", &value.to_string());
+            }
+        }
+    }
+
     /// Expands matrix × repeat, interleaving variants: rep 1 of every variant, then rep 2, …
     fn runs(&mut self, raw: &RawPipeline, variants: &[BTreeMap<String, String>]) -> Vec<RunPlan> {
-        let repeat = raw.repeat.unwrap_or(1).max(1);
+        let repeat = raw.repeat.unwrap_or(1);
         let mut runs = Vec::new();
         let mut rng = raw.shuffle.map(fastrand::Rng::with_seed);
         for repetition in 1..=repeat {
@@ -206,31 +285,35 @@ impl Checker<'_> {
     }
 
     fn collect_plan(&mut self, raw: &RawPipeline, vars: &BTreeMap<String, String>) -> CollectPlan {
-        let monitors = raw
-            .collect
-            .monitors
-            .iter()
+        let collect = &raw.collect;
+        self.longer_than_zero(
+            &yaml_path!["collect", "duration"],
+            "duration",
+            collect.duration,
+        );
+        let monitors = (collect.monitors.iter())
             .filter_map(|(name, monitor)| self.monitor(name, monitor, vars))
             .collect();
         let mut workloads = Vec::new();
-        for (name, workload) in &raw.collect.workloads {
+        for (name, workload) in &collect.workloads {
             if let Some(when) = &workload.when
                 && !self.runs_when(when, vars)
             {
                 continue;
             }
-            workloads.extend(self.workload(name, workload, vars, raw.collect.duration.is_some()));
+            workloads.extend(self.workload(name, workload, vars, collect.duration.is_some()));
         }
-        if raw.collect.workloads.is_empty() {
-            self.error_at_key(
-                "workloads",
+        if collect.workloads.is_empty() {
+            self.error_at_path(
+                &yaml_path!["collect", "workloads"],
+                Part::Key,
                 "a pipeline needs at least one workload".into(),
                 None,
             );
         }
         CollectPlan {
-            duration: raw.collect.duration.map(|d| d.0),
-            cooldown: raw.collect.cooldown.map(|d| d.0),
+            duration: collect.duration.map(|d| d.0),
+            cooldown: collect.cooldown.map(|d| d.0),
             monitors,
             workloads,
         }
@@ -242,20 +325,40 @@ impl Checker<'_> {
         raw: &RawMonitor,
         vars: &BTreeMap<String, String>,
     ) -> Option<MonitorPlan> {
+        let at = yaml_path!["collect", "monitors", name];
+        let interval = |kind: &str| yaml_path!["collect", "monitors", name, kind, "interval"];
         let mut kinds = Vec::new();
         if let Some(o) = &raw.perf_sched {
+            let window = o.window.as_ref().and_then(|w| w.duration);
+            let at = yaml_path![
+                "collect",
+                "monitors",
+                name,
+                "perf-sched",
+                "window",
+                "duration"
+            ];
+            self.longer_than_zero(&at, "duration", window);
             kinds.push(MonitorKind::PerfSched(o.clone()));
         }
         if let Some(o) = &raw.placement {
+            self.longer_than_zero(&interval("placement"), "interval", Some(o.interval));
             kinds.push(MonitorKind::Placement(o.clone()));
         }
         if let Some(o) = &raw.turbostat {
+            self.longer_than_zero(&interval("turbostat"), "interval", Some(o.interval));
             kinds.push(MonitorKind::Turbostat(o.clone()));
         }
         if let Some(o) = &raw.cpu {
+            self.longer_than_zero(&interval("cpu"), "interval", Some(o.interval));
             kinds.push(MonitorKind::Cpu(o.clone()));
         }
         if let Some(o) = &raw.command {
+            if o.run.is_empty() {
+                let at = yaml_path!["collect", "monitors", name, "command", "run"];
+                let message = format!("monitor `{name}` has an empty `run`");
+                self.error_at_path(&at, Part::Value, message, None);
+            }
             let argv = self.argv(&o.run, vars);
             let parse = o.parse.as_ref().and_then(|p| self.parser(p));
             kinds.push(MonitorKind::Command { argv, parse });
@@ -265,8 +368,9 @@ impl Checker<'_> {
                 "monitor `{name}` must have exactly one kind, found {}",
                 kinds.len()
             );
-            self.error_at_key(
-                name,
+            self.error_at_path(
+                &at,
+                Part::Key,
                 message,
                 Some("kinds: perf-sched, placement, turbostat, cpu, command".into()),
             );
@@ -286,53 +390,20 @@ impl Checker<'_> {
         vars: &BTreeMap<String, String>,
         has_duration: bool,
     ) -> Option<WorkloadPlan> {
-        let program = match (&raw.run, &raw.periodic) {
-            (Some(run), None) if run.is_empty() => {
-                self.error_at_key(name, format!("workload `{name}` has an empty `run`"), None);
-                return None;
-            }
-            (Some(run), None) => Program::External {
-                argv: self.argv(run, vars),
-            },
-            (None, Some(periodic)) => {
-                if periodic.busy.is_some() == periodic.duty.is_some() {
-                    self.error_at_key(
-                        "periodic",
-                        "a periodic workload needs exactly one of `busy` and `duty`".into(),
-                        None,
-                    );
-                }
-                if periodic.duty.is_some_and(|d| !(0.0..=100.0).contains(&d)) {
-                    self.error_at_key(
-                        "duty",
-                        "`duty` is a percentage between 0 and 100".into(),
-                        None,
-                    );
-                }
-                if periodic.busy.is_some_and(|b| b > periodic.period) {
-                    self.error_at_key("busy", "`busy` is longer than `period`".into(), None);
-                }
-                Program::Periodic(periodic.clone())
-            }
-            _ => {
-                let message = format!(
-                    "workload `{name}` needs exactly one of `run` (an argv list) and `periodic`"
-                );
-                self.error_at_key(name, message, None);
-                return None;
-            }
-        };
+        let at = |key: &str| yaml_path!["collect", "workloads", name, key];
+        let program = self.program(name, raw, vars)?;
         let nice = raw.nice.unwrap_or(0);
         if !(-20..=19).contains(&nice) {
-            self.error_at_key("nice", format!("nice {nice} is outside -20..=19"), None);
+            let message = format!("nice {nice} is outside -20..=19");
+            self.error_at_path(&at("nice"), Part::Value, message, None);
         }
+        self.at_least_one(&at("instances"), "instances", raw.instances);
+        self.longer_than_zero(&at("timeout"), "timeout", raw.timeout);
         // `"any"` (usually through a matrix variable) leaves the workload unpinned.
         let unpinned = |items: &Vec<CpuItem>| matches!(&items[..], [CpuItem::Range(text)] if substitute(text, vars).is_ok_and(|t| t == "any"));
-        let cpus = raw
-            .cpus
-            .as_ref()
+        let cpus = (raw.cpus.as_ref())
             .filter(|items| !unpinned(items))
-            .map(|items| self.cpu_list(name, items, vars));
+            .map(|items| self.cpu_list(&at("cpus"), items, vars));
         let parse = raw.parse.as_ref().and_then(|p| self.parser(p));
         let repeat_until_end = match &raw.repeat_until {
             Some(until) if until.value == "monitors" => {
@@ -362,10 +433,80 @@ impl Checker<'_> {
             nice,
             cpus,
             timeout: raw.timeout.map(|d| d.0),
-            instances: raw.instances.unwrap_or(1).max(1),
+            instances: raw.instances.unwrap_or(1),
             parse,
             repeat_until_end,
         })
+    }
+
+    /// What a workload runs: its `run` argv or its `periodic` load, exactly one of them.
+    fn program(
+        &mut self,
+        name: &str,
+        raw: &RawWorkload,
+        vars: &BTreeMap<String, String>,
+    ) -> Option<Program> {
+        let at = yaml_path!["collect", "workloads", name];
+        match (&raw.run, &raw.periodic) {
+            (Some(run), None) if run.is_empty() => {
+                let at = yaml_path!["collect", "workloads", name, "run"];
+                let message = format!("workload `{name}` has an empty `run`");
+                self.error_at_path(&at, Part::Value, message, None);
+                None
+            }
+            (Some(run), None) => Some(Program::External {
+                argv: self.argv(run, vars),
+            }),
+            (None, Some(periodic)) => {
+                self.periodic(&at, periodic);
+                Some(Program::Periodic(periodic.clone()))
+            }
+            _ => {
+                let message = format!(
+                    "workload `{name}` needs exactly one of `run` (an argv list) and `periodic`"
+                );
+                self.error_at_path(&at, Part::Key, message, None);
+                None
+            }
+        }
+    }
+
+    /// The periodic load's options, under the workload at `workload`.
+    fn periodic(&mut self, workload: &[Step], periodic: &PeriodicOptions) {
+        let at = |key: &str| {
+            let mut at = workload.to_vec();
+            at.extend(yaml_path!["periodic", key]);
+            at
+        };
+        if periodic.busy.is_some() == periodic.duty.is_some() {
+            let mut at = workload.to_vec();
+            at.push(Step::from("periodic"));
+            self.error_at_path(
+                &at,
+                Part::Key,
+                "a periodic workload needs exactly one of `busy` and `duty`".into(),
+                None,
+            );
+        }
+        if periodic.duty.is_some_and(|d| !(0.0..=100.0).contains(&d)) {
+            self.error_at_path(
+                &at("duty"),
+                Part::Value,
+                "`duty` is a percentage between 0 and 100".into(),
+                None,
+            );
+        }
+        if periodic.busy.is_some_and(|b| b > periodic.period) {
+            self.error_at_path(
+                &at("busy"),
+                Part::Key,
+                "`busy` is longer than `period`".into(),
+                None,
+            );
+        }
+        self.at_least_one(&at("threads"), "threads", Some(periodic.threads));
+        self.longer_than_zero(&at("period"), "period", Some(periodic.period));
+        self.longer_than_zero(&at("duration"), "duration", Some(periodic.duration));
     }
 
     fn parser(&mut self, name: &Spanned<String>) -> Option<String> {
@@ -427,28 +568,40 @@ impl Checker<'_> {
         }
     }
 
-    /// CPU items as a sorted list; text items may use `${vars}` and commas (`"${cpu}"`, `"0,2-3"`).
+    /// CPU items (at `at`) as a sorted list; text items may use `${vars}` and commas
+    /// (`"${cpu}"`, `"0,2-3"`).
     fn cpu_list(
         &mut self,
-        owner: &str,
+        at: &[Step],
         items: &[CpuItem],
         vars: &BTreeMap<String, String>,
     ) -> Vec<u32> {
+        if items.is_empty() {
+            self.error_at_path(
+                at,
+                Part::Value,
+                "an empty CPU list".into(),
+                Some("list one or more CPUs, e.g. `[0, \"2-3\"]`".into()),
+            );
+        }
         let mut cpus = Vec::new();
-        for item in items {
-            match item {
-                CpuItem::One(cpu) => cpus.push(*cpu),
-                CpuItem::Range(text) => {
-                    let text = substitute(text, vars).unwrap_or_else(|_| text.clone());
-                    for part in text.split(',') {
-                        match parse_range(part) {
-                            Some(range) => cpus.extend(range),
-                            None => self.error_at_key(
-                                owner,
-                                format!("`{text}` is not a CPU list"),
-                                Some("write CPUs as 3, \"4-11\", \"any\" or \"${var}\" (a defined variable)".into()),
-                            ),
-                        }
+        for (index, item) in items.iter().enumerate() {
+            let text = match item {
+                CpuItem::One(cpu) => cpu.to_string(),
+                CpuItem::Range(text) => substitute(text, vars).unwrap_or_else(|_| text.clone()),
+            };
+            for part in text.split(',') {
+                match parse_range(part) {
+                    Some(range) => cpus.extend(range),
+                    None => {
+                        let mut at = at.to_vec();
+                        at.push(Step::Index(index));
+                        self.error_at_path(
+                            &at,
+                            Part::Value,
+                            format!("`{text}` is not a CPU list"),
+                            Some(format!("write CPUs (0 to {LAST_CPU}) as 3, \"4-11\", \"any\" or \"${{var}}\" (a defined variable)")),
+                        );
                     }
                 }
             }
@@ -459,10 +612,11 @@ impl Checker<'_> {
     }
 }
 
+/// `3` or `4-11`, CPUs up to [`LAST_CPU`].
 fn parse_range(text: &str) -> Option<std::ops::RangeInclusive<u32>> {
     let (a, b) = text.split_once('-').unwrap_or((text, text));
     let (a, b): (u32, u32) = (a.trim().parse().ok()?, b.trim().parse().ok()?);
-    (a <= b).then_some(a..=b)
+    (a <= b && b <= LAST_CPU).then_some(a..=b)
 }
 
 /// Replaces every `${name}`; returns the first undefined name on failure.

@@ -18,6 +18,7 @@
 mod compile;
 mod diagnostic;
 pub mod duration;
+mod locate;
 mod plan;
 pub mod raw;
 

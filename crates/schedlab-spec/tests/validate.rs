@@ -4,10 +4,21 @@ use schedlab_spec::{CompileOptions, Plan, Program, compile};
 
 const PARSERS: &[&str] = &["perf-sched", "stress-ng", "openssl", "time"];
 
+/// Stands in for the runner's rule (`schedlab_runner::layout::check_name_part`), which this
+/// crate cannot depend on: what matters here is that its verdict and words reach the diagnostic.
+fn name_part(text: &str) -> Result<(), String> {
+    if text.is_empty() || text.contains(['.', '$', '{', '}']) {
+        Err("the runner's rule".into())
+    } else {
+        Ok(())
+    }
+}
+
 fn compile_text(yaml: &str) -> Result<Plan, String> {
     let options = CompileOptions {
         parsers: PARSERS,
         nproc: 8,
+        name_part,
     };
     compile("p.yaml", yaml, &options).map_err(|errors| {
         errors
@@ -25,7 +36,7 @@ fn errors(yaml: &str) -> String {
 const GOOD: &str = "\
 name: demo
 vars: { load: 20 }
-matrix: { workers: [1, 2, \"${nproc}\"] }
+matrix: { workers: [1, 2, 4] }
 repeat: 2
 collect:
   duration: 5s
@@ -34,7 +45,7 @@ collect:
   workloads:
     burst:
       start_after: 1s
-      run: [stress-ng, --cpu, \"${workers}\", --cpu-load, \"${load}\"]
+      run: [stress-ng, --cpu, \"${workers}\", --cpu-load, \"${load}\", \"${nproc}\"]
       parse: stress-ng
       cpus: [0, \"2-3\"]
 aggregate:
@@ -45,22 +56,21 @@ aggregate:
 fn a_good_pipeline_expands_matrix_times_repeat_interleaved() {
     let plan = compile_text(GOOD).unwrap();
     let keys: Vec<&str> = plan.runs.iter().map(|r| r.key.as_str()).collect();
-    // ${nproc} inside a matrix value is not expanded: matrix values are literal.
     assert_eq!(
         keys,
         [
             "workers=1-r1",
             "workers=2-r1",
-            "workers=${nproc}-r1",
+            "workers=4-r1",
             "workers=1-r2",
             "workers=2-r2",
-            "workers=${nproc}-r2"
+            "workers=4-r2"
         ]
     );
     let Program::External { argv } = &plan.runs[1].collect.workloads[0].program else {
         panic!("external workload expected")
     };
-    assert_eq!(argv, &["stress-ng", "--cpu", "2", "--cpu-load", "20"]);
+    assert_eq!(argv, &["stress-ng", "--cpu", "2", "--cpu-load", "20", "8"]);
     assert_eq!(
         plan.runs[0].collect.workloads[0].cpus.as_deref(),
         Some(&[0, 2, 3][..])
@@ -124,7 +134,7 @@ fn unknown_parser_and_undefined_variable_are_both_reported() {
         errors(&yaml),
         "p.yaml:12:57: error: undefined variable `${lod}`
    |
-12 |       run: [stress-ng, --cpu, \"${workers}\", --cpu-load, \"${lod}\"]
+12 |       run: [stress-ng, --cpu, \"${workers}\", --cpu-load, \"${lod}\", \"${nproc}\"]
    |                                                         ^
   = hint: did you mean `${load}`?
 p.yaml:13:14: error: unknown parser `stressng`
@@ -147,7 +157,7 @@ fn aggregate_of_an_unknown_workload_is_an_error() {
 #[test]
 fn a_workload_needs_a_program() {
     let yaml = GOOD.replace(
-        "      run: [stress-ng, --cpu, \"${workers}\", --cpu-load, \"${load}\"]\n",
+        "      run: [stress-ng, --cpu, \"${workers}\", --cpu-load, \"${load}\", \"${nproc}\"]\n",
         "",
     );
     assert!(
@@ -162,7 +172,7 @@ fn a_workload_needs_a_program() {
 fn shuffle_permutes_each_repetition_reproducibly() {
     let yaml = GOOD
         .replace("repeat: 2", "repeat: 2\nshuffle: 7")
-        .replace("[1, 2, \"${nproc}\"]", "[1, 2, 3, 4]");
+        .replace("[1, 2, 4]", "[1, 2, 3, 4]");
     let keys = |plan: &Plan| plan.runs.iter().map(|r| r.key.clone()).collect::<Vec<_>>();
     let first = keys(&compile_text(&yaml).unwrap());
     assert_eq!(
@@ -201,4 +211,151 @@ fn repeat_until_needs_a_duration_and_knows_one_value() {
     );
     let typo = yaml.replace("repeat_until: monitors", "repeat_until: monitor");
     assert!(errors(&typo).contains("unknown `repeat_until` value `monitor`"));
+}
+
+#[test]
+fn a_duration_too_long_for_nanoseconds_is_an_error_at_its_value() {
+    let yaml = GOOD.replace("duration: 5s", "duration: 99999999999999999999h");
+    assert_eq!(
+        errors(&yaml),
+        "p.yaml:6:13: error: duration `99999999999999999999h` is too long; the longest is 2562047h
+  |
+6 |   duration: 99999999999999999999h
+  |             ^"
+    );
+}
+
+const PERIODIC: &str = "\
+name: periodic
+collect:
+  workloads:
+    a:
+      nice: 5
+      periodic: { threads: 2, period: 10ms, busy: 5ms, duration: 1s }
+    b:
+      nice: 5
+      periodic: { threads: 2, period: 10ms, busy: 5ms, duration: 1s }
+";
+
+#[test]
+fn a_key_inside_a_flow_mapping_is_pointed_at() {
+    let yaml = PERIODIC.replacen("busy: 5ms", "busy: 20ms", 1);
+    assert_eq!(
+        errors(&yaml),
+        "p.yaml:6:45: error: `busy` is longer than `period`
+  |
+6 |       periodic: { threads: 2, period: 10ms, busy: 20ms, duration: 1s }
+  |                                             ^"
+    );
+}
+
+#[test]
+fn the_second_of_two_workloads_with_the_same_key_is_pointed_at_when_it_is_wrong() {
+    let second = PERIODIC.rfind("nice: 5").unwrap();
+    let mut yaml = PERIODIC.to_owned();
+    yaml.replace_range(second..second + "nice: 5".len(), "nice: 30");
+    assert_eq!(
+        errors(&yaml),
+        "p.yaml:8:13: error: nice 30 is outside -20..=19
+  |
+8 |       nice: 30
+  |             ^"
+    );
+}
+
+/// The first line of each error, `file:line:column: error: message`.
+fn headlines(yaml: &str) -> Vec<String> {
+    errors(yaml)
+        .lines()
+        .filter(|l| l.starts_with("p.yaml:"))
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn counts_and_lists_that_would_run_nothing_are_errors_at_their_value() {
+    let yaml = PERIODIC
+        .replacen("threads: 2", "threads: 0", 1)
+        .replacen("nice: 5", "nice: 5\n      instances: 0\n      cpus: []", 1)
+        .replacen("period: 10ms, busy: 5ms", "period: 0ms, busy: 0ms", 1);
+    assert_eq!(
+        headlines(&yaml),
+        [
+            "p.yaml:8:28: error: `threads` is 0, which runs nothing",
+            "p.yaml:8:39: error: `period` must be longer than 0",
+            "p.yaml:6:18: error: `instances` is 0, which runs nothing",
+            "p.yaml:7:13: error: an empty CPU list",
+        ]
+    );
+    // Without runs, nothing else is checked: the workloads are checked as each run is planned.
+    let yaml = PERIODIC.replace(
+        "name: periodic",
+        "name: periodic\nrepeat: 0\nmatrix: { x: [] }",
+    );
+    assert_eq!(
+        headlines(&yaml),
+        [
+            "p.yaml:3:14: error: matrix variable `x` has no values",
+            "p.yaml:2:9: error: `repeat` is 0, which runs nothing",
+        ]
+    );
+}
+
+#[test]
+fn zero_intervals_and_limits_are_errors_at_their_value() {
+    let yaml = GOOD
+        .replace("duration: 5s", "duration: 0s")
+        .replace("interval: 100ms", "interval: 0ms")
+        .replace("start_after: 1s", "start_after: 0s\n      timeout: 0s");
+    assert_eq!(
+        headlines(&yaml),
+        [
+            "p.yaml:6:13: error: `duration` must be longer than 0",
+            "p.yaml:8:37: error: `interval` must be longer than 0",
+            "p.yaml:12:16: error: `timeout` must be longer than 0",
+        ]
+    );
+}
+
+#[test]
+fn matrix_names_and_values_follow_the_runners_rule_for_directory_names() {
+    let yaml = GOOD.replace(
+        "{ workers: [1, 2, 4] }",
+        "{ workers: [1, \"${nproc}\", 1.5] }",
+    );
+    assert_eq!(
+        errors(&yaml),
+        "p.yaml:3:24: error: matrix value `${nproc}` is not usable in a directory name
+  |
+3 | matrix: { workers: [1, \"${nproc}\", 1.5] }
+  |                        ^
+  = hint: the runner's rule
+p.yaml:3:36: error: matrix value `1.5` is not usable in a directory name
+  |
+3 | matrix: { workers: [1, \"${nproc}\", 1.5] }
+  |                                    ^
+  = hint: the runner's rule"
+    );
+    let yaml = GOOD.replace("name: demo", "name: de.mo");
+    assert!(
+        errors(&yaml).starts_with(
+            "p.yaml:1:7: error: pipeline name `de.mo` is not usable in a directory name"
+        ),
+        "{}",
+        errors(&yaml)
+    );
+}
+
+#[test]
+fn a_pipeline_of_too_many_runs_or_cpus_is_refused_before_it_is_expanded() {
+    let yaml = GOOD.replace("repeat: 2", "repeat: 4000000000");
+    assert_eq!(
+        headlines(&yaml),
+        ["p.yaml:4:9: error: the pipeline expands to 12000000000 runs (matrix × repeat)"]
+    );
+    let yaml = GOOD.replace("\"2-3\"", "\"0-4000000000\"");
+    assert_eq!(
+        headlines(&yaml),
+        ["p.yaml:14:17: error: `0-4000000000` is not a CPU list"]
+    );
 }

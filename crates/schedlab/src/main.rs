@@ -12,6 +12,7 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 use clap::{Parser, Subcommand};
 use schedlab_parse::{ParseContext, ParserKind};
+use schedlab_runner::layout::check_name_part;
 use schedlab_runner::{Outcome, Runner, RunnerOptions, Stage, StageSelection};
 use schedlab_spec::{CompileOptions, Plan};
 
@@ -482,6 +483,7 @@ fn load_plan(path: &Path) -> anyhow::Result<Plan> {
     let options = CompileOptions {
         parsers: &parsers,
         nproc,
+        name_part: check_name_part,
     };
     schedlab_spec::compile(&path.display().to_string(), &source, &options).map_err(|errors| {
         let count = errors.len();
@@ -502,15 +504,9 @@ fn runner_options(
     selection: StageSelection,
 ) -> anyhow::Result<RunnerOptions> {
     if let Some(label) = &label
-        && (label.is_empty()
-            || !label
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
-            || label.contains('.'))
+        && let Err(rule) = check_name_part(label)
     {
-        bail!(
-            "label `{label}` must be letters, digits, `-` and `_` (it becomes part of run directory names)"
-        );
+        bail!("label `{label}` is not usable in a directory name (hint: {rule})");
     }
     Ok(RunnerOptions {
         data_dir: common.data.clone(),

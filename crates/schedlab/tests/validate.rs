@@ -140,7 +140,7 @@ fn a_window_on_a_step_it_does_not_apply_to_is_pointed_at() {
     assert_eq!(done.code, 2);
     assert!(
         done.stderr.starts_with(&format!(
-            "{file}:7:5: error: `window` does not apply to `cpu_share`"
+            "{file}:7:18: error: `window` does not apply to `cpu_share`"
         )),
         "{}",
         done.stderr
@@ -150,4 +150,42 @@ fn a_window_on_a_step_it_does_not_apply_to_is_pointed_at() {
         "residency takes a window: {}",
         done.stderr
     );
+}
+
+#[test]
+fn labels_and_matrix_values_follow_one_rule_that_the_message_states() {
+    let sandbox = Sandbox::new();
+    let pipeline = sandbox.write(
+        "m.yaml",
+        "name: m\nmatrix: { n: [1, a.b] }\ncollect:\n  workloads:\n    w: { run: [echo, \"${n}\"] }\n",
+    );
+    let file = pipeline.display().to_string();
+    let done = sandbox.schedlab(&["validate", &file]);
+    assert_eq!(done.code, 2);
+    assert!(
+        done.stderr.starts_with(&format!(
+            "{file}:2:18: error: matrix value `a.b` is not usable in a directory name"
+        )),
+        "{}",
+        done.stderr
+    );
+    let rule = "use letters, digits, `-` and `_` (it becomes part of directory names)";
+    assert!(
+        done.stderr.contains(&format!("hint: {rule}")),
+        "{}",
+        done.stderr
+    );
+
+    sandbox.write(
+        "m.yaml",
+        "name: m\nmatrix: { n: [1, a-b] }\ncollect:\n  workloads:\n    w: { run: [echo, \"${n}\"] }\n",
+    );
+    let done = sandbox.schedlab(&["run", &file, "--label", "v6.1", "--dry-run"]);
+    assert_eq!(done.code, 2);
+    assert_eq!(
+        done.stderr,
+        format!("schedlab: error: label `v6.1` is not usable in a directory name (hint: {rule})\n")
+    );
+    let done = sandbox.schedlab(&["run", &file, "--label", "v6_1", "--dry-run"]);
+    assert_eq!(done.code, 0, "{}", done.stderr);
 }
