@@ -305,13 +305,7 @@ fn run(args: Args) -> anyhow::Result<ExitCode> {
                 selection
             };
             if dry_run {
-                let plan = load_plan(&pipeline)?;
-                let options = runner_options(&pipeline, &common, label, selection)?;
-                let say = |_: &str| {};
-                for line in Runner::new(&plan, &options, &say).dry_run() {
-                    println!("{line}");
-                }
-                return Ok(ExitCode::SUCCESS);
+                return dry_run_timeline(&pipeline, &common, label, selection);
             }
             execute(&pipeline, &common, label, selection)
         }
@@ -333,87 +327,9 @@ fn run(args: Args) -> anyhow::Result<ExitCode> {
             by,
             baseline,
             metric,
-        } => {
-            let analysis = StageSelection::analysis();
-            execute_then(&pipeline, &common, None, analysis, |runner, outcome| {
-                if outcome.interrupted {
-                    return Ok(ExitCode::from(EXIT_INTERRUPTED));
-                }
-                let by = schedlab_runner::GroupBy::from_name(&by);
-                let comparison = runner.compare(&by, baseline.as_deref())?;
-                let shown: Vec<_> = (comparison.rows.into_iter())
-                    .filter(|r| metric.is_empty() || metric.iter().any(|m| r.metric.contains(m)))
-                    .collect();
-                if shown.is_empty() && !metric.is_empty() {
-                    bail!(
-                        "no figure's name contains {} (see {})",
-                        metric.join(" or "),
-                        comparison.markdown.display()
-                    );
-                }
-                if shown.is_empty() {
-                    bail!(
-                        "the runs have no figures to compare (hint: a workload with `parse:`, or the \
-                     cpu_time, cpu_share or cpu_activity aggregates, give them)"
-                    );
-                }
-                print!("{}", schedlab_runner::comparison_table(&shown));
-                eprintln!(
-                    "compare: wrote {} and {}",
-                    comparison.markdown.display(),
-                    comparison.parquet.display()
-                );
-                Ok(ExitCode::SUCCESS)
-            })
-        }
-        Command::Validate { pipelines } => {
-            let mut failed = false;
-            for pipeline in &pipelines {
-                match load_plan(pipeline) {
-                    Ok(plan) => println!("{}: ok ({} runs)", pipeline.display(), plan.runs.len()),
-                    Err(err) => {
-                        eprintln!("{err}");
-                        failed = true;
-                    }
-                }
-            }
-            Ok(if failed {
-                ExitCode::from(EXIT_INPUT)
-            } else {
-                ExitCode::SUCCESS
-            })
-        }
-        Command::Status { pipeline, common } => {
-            let plan = load_plan(&pipeline)?;
-            let options = runner_options(&pipeline, &common, None, StageSelection::all())?;
-            let say = |_: &str| {};
-            let status = Runner::new(&plan, &options, &say).status()?;
-            println!("pipeline {} ({})", plan.name, status.root.display());
-            println!("runs on disk:");
-            if status.runs.is_empty() {
-                println!("  none");
-            }
-            for run in &status.runs {
-                let tag = if run.current {
-                    ""
-                } else {
-                    "  (not of the current collect section)"
-                };
-                println!(
-                    "  {:<40} {:<12} {}{tag}",
-                    run.run_id, run.status, run.started_at
-                );
-            }
-            println!("stages:");
-            for (stage, reasons) in &status.stages {
-                if reasons.is_empty() {
-                    println!("  {:<10} fresh", stage.name());
-                } else {
-                    println!("  {:<10} stale: {}", stage.name(), reasons.join("; "));
-                }
-            }
-            Ok(ExitCode::SUCCESS)
-        }
+        } => compare(&pipeline, &common, &by, baseline.as_deref(), &metric),
+        Command::Validate { pipelines } => Ok(validate(&pipelines)),
+        Command::Status { pipeline, common } => status(&pipeline, &common),
         Command::Parse {
             kind,
             inputs,
@@ -445,7 +361,6 @@ fn run(args: Args) -> anyhow::Result<ExitCode> {
             duration_ns,
             report,
         } => {
-            use std::time::Duration;
             let config = schedlab_collect::periodic::PeriodicConfig {
                 threads,
                 period: Duration::from_nanos(period_ns),
@@ -458,6 +373,116 @@ fn run(args: Args) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// `run --dry-run`: each run's timeline, nothing started.
+fn dry_run_timeline(
+    pipeline: &Path,
+    common: &Common,
+    label: Option<String>,
+    selection: StageSelection,
+) -> anyhow::Result<ExitCode> {
+    let plan = load_plan(pipeline)?;
+    let options = runner_options(pipeline, common, label, selection)?;
+    let say = |_: &str| {};
+    for line in Runner::new(&plan, &options, &say).dry_run() {
+        println!("{line}");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `compare`: brings the analysis up to date, then prints the comparison's figures (those whose
+/// name contains one of `metric`, or all).
+fn compare(
+    pipeline: &Path,
+    common: &Common,
+    by: &str,
+    baseline: Option<&str>,
+    metric: &[String],
+) -> anyhow::Result<ExitCode> {
+    let analysis = StageSelection::analysis();
+    execute_then(pipeline, common, None, analysis, |runner, outcome| {
+        if outcome.interrupted {
+            return Ok(ExitCode::from(EXIT_INTERRUPTED));
+        }
+        let by = schedlab_runner::GroupBy::from_name(by);
+        let comparison = runner.compare(&by, baseline)?;
+        let shown: Vec<_> = (comparison.rows.into_iter())
+            .filter(|r| metric.is_empty() || metric.iter().any(|m| r.metric.contains(m)))
+            .collect();
+        if shown.is_empty() && !metric.is_empty() {
+            bail!(
+                "no figure's name contains {} (see {})",
+                metric.join(" or "),
+                comparison.markdown.display()
+            );
+        }
+        if shown.is_empty() {
+            bail!(
+                "the runs have no figures to compare (hint: a workload with `parse:`, or the \
+                 cpu_time, cpu_share or cpu_activity aggregates, give them)"
+            );
+        }
+        print!("{}", schedlab_runner::comparison_table(&shown));
+        eprintln!(
+            "compare: wrote {} and {}",
+            comparison.markdown.display(),
+            comparison.parquet.display()
+        );
+        Ok(ExitCode::SUCCESS)
+    })
+}
+
+/// `validate`: every pipeline's diagnostics, and exit 2 when any has one.
+fn validate(pipelines: &[PathBuf]) -> ExitCode {
+    let mut failed = false;
+    for pipeline in pipelines {
+        match load_plan(pipeline) {
+            Ok(plan) => println!("{}: ok ({} runs)", pipeline.display(), plan.runs.len()),
+            Err(err) => {
+                eprintln!("{err}");
+                failed = true;
+            }
+        }
+    }
+    if failed {
+        ExitCode::from(EXIT_INPUT)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+/// `status`: the runs on disk and each stage's freshness.
+fn status(pipeline: &Path, common: &Common) -> anyhow::Result<ExitCode> {
+    let plan = load_plan(pipeline)?;
+    let options = runner_options(pipeline, common, None, StageSelection::all())?;
+    let say = |_: &str| {};
+    let status = Runner::new(&plan, &options, &say).status()?;
+    println!("pipeline {} ({})", plan.name, status.root.display());
+    println!("runs on disk:");
+    if status.runs.is_empty() {
+        println!("  none");
+    }
+    for run in &status.runs {
+        let tag = if run.current {
+            ""
+        } else {
+            "  (not of the current collect section)"
+        };
+        println!(
+            "  {:<40} {:<12} {}{tag}",
+            run.run_id, run.status, run.started_at
+        );
+    }
+    println!("stages:");
+    for (stage, reasons) in &status.stages {
+        if reasons.is_empty() {
+            println!("  {:<10} fresh", stage.name());
+        } else {
+            println!("  {:<10} stale: {}", stage.name(), reasons.join("; "));
+        }
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 /// A pipeline that failed validation: its rendered diagnostics.
