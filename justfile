@@ -57,10 +57,11 @@ notebooks: python-env
 bench:
     crates/schedlab-perf/bench.sh
 
-# Property tests over truncated, mutated and random input for every parser (more cases: PROPTEST_CASES=100000).
+# Property tests over truncated, mutated and random input for every parser and for pipeline validation (more cases: PROPTEST_CASES=100000).
 fuzz:
     PROPTEST_CASES=${PROPTEST_CASES:-5000} cargo test --release -p schedlab-parse --test fuzz
     PROPTEST_CASES=${PROPTEST_CASES:-5000} cargo test --release -p schedlab-perf --test fuzz
+    PROPTEST_CASES=${PROPTEST_CASES:-5000} cargo test --release -p schedlab-spec --test fuzz
 
 # What CI checks, locally: formatting, lints, tests.
 ready: && test
