@@ -29,7 +29,7 @@ const UNITS: [(&str, f64); 6] = [
 const LONGEST: Duration = Duration::from_nanos(i64::MAX as u64);
 
 /// Parses `70s`, `200ms`, `1.5s`, `2m`. A bare number is refused: seconds or milliseconds is
-/// exactly the ambiguity that makes a typo silently wrong. A duration longer than [`LONGEST`] is
+/// exactly the ambiguity that makes a typo silently wrong. A duration longer than `LONGEST` is
 /// refused too, so that no later sum or conversion to nanoseconds can overflow.
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
     let text = text.trim();

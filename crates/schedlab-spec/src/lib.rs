@@ -13,7 +13,11 @@
 //! YAML is read with serde-saphyr rather than the archived serde_yaml: it is pure Rust, keeps
 //! exact line:column for every error (including custom ones raised while deserializing a value,
 //! such as a malformed duration), and `Spanned<T>` gives positions for the checks made after
-//! deserialization.
+//! deserialization. Keys and plain values have none, so `locate` indexes the file by YAML path
+//! (`collect.workloads.<name>.nice`) from the same parser's events, flow style included.
+//!
+//! Which texts may name a directory (the pipeline, matrix variables and values) is the runner's
+//! rule, passed in as [`CompileOptions::name_part`]: this crate knows nothing of the data layout.
 
 mod compile;
 mod diagnostic;
