@@ -97,7 +97,11 @@ pub fn cpu_share(run: &RunTables<'_>, reference: Option<&str>) -> Vec<CpuShareRo
     workloads.sort();
     workloads.dedup();
     let mut rows = Vec::new();
+    // Each workload's and class's CPUs in the phase before, for the change.
+    let mut previous: Option<BTreeMap<(&str, String), f64>> = None;
     for (i, (phase, (start, end))) in phases.iter().enumerate() {
+        let length_ns = (end - start) as f64;
+        let mut this_phase = BTreeMap::new();
         for workload in &workloads {
             let mut classes: Vec<(String, i64)> = (time.iter())
                 .filter(|((p, w, _), _)| *p == i && w == workload)
@@ -108,6 +112,10 @@ pub fn cpu_share(run: &RunTables<'_>, reference: Option<&str>) -> Vec<CpuShareRo
                 classes.push(("all".to_owned(), 0));
             }
             for (class, cpu_ns) in classes {
+                let cpus = cpu_ns as f64 / length_ns;
+                let change_cpus = (previous.as_ref())
+                    .map(|before| cpus - before.get(&(*workload, class.clone())).unwrap_or(&0.0));
+                this_phase.insert((*workload, class.clone()), cpus);
                 rows.push(CpuShareRow {
                     run_id: run.run_id.to_owned(),
                     reference: reference.map(str::to_owned),
@@ -117,11 +125,14 @@ pub fn cpu_share(run: &RunTables<'_>, reference: Option<&str>) -> Vec<CpuShareRo
                     workload: (*workload).to_owned(),
                     class,
                     cpu_ns,
-                    cpus: cpu_ns as f64 / (end - start) as f64,
+                    cpus,
                     source: source.to_owned(),
+                    change_cpus,
+                    change_cpu_s: change_cpus.map(|change| change * length_ns / 1e9),
                 });
             }
         }
+        previous = Some(this_phase);
     }
     rows
 }
