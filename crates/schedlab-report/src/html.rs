@@ -11,11 +11,11 @@ pub fn page(title: &str, markdown: &str, plots: &[(String, Vec<String>)]) -> Str
     for (heading, files) in plots {
         body.push_str(&format!("<h2>{}</h2>\n", escape(heading)));
         for file in files {
-            let mut href = String::new();
-            pulldown_cmark_escape::escape_href(&mut href, file).expect("writing to a String");
+            // As pulldown-cmark writes a link: percent-encoded, `&` and `'` as entities.
+            let mut src = String::new();
+            pulldown_cmark_escape::escape_href(&mut src, file).expect("writing to a String");
             body.push_str(&format!(
-                "<p><img src=\"{}\" alt=\"{}\"></p>\n",
-                escape(&href),
+                "<p><img src=\"{src}\" alt=\"{}\"></p>\n",
                 escape(file)
             ));
         }
@@ -55,6 +55,23 @@ mod tests {
         );
         assert!(
             page.contains("<h2>r1</h2>\n<p><img src=\"cpu_timeline-r1.svg\""),
+            "{page}"
+        );
+    }
+
+    #[test]
+    fn text_put_in_by_hand_is_escaped() {
+        let page = page(
+            "<b>: summary",
+            "",
+            &[("r<1>".into(), vec!["a&b\"<c>.svg".into()])],
+        );
+        assert!(page.contains("<title>&lt;b&gt;: summary</title>"), "{page}");
+        assert!(
+            page.contains(
+                "<h2>r&lt;1&gt;</h2>\n<p><img src=\"a&amp;b%22%3Cc%3E.svg\" \
+                 alt=\"a&amp;b&quot;&lt;c&gt;.svg\"></p>"
+            ),
             "{page}"
         );
     }
