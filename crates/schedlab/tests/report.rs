@@ -48,7 +48,7 @@ fn each_worker_shows_its_placement_and_the_throughput_openssl_printed() {
             .find_map(|l| l.strip_prefix("sha256"))
             .and_then(|rest| rest.trim().strip_suffix('k'))
             .expect(&stdout);
-        let (whole, fraction) = printed.split_once('.').unwrap();
+        let (whole, fraction) = printed.split_once('.').expect(&stdout);
         let digits: Vec<char> = whole.chars().collect();
         let grouped: Vec<String> = (digits.rchunks(3).rev())
             .map(|c| c.iter().collect())
