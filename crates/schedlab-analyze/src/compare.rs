@@ -593,6 +593,7 @@ mod tests {
             core_tmp_c_max: Some(90.0),
             pkg_watt: Some(28.1),
             source: "turbostat".into(),
+            busy: None,
         });
         inputs.cpu_share.push(CpuShareRow {
             run_id: "x-old-r0".into(),
@@ -605,6 +606,8 @@ mod tests {
             cpu_ns: 1,
             cpus: 15.07,
             source: "sched".into(),
+            change_cpus: None,
+            change_cpu_s: None,
         });
         let (seen, _) = observations(&inputs, &GroupBy::Label).unwrap();
         let figures: Vec<(&str, &str, &str, f64)> = (seen.iter())

@@ -11,7 +11,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use schedlab_tables::turbostat::TurbostatSample;
-use schedlab_tables::{CpuActivityRow, CpuRow, ProcessRow};
+use schedlab_tables::{BUSY_CPU_PCT, CpuActivityRow, CpuRow, ProcessRow};
 
 /// The whole run's window name (a workload's window is named after the workload).
 pub const RUN_WINDOW: &str = "run";
@@ -166,6 +166,7 @@ pub fn activity(
                 core_tmp_c_max: a.core_tmp_max,
                 pkg_watt: watt,
                 source: "turbostat".to_owned(),
+                busy: (scope == "cpu").then(|| a.busy.get().is_some_and(|b| b >= BUSY_CPU_PCT)),
             };
             out.push(row("all", None, None, &all, pkg_watt.get()));
             for (class, a) in &per_class {

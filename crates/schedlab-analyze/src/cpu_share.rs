@@ -97,7 +97,11 @@ pub fn cpu_share(run: &RunTables<'_>, reference: Option<&str>) -> Vec<CpuShareRo
     workloads.sort();
     workloads.dedup();
     let mut rows = Vec::new();
+    // Each workload's and class's CPUs in the phase before, for the change.
+    let mut previous: Option<BTreeMap<(&str, String), f64>> = None;
     for (i, (phase, (start, end))) in phases.iter().enumerate() {
+        let length_ns = (end - start) as f64;
+        let mut this_phase = BTreeMap::new();
         for workload in &workloads {
             let mut classes: Vec<(String, i64)> = (time.iter())
                 .filter(|((p, w, _), _)| *p == i && w == workload)
@@ -108,6 +112,10 @@ pub fn cpu_share(run: &RunTables<'_>, reference: Option<&str>) -> Vec<CpuShareRo
                 classes.push(("all".to_owned(), 0));
             }
             for (class, cpu_ns) in classes {
+                let cpus = cpu_ns as f64 / length_ns;
+                let change_cpus = (previous.as_ref())
+                    .map(|before| cpus - before.get(&(*workload, class.clone())).unwrap_or(&0.0));
+                this_phase.insert((*workload, class.clone()), cpus);
                 rows.push(CpuShareRow {
                     run_id: run.run_id.to_owned(),
                     reference: reference.map(str::to_owned),
@@ -117,11 +125,102 @@ pub fn cpu_share(run: &RunTables<'_>, reference: Option<&str>) -> Vec<CpuShareRo
                     workload: (*workload).to_owned(),
                     class,
                     cpu_ns,
-                    cpus: cpu_ns as f64 / (end - start) as f64,
+                    cpus,
                     source: source.to_owned(),
+                    change_cpus,
+                    change_cpu_s: change_cpus.map(|change| change * length_ns / 1e9),
                 });
             }
         }
+        previous = Some(this_phase);
     }
     rows
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use schedlab_tables::{ProcessRow, SchedSliceRow};
+
+    const S: i64 = 1_000_000_000;
+
+    fn process(workload: &str, pid: i32, start_s: i64, end_s: i64) -> ProcessRow {
+        ProcessRow {
+            run_id: "r".into(),
+            workload: workload.into(),
+            instance: 0,
+            pid,
+            start_ns: start_s * S,
+            end_ns: Some(end_s * S),
+            exit_code: Some(0),
+            nice: 0,
+            affinity: None,
+            argv: Vec::new(),
+        }
+    }
+
+    fn slice(workload: &str, pid: i32, start_s: i64, end_s: i64) -> SchedSliceRow {
+        SchedSliceRow {
+            run_id: "r".into(),
+            cpu: 0,
+            pid,
+            tid: pid,
+            comm: workload.into(),
+            start_ns: start_s * S,
+            end_ns: end_s * S,
+            run_ns: (end_s - start_s) * S,
+            wait_ns: 0,
+            sched_delay_ns: 0,
+            preempt_wait_ns: 0,
+            prev_state: "R".into(),
+            workload: Some(workload.into()),
+        }
+    }
+
+    #[test]
+    fn each_phase_has_its_change_from_the_phase_before_in_cpus_and_cpu_seconds() {
+        // One CPU: the background has it, then shares it with the foreground for 10 s.
+        let processes = [process("bg", 1, 0, 30), process("fg", 2, 10, 20)];
+        let slices = [
+            slice("bg", 1, 0, 15),
+            slice("fg", 2, 15, 20),
+            slice("bg", 1, 20, 30),
+        ];
+        let run = RunTables {
+            run_id: "r",
+            class_of_cpu: BTreeMap::from([(0, "P")]),
+            processes: processes.iter().collect(),
+            sched_slices: slices.iter().collect(),
+            migrations: Vec::new(),
+            placement: Vec::new(),
+            losses: Vec::new(),
+            trace_window: None,
+        };
+        let rows = cpu_share(&run, Some("fg"));
+        let seen: Vec<String> = (rows.iter())
+            .map(|r| {
+                let change = r.change_cpus.zip(r.change_cpu_s);
+                let change = change.map_or("–".to_owned(), |(c, s)| format!("{c:+} ({s:+} s)"));
+                format!(
+                    "{} {} {}: {} {change}",
+                    r.phase, r.workload, r.class, r.cpus
+                )
+            })
+            .collect();
+        assert_eq!(
+            seen,
+            [
+                "before bg P: 1 –",
+                "before bg all: 1 –",
+                "before fg all: 0 –",
+                "during bg P: 0.5 -0.5 (-5 s)",
+                "during bg all: 0.5 -0.5 (-5 s)",
+                "during fg P: 0.5 +0.5 (+5 s)",
+                "during fg all: 0.5 +0.5 (+5 s)",
+                "after bg P: 1 +0.5 (+5 s)",
+                "after bg all: 1 +0.5 (+5 s)",
+                "after fg all: 0 -0.5 (-5 s)",
+            ]
+        );
+    }
 }

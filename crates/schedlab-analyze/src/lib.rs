@@ -4,7 +4,8 @@
 //!
 //! [`Tables::load`] reads the parse stage's Parquet files; [`aggregate`] runs the pipeline's
 //! aggregate steps over them and writes one file per step under `aggregates/` (row types in
-//! [`schedlab_tables::aggregates`]). Each run is aggregated from the best source it has: a perf
+//! [`schedlab_tables::aggregates`]), and beside the per-thread ones their sums per class, process
+//! and workload ([`rollup`]). Each run is aggregated from the best source it has: a perf
 //! trace ([`from_sched`]) when one was recorded, otherwise the /proc placement samples
 //! ([`from_placement`]), and every row names its source.
 //!
@@ -19,6 +20,7 @@ pub mod cpu_share;
 pub mod from_placement;
 pub mod from_sched;
 pub mod power_step;
+pub mod rollup;
 pub mod stats;
 pub mod thread;
 pub mod throughput;
@@ -262,6 +264,19 @@ pub fn aggregate(
     write_step!(sched_delay, "sched_delay");
     write_step!(cpu_time, "cpu_time");
     write_step!(throughput, "throughput");
+    // The roll-ups of the per-thread tables, over the rows those steps kept.
+    let kept = |name| selection(steps, name).is_some();
+    if kept("residency") {
+        let rows = rollup::residency_rollup(&all.residency);
+        written.push(write_table(out_dir, &rows)?);
+    }
+    if kept("cpu_time") || kept("migrations") {
+        let rows = rollup::totals(
+            kept("cpu_time").then_some(all.cpu_time.as_slice()),
+            kept("migrations").then_some(all.migrations.as_slice()),
+        );
+        written.push(write_table(out_dir, &rows)?);
+    }
 
     let windows: Vec<String> = (step_workloads(steps, "cpu_activity").into_iter())
         .map(|w| w.unwrap_or_else(|| cpu_activity::RUN_WINDOW.to_owned()))

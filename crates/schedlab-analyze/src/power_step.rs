@@ -149,6 +149,7 @@ pub fn power_steps(
             after_start_s: (time_ns - start) as f64 / 1e9,
             before_watt: before,
             after_watt: after,
+            step_watt: after - before,
             step_pct: (before != 0.0).then(|| 100.0 * (after - before) / before),
             samples_before: step.split as i64,
             samples_after: (inside.len() - step.split) as i64,

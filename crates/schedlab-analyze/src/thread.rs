@@ -77,10 +77,20 @@ impl ThreadUsage<'_> {
             lost_events: self.lost_events,
             proc_check_ns: self.proc_check.map(|c| c.0),
             trace_check_ns: self.proc_check.map(|c| c.1),
+            trace_exceeds_proc: self
+                .proc_check
+                .map(|(proc_ns, trace_ns)| trace_exceeds_proc(trace_ns, proc_ns)),
         });
         out.migrations
             .push(summarize_migrations(run.run_id, key, &self, startup_ns));
     }
+}
+
+/// Whether a trace's run time is well above the thread's own CPU time by /proc over the same
+/// span: by a quarter, and by more than /proc's granularity (10 ms ticks, over two samples).
+fn trace_exceeds_proc(trace_ns: i64, proc_ns: i64) -> bool {
+    const SLACK_NS: i64 = 50_000_000;
+    trace_ns > proc_ns + proc_ns / 4 && trace_ns - proc_ns > SLACK_NS
 }
 
 /// Splits a thread's migration times at `first + startup_ns` and measures the steady rhythm.
@@ -110,5 +120,23 @@ fn summarize_migrations(
         per_second: (lifetime_s > 0.0).then(|| times.len() as f64 / lifetime_s),
         source: usage.source.to_owned(),
         lost_events: usage.lost_events,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_trace_exceeds_proc_by_a_quarter_and_by_more_than_procs_ticks() {
+        assert!(trace_exceeds_proc(2_321_000_000, 770_000_000));
+        assert!(
+            !trace_exceeds_proc(800_000_000, 770_000_000),
+            "within a quarter"
+        );
+        assert!(
+            !trace_exceeds_proc(40_000_000, 10_000_000),
+            "within /proc's ticks"
+        );
     }
 }

@@ -1,42 +1,47 @@
 //! The summary's CPU activity table: turbostat's figures per window, for all CPUs, per core
 //! class, and for each CPU that was busy.
 
-use std::fmt::Write;
-
 use schedlab_tables::CpuActivityRow;
 
-/// A CPU below this Busy% is left out of the table (it stays in `cpu_activity.parquet`): seed
-/// page 2 reads "no other CPU exceeded 10 % utilisation".
-pub const BUSY_CPU_PCT: f64 = 10.0;
+use crate::table::{Align, Table};
 
 fn cell(value: Option<f64>, decimals: usize) -> String {
     value.map_or_else(|| "–".to_owned(), |v| format!("{v:.decimals$}"))
 }
 
-/// The Markdown table, or `None` without turbostat rows.
+/// The Markdown table, or `None` without turbostat rows. A CPU that was not `busy` is left out
+/// (it stays in `cpu_activity.parquet`).
 pub fn activity_table(rows: &[CpuActivityRow]) -> Option<String> {
     if rows.is_empty() {
         return None;
     }
-    let mut out = String::from(
-        "| run | window | CPUs | intervals | Busy% | Avg_MHz | Bzy_MHz | C1% | C6% | max °C | PkgWatt |\n\
-         |---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n",
-    );
-    let shown = rows
+    let mut table = Table::new(&[
+        ("run", Align::Left),
+        ("window", Align::Left),
+        ("CPUs", Align::Left),
+        ("intervals", Align::Right),
+        ("Busy%", Align::Right),
+        ("Avg_MHz", Align::Right),
+        ("Bzy_MHz", Align::Right),
+        ("C1%", Align::Right),
+        ("C6%", Align::Right),
+        ("max °C", Align::Right),
+        ("PkgWatt", Align::Right),
+    ]);
+    for r in rows
         .iter()
-        .filter(|r| r.scope != "cpu" || r.busy_pct.is_some_and(|b| b >= BUSY_CPU_PCT));
-    for r in shown {
+        .filter(|r| r.scope != "cpu" || r.busy == Some(true))
+    {
         let cpus = match (r.scope.as_str(), r.cpu, &r.class) {
             ("cpu", Some(cpu), Some(class)) => format!("cpu {cpu} ({class})"),
             ("class", _, Some(class)) => format!("class {class}"),
             _ => "all".to_owned(),
         };
-        writeln!(
-            out,
-            "| {} | {} | {cpus} | {} | {} | {} | {} | {} | {} | {} | {} |",
-            r.run_id,
-            r.window,
-            r.samples,
+        table.row(vec![
+            r.run_id.clone(),
+            r.window.clone(),
+            cpus,
+            r.samples.to_string(),
             cell(r.busy_pct, 2),
             cell(r.avg_mhz, 0),
             cell(r.bzy_mhz, 0),
@@ -44,10 +49,9 @@ pub fn activity_table(rows: &[CpuActivityRow]) -> Option<String> {
             cell(r.c6_pct, 2),
             cell(r.core_tmp_c_max, 0),
             cell(r.pkg_watt, 2),
-        )
-        .expect("writing to a String");
+        ]);
     }
-    Some(out)
+    Some(table.markdown())
 }
 
 #[cfg(test)]
@@ -72,6 +76,7 @@ mod tests {
             core_tmp_c_max: Some(71.0),
             pkg_watt: (scope == "all").then_some(25.5),
             source: "turbostat".into(),
+            busy: (scope == "cpu").then_some(busy >= 10.0),
         }
     }
 

@@ -1,9 +1,9 @@
 //! `schedlab compare`'s table: one line per group and figure, the mean with its 95 % interval
 //! and the difference from the baseline with its interval and verdict.
 
-use std::fmt::Write;
-
 use schedlab_tables::ComparisonRow;
+
+use crate::table::{Align, Table};
 
 /// `x` with four significant digits (and no exponent for the sizes figures come in).
 fn significant(x: f64) -> String {
@@ -22,21 +22,23 @@ fn signed_percent(x: f64) -> String {
 /// column appears only when some row has one.
 pub fn comparison_table(rows: &[ComparisonRow]) -> String {
     let with_context = rows.iter().any(|r| !r.context.is_empty());
-    let mut out = String::new();
+    let mut columns = Vec::new();
     if with_context {
-        out.push_str("| context ");
+        columns.push(("context", Align::Left));
     }
-    out.push_str(
-        "| workload | figure | group | runs | mean (95 % CI) | vs baseline (95 % CI) | verdict |\n",
-    );
-    if with_context {
-        out.push_str("|---");
+    for name in [
+        "workload",
+        "figure",
+        "group",
+        "runs",
+        "mean (95 % CI)",
+        "vs baseline (95 % CI)",
+        "verdict",
+    ] {
+        columns.push((name, Align::Left));
     }
-    out.push_str("|---|---|---|---|---|---|---|\n");
+    let mut table = Table::new(&columns);
     for r in rows {
-        if with_context {
-            write!(out, "| {} ", r.context).expect("writing to a String");
-        }
         let unit = if r.unit.is_empty() {
             String::new()
         } else {
@@ -61,14 +63,22 @@ pub fn comparison_table(rows: &[ComparisonRow]) -> String {
             (Some(d), _, _) => signed_percent(d),
             _ => "–".to_owned(),
         };
-        writeln!(
-            out,
-            "| {} | {} | {} | {} | {mean} | {difference} | {} |",
-            r.workload, r.metric, r.group, r.runs, r.verdict
-        )
-        .expect("writing to a String");
+        let mut cells = Vec::new();
+        if with_context {
+            cells.push(r.context.clone());
+        }
+        cells.extend([
+            r.workload.clone(),
+            r.metric.clone(),
+            r.group.clone(),
+            r.runs.to_string(),
+            mean,
+            difference,
+            r.verdict.clone(),
+        ]);
+        table.row(cells);
     }
-    out
+    table.markdown()
 }
 
 #[cfg(test)]

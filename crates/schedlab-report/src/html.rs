@@ -3,15 +3,21 @@
 use pulldown_cmark::{Options, Parser, html};
 
 /// A page with the summary (`markdown`, as summary.md has it) and then, per run, its plots
-/// (`(run_id, file names beside index.html)`).
+/// (`(run_id, paths relative to index.html)`). Text put into the page by hand is escaped as
+/// pulldown-cmark escapes the Markdown's.
 pub fn page(title: &str, markdown: &str, plots: &[(String, Vec<String>)]) -> String {
     let mut body = String::new();
     html::push_html(&mut body, Parser::new_ext(markdown, Options::ENABLE_TABLES));
     for (heading, files) in plots {
         body.push_str(&format!("<h2>{}</h2>\n", escape(heading)));
         for file in files {
-            let file = escape(file);
-            body.push_str(&format!("<p><img src=\"{file}\" alt=\"{file}\"></p>\n"));
+            // As pulldown-cmark writes a link: percent-encoded, `&` and `'` as entities.
+            let mut src = String::new();
+            pulldown_cmark_escape::escape_href(&mut src, file).expect("writing to a String");
+            body.push_str(&format!(
+                "<p><img src=\"{src}\" alt=\"{}\"></p>\n",
+                escape(file)
+            ));
         }
     }
     format!(
@@ -24,11 +30,11 @@ pub fn page(title: &str, markdown: &str, plots: &[(String, Vec<String>)]) -> Str
     )
 }
 
+/// `text` for an HTML element or a quoted attribute.
 fn escape(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
+    let mut out = String::new();
+    pulldown_cmark_escape::escape_html(&mut out, text).expect("writing to a String");
+    out
 }
 
 #[cfg(test)]
@@ -49,6 +55,23 @@ mod tests {
         );
         assert!(
             page.contains("<h2>r1</h2>\n<p><img src=\"cpu_timeline-r1.svg\""),
+            "{page}"
+        );
+    }
+
+    #[test]
+    fn text_put_in_by_hand_is_escaped() {
+        let page = page(
+            "<b>: summary",
+            "",
+            &[("r<1>".into(), vec!["a&b\"<c>.svg".into()])],
+        );
+        assert!(page.contains("<title>&lt;b&gt;: summary</title>"), "{page}");
+        assert!(
+            page.contains(
+                "<h2>r&lt;1&gt;</h2>\n<p><img src=\"a&amp;b%22%3Cc%3E.svg\" \
+                 alt=\"a&amp;b&quot;&lt;c&gt;.svg\"></p>"
+            ),
             "{page}"
         );
     }

@@ -3,8 +3,9 @@
 //! # Brief overview
 //!
 //! [`summarize`] reads `aggregates/` (and, for what aggregation does not cover, the
-//! `workload_metrics` and `quality` tables), renders one [`Summary`] per pipeline and writes it to
-//! `report/summary.md`; the same Markdown table is what the terminal shows.
+//! `workload_metrics` and `quality` tables), renders one [`Summary`] per pipeline and writes it
+//! where [`ReportPaths`] says (`report/summary.md`); the same Markdown table is what the
+//! terminal shows. Every table goes through one printer ([`table`]), which escapes cell text.
 //!
 //! # Key design decision
 //!
@@ -16,6 +17,7 @@ mod comparison;
 mod html;
 mod plots;
 mod share;
+mod table;
 mod workers;
 
 pub use comparison::comparison_table;
@@ -26,10 +28,13 @@ use std::path::{Path, PathBuf};
 
 use schedlab_spec::raw::{PlotKind, ReportFormat, Summarize};
 use schedlab_tables::{
-    CpuActivityRow, CpuRow, CpuShareRow, CpuTimeRow, MigrationSummaryRow, PlacementRow,
-    PowerStepRow, ProcessRow, QualityRow, ResidencyRow, SchedDelayRow, SchedSliceRow, TableError,
-    ThroughputRow, WorkloadMetricRow, read_table,
+    BUSY_CPU_PCT, CpuActivityRow, CpuRow, CpuShareRow, CpuTimeRow, MigrationSummaryRow,
+    PlacementRow, PowerStepRow, ProcessRow, QualityRow, ResidencyRollupRow, ResidencyRow,
+    SchedDelayRow, SchedSliceRow, TableError, ThroughputRow, TotalsRow, WorkloadMetricRow,
+    read_table,
 };
+
+use table::{Align, Table, escape};
 
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -79,11 +84,61 @@ struct Section {
     body: String,
 }
 
+/// Where a report's files go. The runner's layout implements it: only the layout knows where
+/// files live, so the report names no file itself.
+pub trait ReportPaths {
+    /// The Markdown summary.
+    fn summary_md(&self) -> PathBuf;
+    /// The HTML page; the plots are linked relative to its directory.
+    fn index_html(&self) -> PathBuf;
+    /// The SVG of the plot `kind` (`cpu_timeline`, `residency`) of run `run_id`.
+    fn plot_svg(&self, kind: &str, run_id: &str) -> PathBuf;
+}
+
 /// Where the summary reads from and writes to.
 pub struct SummaryPaths<'a> {
     pub tables: &'a Path,
     pub aggregates: &'a Path,
-    pub report: &'a Path,
+    pub report: &'a dyn ReportPaths,
+}
+
+/// The rows a summary formats.
+struct Inputs {
+    cpu_time: Vec<CpuTimeRow>,
+    residency: Vec<ResidencyRow>,
+    residency_rollup: Vec<ResidencyRollupRow>,
+    totals: Vec<TotalsRow>,
+    migrations: Vec<MigrationSummaryRow>,
+    delays: Vec<SchedDelayRow>,
+    metrics: Vec<WorkloadMetricRow>,
+    quality: Vec<QualityRow>,
+    cpu_activity: Vec<CpuActivityRow>,
+    cpu_share: Vec<CpuShareRow>,
+    throughput: Vec<ThroughputRow>,
+    processes: Vec<ProcessRow>,
+    power_steps: Vec<PowerStepRow>,
+}
+
+impl Inputs {
+    /// Reads every table the summary formats; a table the pipeline did not produce reads as
+    /// empty.
+    fn read(paths: &SummaryPaths<'_>) -> Result<Inputs, ReportError> {
+        Ok(Inputs {
+            cpu_time: read_table(paths.aggregates)?,
+            residency: read_table(paths.aggregates)?,
+            residency_rollup: read_table(paths.aggregates)?,
+            totals: read_table(paths.aggregates)?,
+            migrations: read_table(paths.aggregates)?,
+            delays: read_table(paths.aggregates)?,
+            metrics: read_table(paths.tables)?,
+            quality: read_table(paths.tables)?,
+            cpu_activity: read_table(paths.aggregates)?,
+            cpu_share: read_table(paths.aggregates)?,
+            throughput: read_table(paths.aggregates)?,
+            processes: read_table(paths.tables)?,
+            power_steps: read_table(paths.aggregates)?,
+        })
+    }
 }
 
 fn ms(ns: f64) -> String {
@@ -112,7 +167,7 @@ fn migration_cell(m: &MigrationSummaryRow) -> String {
     }
 }
 
-/// One line per run: the step in package power, or that there was none.
+/// One line per run: the step in package power, or that there was none (Markdown).
 fn power_lines(steps: &[PowerStepRow]) -> Option<String> {
     if steps.is_empty() {
         return None;
@@ -120,24 +175,25 @@ fn power_lines(steps: &[PowerStepRow]) -> Option<String> {
     let mut out = String::new();
     for s in steps {
         let from = match &s.reference {
-            Some(workload) => format!("after {workload} started"),
+            Some(workload) => format!("after {} started", escape(workload)),
             None => "after the run's first start".to_owned(),
         };
         let change = match s.step_pct {
             Some(pct) => format!("{pct:+.1} %"),
-            None => format!("{:+.2} W", s.after_watt - s.before_watt),
+            None => format!("{:+.2} W", s.step_watt),
         };
+        let (run_id, source) = (escape(&s.run_id), escape(&s.source));
         let line = if s.significant {
             format!(
-                "{}: package power went from {:.2} W to {:.2} W ({change}) {:.1} s {from} \
-                 (to the sampling interval; {})",
-                s.run_id, s.before_watt, s.after_watt, s.after_start_s, s.source
+                "{run_id}: package power went from {:.2} W to {:.2} W ({change}) {:.1} s {from} \
+                 (to the sampling interval; {source})",
+                s.before_watt, s.after_watt, s.after_start_s
             )
         } else {
             format!(
-                "{}: no step in package power (the largest, {change} at {:.1} s {from}, is \
-                 within its levels' spread; {})",
-                s.run_id, s.after_start_s, s.source
+                "{run_id}: no step in package power (the largest, {change} at {:.1} s {from}, is \
+                 within its levels' spread; {source})",
+                s.after_start_s
             )
         };
         writeln!(out, "- {line}").expect("writing to a String");
@@ -155,107 +211,80 @@ fn percent_list<K: std::fmt::Display>(parts: impl Iterator<Item = (K, f64)>) -> 
 
 /// A workload with more threads than this in a run (a kernel build's compiler processes) gets
 /// one line in the summary for all of them instead of one per thread.
-const MAX_THREAD_LINES: usize = 16;
+const MAX_THREAD_LINES: i64 = 16;
 
-/// One summary line per run and workload for the threads of `rows`: CPU time summed, CPU and
-/// class shares over all their run time, migrations summed.
-fn rollup_lines(
-    rows: &[&CpuTimeRow],
-    residency: &[ResidencyRow],
-    migrations: &[MigrationSummaryRow],
-) -> String {
-    let mut groups: BTreeMap<(&str, &str), Vec<&CpuTimeRow>> = BTreeMap::new();
-    for row in rows {
-        groups
-            .entry((&row.run_id, &row.workload))
-            .or_default()
-            .push(row);
+/// `sched (1234 events lost)`: a figure over a span where perf lost events is flagged where it
+/// is read.
+fn source_cell(source: &str, lost_events: Option<i64>) -> String {
+    match lost_events.filter(|&lost| lost > 0) {
+        Some(lost) => format!("{source} ({lost} events lost)"),
+        None => source.to_owned(),
     }
-    let mut out = String::new();
-    for ((run_id, workload), threads) in groups {
-        let mine = |r: &str, w: &str| r == run_id && w == workload;
-        let mut per_cpu: BTreeMap<i32, f64> = BTreeMap::new();
-        let mut per_class: BTreeMap<&str, f64> = BTreeMap::new();
-        for r in residency.iter().filter(|r| mine(&r.run_id, &r.workload)) {
-            *per_cpu.entry(r.cpu).or_default() += r.run_ns as f64;
-            *per_class.entry(&r.class).or_default() += r.run_ns as f64;
-        }
-        let total: f64 = per_cpu.values().sum();
-        let mut per_cpu: Vec<(i32, f64)> = per_cpu.into_iter().collect();
-        per_cpu.sort_by(|a, b| b.1.total_cmp(&a.1));
-        let on_cpus = percent_list(per_cpu.iter().map(|(cpu, ns)| (cpu, ns / total)));
-        let on_classes = percent_list(per_class.iter().map(|(class, ns)| (class, ns / total)));
-        let moved: i64 = (migrations.iter())
-            .filter(|m| mine(&m.run_id, &m.workload))
-            .map(|m| m.migrations)
-            .sum();
-        let lost: i64 = threads.iter().filter_map(|t| t.lost_events).sum();
-        let mut source = threads[0].source.clone();
-        if lost > 0 {
-            source.push_str(&format!(" ({lost} events lost)"));
-        }
-        let cpu_ns: i64 = threads.iter().map(|t| t.cpu_time_ns).sum();
-        writeln!(
-            out,
-            "| {run_id} | {workload} | – | {} threads | {:.3} s | {} | {} | {moved} | – | – | {source} |",
-            threads.len(),
-            cpu_ns as f64 / 1e9,
-            on_cpus,
-            on_classes,
-        )
-        .expect("writing to a String");
-    }
-    out
 }
 
-/// Whether a trace's run time is well above the thread's own CPU time by /proc over the same
-/// span: by a quarter, and by more than /proc's granularity (10 ms ticks, over two samples).
-fn trace_exceeds_proc(trace_ns: i64, proc_ns: i64) -> bool {
-    const SLACK_NS: i64 = 50_000_000;
-    trace_ns > proc_ns + proc_ns / 4 && trace_ns - proc_ns > SLACK_NS
+/// The per-thread table's shares of one thread or workload: per CPU, the largest first, and
+/// per class. `per_cpu` comes in CPU order, `per_class` in class order.
+fn share_cells<'a>(
+    per_cpu: impl Iterator<Item = (i32, f64)>,
+    per_class: impl Iterator<Item = (&'a str, f64)>,
+) -> [String; 2] {
+    let mut per_cpu: Vec<(i32, f64)> = per_cpu.collect();
+    per_cpu.sort_by(|a, b| b.1.total_cmp(&a.1));
+    [percent_list(per_cpu.into_iter()), percent_list(per_class)]
 }
 
-/// Builds the summary and writes `report/summary.md` atomically.
-pub fn summarize(
-    pipeline: &str,
-    paths: &SummaryPaths<'_>,
-    options: &Summarize,
-) -> Result<Summary, ReportError> {
-    let cpu_time: Vec<CpuTimeRow> = read_table(paths.aggregates)?;
-    let residency: Vec<ResidencyRow> = read_table(paths.aggregates)?;
-    let migration_rows: Vec<MigrationSummaryRow> = read_table(paths.aggregates)?;
-    let delays: Vec<SchedDelayRow> = read_table(paths.aggregates)?;
-    let metrics: Vec<WorkloadMetricRow> = read_table(paths.tables)?;
-    let quality: Vec<QualityRow> = read_table(paths.tables)?;
-    let cpu_activity: Vec<CpuActivityRow> = read_table(paths.aggregates)?;
-    let cpu_share: Vec<CpuShareRow> = read_table(paths.aggregates)?;
-    let throughput: Vec<ThroughputRow> = read_table(paths.aggregates)?;
-    let processes: Vec<ProcessRow> = read_table(paths.tables)?;
-    let power_steps: Vec<PowerStepRow> = read_table(paths.aggregates)?;
+/// The per-thread table: a line per thread, and one per workload with more than
+/// [`MAX_THREAD_LINES`] threads in a run.
+fn thread_table(inputs: &Inputs) -> String {
+    let mut table = Table::new(&[
+        ("run", Align::Left),
+        ("workload", Align::Left),
+        ("tid", Align::Left),
+        ("comm", Align::Left),
+        ("CPU time / seen for", Align::Right),
+        ("CPU share", Align::Left),
+        ("class share", Align::Left),
+        ("migrations", Align::Right),
+        ("sched delay mean / max", Align::Left),
+        ("lateness mean / max", Align::Left),
+        ("source", Align::Left),
+    ]);
+    let rolled_up: Vec<&TotalsRow> = (inputs.totals.iter())
+        .filter(|t| t.scope == "workload" && t.cpu_time_ns.is_some())
+        .filter(|t| t.threads > MAX_THREAD_LINES)
+        .collect();
+    thread_lines(inputs, &rolled_up, &mut table);
+    rollup_lines(inputs, &rolled_up, &mut table);
+    table.markdown()
+}
 
+/// A line per thread of the workloads not `rolled_up`.
+fn thread_lines(inputs: &Inputs, rolled_up: &[&TotalsRow], table: &mut Table) {
     type Key<'a> = (&'a str, i32);
     let mut cpus: BTreeMap<Key<'_>, Vec<(i32, f64)>> = BTreeMap::new();
-    let mut classes: BTreeMap<Key<'_>, BTreeMap<&str, f64>> = BTreeMap::new();
-    for r in &residency {
-        cpus.entry((&r.run_id, r.tid))
-            .or_default()
-            .push((r.cpu, r.share));
-        *classes
-            .entry((&r.run_id, r.tid))
-            .or_default()
-            .entry(&r.class)
-            .or_default() += r.share;
+    for r in &inputs.residency {
+        let key = (r.run_id.as_str(), r.tid);
+        cpus.entry(key).or_default().push((r.cpu, r.share));
     }
-    let migrations: BTreeMap<Key<'_>, &MigrationSummaryRow> = migration_rows
+    let mut classes: BTreeMap<Key<'_>, Vec<(&str, f64)>> = BTreeMap::new();
+    for r in inputs
+        .residency_rollup
         .iter()
+        .filter(|r| r.scope == "thread")
+    {
+        if let Some(tid) = r.tid {
+            let key = (r.run_id.as_str(), tid);
+            classes.entry(key).or_default().push((&r.class, r.share));
+        }
+    }
+    let migrations: BTreeMap<Key<'_>, &MigrationSummaryRow> = (inputs.migrations.iter())
         .map(|m| ((m.run_id.as_str(), m.tid), m))
         .collect();
-    let delays: BTreeMap<Key<'_>, &SchedDelayRow> = delays
-        .iter()
+    let delays: BTreeMap<Key<'_>, &SchedDelayRow> = (inputs.delays.iter())
         .map(|d| ((d.run_id.as_str(), d.tid), d))
         .collect();
     let mut lateness: BTreeMap<Key<'_>, (f64, f64)> = BTreeMap::new();
-    for m in metrics.iter().filter(|m| m.tool == "periodic") {
+    for m in inputs.metrics.iter().filter(|m| m.tool == "periodic") {
         let Some(tid) = m.tid else { continue };
         let entry = lateness.entry((&m.run_id, tid)).or_default();
         match m.metric.as_str() {
@@ -264,142 +293,181 @@ pub fn summarize(
             _ => {}
         }
     }
-
-    let mut table = String::from(
-        "| run | workload | tid | comm | CPU time / seen for | CPU share | class share | migrations | sched delay mean / max | lateness mean / max | source |\n\
-         |---|---|---|---|---:|---|---|---:|---|---|---|\n",
-    );
-    let mut threads_of: BTreeMap<(&str, &str), usize> = BTreeMap::new();
-    for row in &cpu_time {
-        *threads_of.entry((&row.run_id, &row.workload)).or_default() += 1;
-    }
-    let rolled_up = |row: &CpuTimeRow| {
-        threads_of[&(row.run_id.as_str(), row.workload.as_str())] > MAX_THREAD_LINES
+    let is_rolled_up = |row: &CpuTimeRow| {
+        (rolled_up.iter()).any(|t| t.run_id == row.run_id && t.workload == row.workload)
     };
-    for row in cpu_time.iter().filter(|row| !rolled_up(row)) {
+    for row in inputs.cpu_time.iter().filter(|row| !is_rolled_up(row)) {
         let key = (row.run_id.as_str(), row.tid);
-        let mut on_cpus = cpus.get(&key).cloned().unwrap_or_default();
-        on_cpus.sort_by(|a, b| b.1.total_cmp(&a.1));
-        let on_cpus = percent_list(on_cpus.iter().map(|(cpu, share)| (cpu, *share)));
-        let on_classes = (classes.get(&key))
-            .map(|c| percent_list(c.iter().map(|(class, share)| (class, *share))))
-            .unwrap_or_default();
-        let migrations = migrations
-            .get(&key)
-            .map_or("–".into(), |m| migration_cell(m));
-        let delay = delays
-            .get(&key)
+        let [on_cpus, on_classes] = share_cells(
+            cpus.get(&key).into_iter().flatten().copied(),
+            classes.get(&key).into_iter().flatten().copied(),
+        );
+        let migrations = (migrations.get(&key)).map_or("–".into(), |m| migration_cell(m));
+        let delay = (delays.get(&key))
             .and_then(|d| Some(format!("{} / {}", ms(d.mean_ns?), ms(d.max_ns? as f64))))
             .unwrap_or_else(|| "–".into());
         let late = lateness.get(&key).map_or("–".into(), |(mean, max)| {
             format!("{} / {}", ms(*mean), ms(*max))
         });
-        // A figure over a span where perf lost events, or that /proc contradicts, is flagged
-        // where it is read.
-        let mut source = row.source.clone();
-        if let Some(lost) = row.lost_events.filter(|&lost| lost > 0) {
-            source.push_str(&format!(" ({lost} events lost)"));
-        }
-        if let (Some(proc_ns), Some(trace_ns)) = (row.proc_check_ns, row.trace_check_ns)
-            && trace_exceeds_proc(trace_ns, proc_ns)
-        {
+        // A figure that /proc contradicts is flagged where it is read.
+        let mut source = source_cell(&row.source, row.lost_events);
+        if let (Some(true), Some(proc_ns), Some(trace_ns)) = (
+            row.trace_exceeds_proc,
+            row.proc_check_ns,
+            row.trace_check_ns,
+        ) {
             source.push_str(&format!(
                 " (trace {:.2} s vs /proc {:.2} s of CPU)",
                 trace_ns as f64 / 1e9,
                 proc_ns as f64 / 1e9
             ));
         }
-        writeln!(
-            table,
-            "| {} | {} | {} | {} | {:.3} s / {:.3} s | {} | {} | {} | {} | {} | {} |",
-            row.run_id,
-            row.workload,
-            row.tid,
-            row.comm,
-            row.cpu_time_ns as f64 / 1e9,
-            row.wall_ns as f64 / 1e9,
+        table.row(vec![
+            row.run_id.clone(),
+            row.workload.clone(),
+            row.tid.to_string(),
+            row.comm.clone(),
+            format!(
+                "{:.3} s / {:.3} s",
+                row.cpu_time_ns as f64 / 1e9,
+                row.wall_ns as f64 / 1e9
+            ),
             on_cpus,
             on_classes,
             migrations,
             delay,
             late,
-            source
-        )
-        .expect("writing to a String");
+            source,
+        ]);
     }
-    let many: Vec<&CpuTimeRow> = cpu_time.iter().filter(|row| rolled_up(row)).collect();
-    table.push_str(&rollup_lines(&many, &residency, &migration_rows));
-    let warnings: Vec<String> = quality
-        .iter()
-        .filter(|q| q.severity != "info")
-        .map(|q| format!("{} [{}] {}: {}", q.run_id, q.severity, q.source, q.message))
-        .collect();
+}
 
-    let mut sections = Vec::new();
-    let mut section = |heading, intro: String, body: Option<String>| {
-        if let Some(body) = body {
-            sections.push(Section {
+/// One line per run and workload for the threads of `rolled_up`: their CPU time, CPU and class
+/// shares, and migrations together.
+fn rollup_lines(inputs: &Inputs, rolled_up: &[&TotalsRow], table: &mut Table) {
+    for t in rolled_up {
+        let parts = (inputs.residency_rollup.iter())
+            .filter(|r| r.scope == "workload" && r.run_id == t.run_id && r.workload == t.workload);
+        let [on_cpus, on_classes] = share_cells(
+            parts.clone().filter_map(|r| Some((r.cpu?, r.share))),
+            parts
+                .filter(|r| r.cpu.is_none())
+                .map(|r| (r.class.as_str(), r.share)),
+        );
+        table.row(vec![
+            t.run_id.clone(),
+            t.workload.clone(),
+            "–".into(),
+            format!("{} threads", t.threads),
+            format!("{:.3} s", t.cpu_time_ns.unwrap_or_default() as f64 / 1e9),
+            on_cpus,
+            on_classes,
+            t.migrations.unwrap_or(0).to_string(),
+            "–".into(),
+            "–".into(),
+            source_cell(&t.source, t.lost_events),
+        ]);
+    }
+}
+
+/// `r1 [warning] turbostat: …`, each part through `text` (escaped for Markdown, or as is).
+fn warning_line(q: &QualityRow, text: fn(&str) -> String) -> String {
+    format!(
+        "{} [{}] {}: {}",
+        text(&q.run_id),
+        text(&q.severity),
+        text(&q.source),
+        text(&q.message)
+    )
+}
+
+/// The quality notes worth a warning.
+fn warnings(quality: &[QualityRow]) -> impl Iterator<Item = &QualityRow> {
+    quality.iter().filter(|q| q.severity != "info")
+}
+
+/// The parts after the per-thread table, for the aggregates the pipeline computed.
+fn sections(inputs: &Inputs) -> Vec<Section> {
+    let parts = [
+        (
+            "CPU activity (turbostat)",
+            format!(
+                "All CPUs, each core class, and each CPU busy at least {BUSY_CPU_PCT}% of the window."
+            ),
+            activity::activity_table(&inputs.cpu_activity),
+        ),
+        (
+            "Per worker",
+            "openssl's reported throughput, and the same operations over the process's wall time."
+                .into(),
+            workers::worker_table(&workers::WorkerInputs {
+                throughput: &inputs.throughput,
+                processes: &inputs.processes,
+                residency: &inputs.residency_rollup,
+                totals: &inputs.totals,
+            }),
+        ),
+        (
+            "CPUs received, per phase",
+            "CPU time over the phase's length: before, during and after the reference workload."
+                .into(),
+            share::share_table(&inputs.cpu_share),
+        ),
+        (
+            "Package power",
+            "The largest step in package power, and whether it is a change of regime.".into(),
+            power_lines(&inputs.power_steps),
+        ),
+    ];
+    (parts.into_iter())
+        .filter_map(|(heading, intro, body)| {
+            Some(Section {
                 heading,
                 intro,
-                body,
-            });
-        }
-    };
-    section(
-        "CPU activity (turbostat)",
-        format!(
-            "All CPUs, each core class, and each CPU busy at least {}% of the window.",
-            activity::BUSY_CPU_PCT
-        ),
-        activity::activity_table(&cpu_activity),
-    );
-    section(
-        "Per worker",
-        "openssl's reported throughput, and the same operations over the process's wall time."
-            .into(),
-        workers::worker_table(&workers::WorkerInputs {
-            throughput: &throughput,
-            processes: &processes,
-            residency: &residency,
-            migrations: &migration_rows,
-        }),
-    );
-    section(
-        "CPUs received, per phase",
-        "CPU time over the phase's length: before, during and after the reference workload.".into(),
-        share::share_table(&cpu_share),
-    );
-    section(
-        "Package power",
-        "The largest step in package power, and whether it is a change of regime.".into(),
-        power_lines(&power_steps),
-    );
+                body: body?,
+            })
+        })
+        .collect()
+}
 
-    let mut markdown = format!("# {pipeline}: summary\n\nPer workload thread, per run.\n\n{table}");
-    for s in &sections {
+/// The whole summary as `summary.md` has it.
+fn markdown(pipeline: &str, table: &str, sections: &[Section], quality: &[QualityRow]) -> String {
+    let mut markdown = format!(
+        "# {}: summary\n\nPer workload thread, per run.\n\n{table}",
+        escape(pipeline)
+    );
+    for s in sections {
         write!(markdown, "\n## {}\n\n{}\n\n{}", s.heading, s.intro, s.body)
             .expect("writing to a String");
     }
-    if !warnings.is_empty() {
+    let mut warnings = warnings(quality).peekable();
+    if warnings.peek().is_some() {
         markdown.push_str("\n## Quality\n\n");
-        for w in &warnings {
-            writeln!(markdown, "- {w}").expect("writing to a String");
+        for q in warnings {
+            writeln!(markdown, "- {}", warning_line(q, escape)).expect("writing to a String");
         }
     }
-    let summary_md = paths.report.join("summary.md");
+    markdown
+}
+
+/// Builds the summary and writes `summary.md` (and the plots and `index.html` the pipeline asks
+/// for) atomically.
+pub fn summarize(
+    pipeline: &str,
+    paths: &SummaryPaths<'_>,
+    options: &Summarize,
+) -> Result<Summary, ReportError> {
+    let inputs = Inputs::read(paths)?;
+    let table = thread_table(&inputs);
+    let sections = sections(&inputs);
+    let markdown = markdown(pipeline, &table, &sections, &inputs.quality);
+    let summary_md = paths.report.summary_md();
     write_atomic(&summary_md, markdown.as_bytes())?;
     let mut written = vec![summary_md];
-    let plots = write_plots(
-        pipeline,
-        paths,
-        &options.plots,
-        &processes,
-        &residency,
-        &mut written,
-    )?;
+    let plots = write_plots(pipeline, paths, &options.plots, &inputs, &mut written)?;
     if options.report.contains(&ReportFormat::Html) {
         let page = html::page(&format!("{pipeline}: summary"), &markdown, &plots);
-        let index = paths.report.join("index.html");
+        let index = paths.report.index_html();
         write_atomic(&index, page.as_bytes())?;
         written.push(index);
     }
@@ -408,7 +476,9 @@ pub fn summarize(
         sections: (sections.into_iter())
             .map(|s| format!("## {}\n{}", s.heading, s.body))
             .collect(),
-        warnings,
+        warnings: (warnings(&inputs.quality))
+            .map(|q| warning_line(q, str::to_owned))
+            .collect(),
         written,
     })
 }
@@ -430,14 +500,13 @@ fn rows_of<'a, 'r, T>(runs: &'r BTreeMap<&str, Vec<&'a T>>, run_id: &str) -> &'r
     runs.get(run_id).map_or(&[], Vec::as_slice)
 }
 
-/// Writes the `kinds` of plot for every run as `report/<kind>-<run_id>.svg`; returns the file
-/// names per run, for the HTML page.
+/// Writes the `kinds` of plot for every run where the layout puts them; returns their paths
+/// relative to `index.html` per run, for the HTML page.
 fn write_plots(
     pipeline: &str,
     paths: &SummaryPaths<'_>,
     kinds: &[PlotKind],
-    processes: &[ProcessRow],
-    residency: &[ResidencyRow],
+    inputs: &Inputs,
     written: &mut Vec<PathBuf>,
 ) -> Result<Vec<(String, Vec<String>)>, ReportError> {
     if kinds.is_empty() {
@@ -446,13 +515,17 @@ fn write_plots(
     let slices: Vec<SchedSliceRow> = read_table(paths.tables)?;
     let placement: Vec<PlacementRow> = read_table(paths.tables)?;
     let cpus: Vec<CpuRow> = read_table(paths.tables)?;
-    let mut run_ids: Vec<&str> = processes.iter().map(|p| p.run_id.as_str()).collect();
+    let mut run_ids: Vec<&str> = (inputs.processes.iter())
+        .map(|p| p.run_id.as_str())
+        .collect();
     run_ids.sort();
     run_ids.dedup();
     let slices = by_run(&slices, |s| &s.run_id);
     let placement = by_run(&placement, |p| &p.run_id);
     let cpus = by_run(&cpus, |c| &c.run_id);
-    let residency = by_run(residency, |r| &r.run_id);
+    let residency = by_run(&inputs.residency_rollup, |r| &r.run_id);
+    let index = paths.report.index_html();
+    let page_dir = index.parent().unwrap_or(Path::new(""));
     let mut per_run = Vec::new();
     for run_id in run_ids {
         let run_cpus = rows_of(&cpus, run_id);
@@ -481,11 +554,11 @@ fn write_plots(
                 message,
             })?;
             if let Some(svg) = svg {
-                let file = format!("{name}-{run_id}.svg");
-                let path = paths.report.join(&file);
+                let path = paths.report.plot_svg(name, run_id);
                 write_atomic(&path, svg.as_bytes())?;
+                let link = path.strip_prefix(page_dir).unwrap_or(&path);
+                files.push(link.display().to_string());
                 written.push(path);
-                files.push(file);
             }
         }
         if !files.is_empty() {
@@ -508,6 +581,21 @@ mod tests {
     use super::*;
     use schedlab_tables::write_table;
 
+    /// The report's files in one directory, named as the runner's layout names them.
+    struct Dir(PathBuf);
+
+    impl ReportPaths for Dir {
+        fn summary_md(&self) -> PathBuf {
+            self.0.join("summary.md")
+        }
+        fn index_html(&self) -> PathBuf {
+            self.0.join("index.html")
+        }
+        fn plot_svg(&self, kind: &str, run_id: &str) -> PathBuf {
+            self.0.join(format!("{kind}-{run_id}.svg"))
+        }
+    }
+
     fn cpu_time(tid: i32, lost_events: Option<i64>, source: &str) -> CpuTimeRow {
         CpuTimeRow {
             run_id: "r1".into(),
@@ -521,37 +609,49 @@ mod tests {
             lost_events,
             proc_check_ns: None,
             trace_check_ns: None,
+            trace_exceeds_proc: None,
         }
     }
 
-    #[test]
-    fn figures_over_spans_with_lost_events_are_flagged_in_the_summary() {
+    /// Summarizes the aggregate `rows` written by `write` in a temporary directory.
+    fn summarize_rows(
+        options: &Summarize,
+        write: impl FnOnce(&Path),
+    ) -> (Summary, tempfile::TempDir) {
         let dir = tempfile::tempdir().unwrap();
         let (tables, aggregates, report) = (
             dir.path().join("tables"),
             dir.path().join("aggregates"),
             dir.path().join("report"),
         );
-        let checked = |tid, proc_ns, trace_ns| CpuTimeRow {
+        write(&aggregates);
+        let paths = SummaryPaths {
+            tables: &tables,
+            aggregates: &aggregates,
+            report: &Dir(report),
+        };
+        (summarize("p", &paths, options).unwrap(), dir)
+    }
+
+    #[test]
+    fn figures_over_spans_with_lost_events_are_flagged_in_the_summary() {
+        let checked = |tid, proc_ns, trace_ns, exceeds| CpuTimeRow {
             proc_check_ns: Some(proc_ns),
             trace_check_ns: Some(trace_ns),
+            trace_exceeds_proc: Some(exceeds),
             ..cpu_time(tid, Some(0), "sched")
         };
         let rows = [
             cpu_time(1, Some(1234), "sched"),
             cpu_time(2, Some(0), "sched"),
             cpu_time(3, None, "placement"),
-            checked(4, 770_000_000, 2_321_000_000),
-            checked(5, 770_000_000, 800_000_000),
-            checked(6, 10_000_000, 40_000_000),
+            checked(4, 770_000_000, 2_321_000_000, true),
+            checked(5, 770_000_000, 800_000_000, false),
         ];
-        write_table(&aggregates, &rows).unwrap();
-        let paths = SummaryPaths {
-            tables: &tables,
-            aggregates: &aggregates,
-            report: &report,
-        };
-        let summary = summarize("p", &paths, &Summarize::default()).unwrap();
+        let (summary, dir) = summarize_rows(&Summarize::default(), |aggregates| {
+            write_table(aggregates, &rows).unwrap();
+        });
+        let report = dir.path().join("report");
         let line = |tid: i32| {
             let cell = format!("| {tid} | worker |");
             summary
@@ -570,16 +670,7 @@ mod tests {
         assert!(line(3).ends_with("| placement |"), "{}", line(3));
         let contradicted = "| sched (trace 2.32 s vs /proc 0.77 s of CPU) |";
         assert!(line(4).ends_with(contradicted), "{}", line(4));
-        assert!(
-            line(5).ends_with("| sched |"),
-            "within a quarter: {}",
-            line(5)
-        );
-        assert!(
-            line(6).ends_with("| sched |"),
-            "within /proc's ticks: {}",
-            line(6)
-        );
+        assert!(line(5).ends_with("| sched |"), "{}", line(5));
         let written = std::fs::read_to_string(report.join("summary.md")).unwrap();
         assert!(written.contains("sched (1234 events lost)"));
         let names: Vec<_> = std::fs::read_dir(&report).unwrap().flatten().collect();
@@ -623,6 +714,7 @@ mod tests {
             after_start_s: 35.0,
             before_watt: 30.24,
             after_watt: 19.8,
+            step_watt: 19.8 - 30.24,
             step_pct: Some(-34.5),
             samples_before: 35,
             samples_after: 15,
@@ -637,5 +729,40 @@ mod tests {
              started, is within its levels' spread; turbostat)\n"
         );
         assert_eq!(power_lines(&[]), None);
+    }
+
+    #[test]
+    fn names_with_markup_reach_summary_md_escaped_and_index_html_as_text() {
+        let row = CpuTimeRow {
+            workload: "w|<script>".into(),
+            comm: "a|<script>x".into(),
+            ..cpu_time(1, Some(0), "sched")
+        };
+        let options = Summarize {
+            report: vec![ReportFormat::Markdown, ReportFormat::Html],
+            plots: Vec::new(),
+        };
+        let (summary, dir) = summarize_rows(&options, |aggregates| {
+            write_table(aggregates, &[row]).unwrap();
+        });
+        let report = dir.path().join("report");
+        let markdown = std::fs::read_to_string(report.join("summary.md")).unwrap();
+        let line = (markdown.lines())
+            .find(|l| l.starts_with("| r1 "))
+            .expect(&markdown);
+        assert!(
+            line.starts_with(
+                "| r1 | w\\|\\<script\\> | 1 | a\\|\\<script\\>x | 2.000 s / 3.000 s |"
+            ),
+            "{line}"
+        );
+        assert_eq!(summary.table.lines().last(), Some(line));
+        let html = std::fs::read_to_string(report.join("index.html")).unwrap();
+        assert!(!html.contains("<script"), "{html}");
+        assert!(
+            html.contains("<td>w|&lt;script&gt;</td>")
+                && html.contains("<td>a|&lt;script&gt;x</td>"),
+            "the names are cells of their own, as text: {html}"
+        );
     }
 }

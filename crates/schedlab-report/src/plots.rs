@@ -5,14 +5,14 @@
 //! the stretch between two /proc placement samples in which a thread gained CPU time, on the
 //! CPU of the later sample (where it ran, at the sampling interval; not how much). It merges a
 //! workload's spans on a CPU that lie closer than a pixel, so a trace of millions of slices
-//! draws as a few thousand rectangles. The residency plot draws the `residency` aggregate: the
-//! same figures as the summary.
+//! draws as a few thousand rectangles. The residency plot draws the `residency_rollup`
+//! aggregate's rows per workload and CPU: the same figures as the summary.
 
 use std::collections::BTreeMap;
 
 use plotters::coord::ranged1d::SegmentValue;
 use plotters::prelude::*;
-use schedlab_tables::{CpuRow, PlacementRow, ResidencyRow, SchedSliceRow};
+use schedlab_tables::{CpuRow, PlacementRow, ResidencyRollupRow, SchedSliceRow};
 
 /// Width of every plot, in pixels; spans closer than one of them are drawn as one.
 const WIDTH: u32 = 1200;
@@ -215,22 +215,22 @@ pub fn cpu_timeline(
 }
 
 /// Seconds of each workload on each CPU, stacked, one bar per CPU (labelled with its class),
-/// from the run's `residency` aggregate rows: the figures the summary shows. `None` when there
-/// is nothing to draw.
+/// from the run's `residency_rollup` rows of a workload and a CPU: the figures the summary
+/// shows. `None` when there is nothing to draw.
 pub fn residency(
     title: &str,
-    rows: &[&ResidencyRow],
+    rows: &[&ResidencyRollupRow],
     cpus: &[&CpuRow],
 ) -> Result<Option<String>, String> {
-    if rows.is_empty() {
+    let seconds: BTreeMap<(i32, &str), f64> = (rows.iter())
+        .filter(|r| r.scope == "workload")
+        .filter_map(|r| Some(((r.cpu?, r.workload.as_str()), r.run_ns as f64 / 1e9)))
+        .collect();
+    if seconds.is_empty() {
         return Ok(None);
     }
-    let lanes = lanes(cpus, rows.iter().map(|r| r.cpu));
-    let names = sorted_unique(rows.iter().map(|r| r.workload.as_str()));
-    let mut seconds: BTreeMap<(i32, &str), f64> = BTreeMap::new();
-    for r in rows {
-        *seconds.entry((r.cpu, r.workload.as_str())).or_default() += r.run_ns as f64 / 1e9;
-    }
+    let lanes = lanes(cpus, seconds.keys().map(|(cpu, _)| *cpu));
+    let names = sorted_unique(seconds.keys().map(|(_, workload)| *workload));
     let tallest = (lanes.iter())
         .map(|(cpu, _)| {
             names

@@ -2,9 +2,20 @@
 //! and what a phase change took from it.
 
 use std::collections::BTreeMap;
-use std::fmt::Write;
 
 use schedlab_tables::CpuShareRow;
+
+use crate::table::{Align, Table};
+
+/// One line of the table: a workload in a phase.
+#[derive(Default)]
+struct Line<'a> {
+    length_ns: i64,
+    /// The row of all its CPUs.
+    all: Option<&'a CpuShareRow>,
+    /// `P: 3.50`, per class.
+    classes: Vec<String>,
+}
 
 /// The Markdown table, or `None` without rows. One line per run, reference, phase and
 /// workload: its CPUs in total and per class, and its change from the phase before.
@@ -13,7 +24,7 @@ pub fn share_table(rows: &[CpuShareRow]) -> Option<String> {
         return None;
     }
     type Key<'a> = (&'a str, Option<&'a str>, i64, &'a str, &'a str);
-    let mut lines: BTreeMap<Key<'_>, (f64, Vec<String>, i64)> = BTreeMap::new();
+    let mut lines: BTreeMap<Key<'_>, Line<'_>> = BTreeMap::new();
     for r in rows {
         let key = (
             r.run_id.as_str(),
@@ -23,44 +34,43 @@ pub fn share_table(rows: &[CpuShareRow]) -> Option<String> {
             r.workload.as_str(),
         );
         let line = lines.entry(key).or_default();
-        line.2 = r.phase_end_ns - r.phase_start_ns;
+        line.length_ns = r.phase_end_ns - r.phase_start_ns;
         if r.class == "all" {
-            line.0 = r.cpus;
+            line.all = Some(r);
         } else {
-            line.1.push(format!("{}: {:.2}", r.class, r.cpus));
+            line.classes.push(format!("{}: {:.2}", r.class, r.cpus));
         }
     }
-    let mut out = String::from(
-        "| run | phase | length | workload | CPUs | per class | change from the phase before |\n\
-         |---|---|---:|---|---:|---|---|\n",
-    );
-    let mut previous: BTreeMap<(&str, Option<&str>, &str), f64> = BTreeMap::new();
-    for ((run, reference, _, phase, workload), (cpus, classes, length_ns)) in &lines {
+    let mut table = Table::new(&[
+        ("run", Align::Left),
+        ("phase", Align::Left),
+        ("length", Align::Right),
+        ("workload", Align::Left),
+        ("CPUs", Align::Right),
+        ("per class", Align::Left),
+        ("change from the phase before", Align::Left),
+    ]);
+    for ((run, reference, _, phase, workload), line) in &lines {
         let phase = match reference {
             Some(reference) => format!("{phase} {reference}"),
             None => (*phase).to_owned(),
         };
-        let change = previous
-            .insert((run, *reference, workload), *cpus)
-            .map_or_else(
-                || "–".to_owned(),
-                |before| {
-                    format!(
-                        "{:+.2} CPUs ({:+.2} CPU-s)",
-                        cpus - before,
-                        (cpus - before) * *length_ns as f64 / 1e9
-                    )
-                },
-            );
-        writeln!(
-            out,
-            "| {run} | {phase} | {:.2} s | {workload} | {cpus:.2} | {} | {change} |",
-            *length_ns as f64 / 1e9,
-            classes.join(", ")
-        )
-        .expect("writing to a String");
+        let all = line.all;
+        let change = match all.and_then(|a| Some((a.change_cpus?, a.change_cpu_s?))) {
+            Some((cpus, cpu_s)) => format!("{cpus:+.2} CPUs ({cpu_s:+.2} CPU-s)"),
+            None => "–".to_owned(),
+        };
+        table.row(vec![
+            (*run).to_owned(),
+            phase,
+            format!("{:.2} s", line.length_ns as f64 / 1e9),
+            (*workload).to_owned(),
+            format!("{:.2}", all.map_or(0.0, |a| a.cpus)),
+            line.classes.join(", "),
+            change,
+        ]);
     }
-    Some(out)
+    Some(table.markdown())
 }
 
 #[cfg(test)]
@@ -79,13 +89,19 @@ mod tests {
             cpu_ns: 0,
             cpus,
             source: "sched".into(),
+            change_cpus: None,
+            change_cpu_s: None,
         }
     }
 
     #[test]
     fn phases_in_time_order_with_the_change_in_cpus_and_cpu_seconds() {
         let rows = [
-            row("during", 50, "bg", "all", 15.07),
+            CpuShareRow {
+                change_cpus: Some(-0.89),
+                change_cpu_s: Some(-44.5),
+                ..row("during", 50, "bg", "all", 15.07)
+            },
             row("during", 50, "bg", "P", 3.5),
             row("before", 0, "bg", "all", 15.96),
         ];

@@ -2,17 +2,18 @@
 //! reported throughput, where it ran and what it delivered.
 
 use std::collections::BTreeMap;
-use std::fmt::Write;
 
-use schedlab_tables::{MigrationSummaryRow, ProcessRow, ResidencyRow, ThroughputRow};
+use schedlab_tables::{ProcessRow, ResidencyRollupRow, ThroughputRow, TotalsRow};
 
-/// The rows the table joins: throughput is per workload instance, placement per thread; the
-/// `processes` table ties an instance to its pid.
+use crate::table::{Align, Table};
+
+/// The rows the table joins: throughput is per workload instance, placement and migrations per
+/// process; the `processes` table ties an instance to its pid.
 pub struct WorkerInputs<'a> {
     pub throughput: &'a [ThroughputRow],
     pub processes: &'a [ProcessRow],
-    pub residency: &'a [ResidencyRow],
-    pub migrations: &'a [MigrationSummaryRow],
+    pub residency: &'a [ResidencyRollupRow],
+    pub totals: &'a [TotalsRow],
 }
 
 /// `3,858,018.84` (openssl prints kB/s with two decimals; the seeds quote it with separators).
@@ -38,44 +39,53 @@ pub fn worker_table(inputs: &WorkerInputs<'_>) -> Option<String> {
     let pid_of: BTreeMap<(&str, &str, u32), i32> = (inputs.processes.iter())
         .map(|p| ((p.run_id.as_str(), p.workload.as_str(), p.instance), p.pid))
         .collect();
-    let mut out = String::from(
-        "| run | worker | pid | CPU placement | migrations | test | reported kB/s | over wall time kB/s |\n\
-         |---|---|---:|---|---:|---|---:|---:|\n",
-    );
+    /// A process's share of one CPU: (cpu, class, share).
+    type OnCpu<'a> = (i32, &'a str, f64);
+    let mut placement_of: BTreeMap<(&str, i32), Vec<OnCpu<'_>>> = BTreeMap::new();
+    for r in inputs.residency.iter().filter(|r| r.scope == "process") {
+        if let (Some(pid), Some(cpu)) = (r.pid, r.cpu) {
+            let cpus = placement_of.entry((&r.run_id, pid)).or_default();
+            cpus.push((cpu, &r.class, r.share));
+        }
+    }
+    let migrations_of: BTreeMap<(&str, i32), i64> = (inputs.totals.iter())
+        .filter(|t| t.scope == "process")
+        .filter_map(|t| Some(((t.run_id.as_str(), t.pid?), t.migrations.unwrap_or(0))))
+        .collect();
+    let mut table = Table::new(&[
+        ("run", Align::Left),
+        ("worker", Align::Left),
+        ("pid", Align::Right),
+        ("CPU placement", Align::Left),
+        ("migrations", Align::Right),
+        ("test", Align::Left),
+        ("reported kB/s", Align::Right),
+        ("over wall time kB/s", Align::Right),
+    ]);
     for t in inputs.throughput {
         let pid = pid_of.get(&(t.run_id.as_str(), t.workload.as_str(), t.instance));
-        let of_pid = |run: &str, p: i32| run == t.run_id && Some(&p) == pid;
-        let mut placement: BTreeMap<(i32, &str), f64> = BTreeMap::new();
-        let mut total = 0.0;
-        for r in inputs.residency.iter().filter(|r| of_pid(&r.run_id, r.pid)) {
-            *placement.entry((r.cpu, r.class.as_str())).or_default() += r.run_ns as f64;
-            total += r.run_ns as f64;
-        }
-        let mut placement: Vec<((i32, &str), f64)> = placement.into_iter().collect();
-        placement.sort_by(|a, b| b.1.total_cmp(&a.1));
+        let key = pid.map(|pid| (t.run_id.as_str(), *pid));
+        let mut placement = (key.and_then(|key| placement_of.get(&key)))
+            .cloned()
+            .unwrap_or_default();
+        placement.sort_by(|a, b| b.2.total_cmp(&a.2));
         let placement: Vec<String> = (placement.iter())
-            .map(|((cpu, class), ns)| format!("CPU {cpu} ({class}) {:.1}%", 100.0 * ns / total))
+            .map(|(cpu, class, share)| format!("CPU {cpu} ({class}) {:.1}%", 100.0 * share))
             .collect();
-        let migrations: i64 = (inputs.migrations.iter())
-            .filter(|m| of_pid(&m.run_id, m.pid))
-            .map(|m| m.migrations)
-            .sum();
-        writeln!(
-            out,
-            "| {} | {}#{} | {} | {} | {migrations} | {} | {} | {} |",
-            t.run_id,
-            t.workload,
-            t.instance,
+        let migrations = key.and_then(|key| migrations_of.get(&key));
+        table.row(vec![
+            t.run_id.clone(),
+            format!("{}#{}", t.workload, t.instance),
             pid.map_or_else(|| "–".to_owned(), i32::to_string),
             placement.join(", "),
-            t.test,
+            migrations.copied().unwrap_or(0).to_string(),
+            t.test.clone(),
             t.reported_bytes_per_s
                 .map_or_else(|| "–".to_owned(), |b| thousands(b / 1000.0)),
             thousands(t.effective_bytes_per_s / 1000.0),
-        )
-        .expect("writing to a String");
+        ]);
     }
-    Some(out)
+    Some(table.markdown())
 }
 
 #[cfg(test)]

@@ -6,7 +6,8 @@
 //! data/<pipeline>/runs/<run_id>.interrupted-<n>/         a run stopped by Ctrl-C, kept
 //! data/<pipeline>/tables/*.parquet                       parse output
 //! data/<pipeline>/aggregates/*.parquet                   aggregate output
-//! data/<pipeline>/report/                                summarize output
+//! data/<pipeline>/report/{summary.md, index.html}        summarize output
+//! data/<pipeline>/report/<plot>-<run_id>.svg             its plots
 //! data/<pipeline>/state.json                             stage fingerprints
 //! data/<pipeline>/.lock                                  held while a command writes
 //! ```
@@ -63,6 +64,11 @@ impl Layout {
         self.root.join("report")
     }
 
+    /// The summary, as the terminal shows it after `run`.
+    pub fn summary_md(&self) -> PathBuf {
+        self.report().join("summary.md")
+    }
+
     /// `schedlab compare`'s output: `by-<key>.parquet` and `by-<key>.md`.
     pub fn compare(&self) -> PathBuf {
         self.root.join("compare")
@@ -110,5 +116,20 @@ impl Layout {
             .unwrap_or(path)
             .display()
             .to_string()
+    }
+}
+
+/// The report's files, under `report/`. The plots sit beside `index.html`, which links them.
+impl schedlab_report::ReportPaths for Layout {
+    fn summary_md(&self) -> PathBuf {
+        Layout::summary_md(self)
+    }
+
+    fn index_html(&self) -> PathBuf {
+        self.report().join("index.html")
+    }
+
+    fn plot_svg(&self, kind: &str, run_id: &str) -> PathBuf {
+        self.report().join(format!("{kind}-{run_id}.svg"))
     }
 }

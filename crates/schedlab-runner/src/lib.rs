@@ -262,7 +262,7 @@ impl<'a> Runner<'a> {
             }
         }
         if outcome.summary.is_none() {
-            outcome.summary = std::fs::read_to_string(self.layout.report().join("summary.md")).ok();
+            outcome.summary = std::fs::read_to_string(self.layout.summary_md()).ok();
         }
         Ok(outcome)
     }
@@ -532,7 +532,7 @@ impl<'a> Runner<'a> {
                 let paths = schedlab_report::SummaryPaths {
                     tables: &self.layout.tables(),
                     aggregates: &self.layout.aggregates(),
-                    report: &out,
+                    report: &self.layout,
                 };
                 let summary =
                     schedlab_report::summarize(&self.plan.name, &paths, &self.plan.summarize)?;

@@ -99,6 +99,10 @@ pub struct CpuTimeRow {
     /// ...and the trace's run time over the same span. A trace figure well above /proc's means
     /// the trace counts time the thread did not have the CPU (missing events; see `quality`).
     pub trace_check_ns: Option<i64>,
+    /// Whether `trace_check_ns` is well above `proc_check_ns`: by a quarter, and by more than
+    /// /proc's granularity (10 ms ticks over two samples, with slack: 50 ms). Null without the
+    /// cross-check.
+    pub trace_exceeds_proc: Option<bool>,
 }
 
 impl Table for CpuTimeRow {
@@ -125,6 +129,65 @@ pub struct ThroughputRow {
     pub reported_bytes_per_s: Option<f64>,
     /// `ops * block_bytes / wall_s`.
     pub effective_bytes_per_s: f64,
+}
+
+/// A thread's CPU time per core class, or a process's or a workload's (its threads together) per
+/// CPU and per core class: the `residency` rows summed, so the summary's class shares, its
+/// per-worker placement and its one line for a workload of many threads are figures a notebook
+/// reads too.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ResidencyRollupRow {
+    pub run_id: String,
+    pub workload: String,
+    /// `thread`, `process` or `workload`: whose CPU time is split. A thread's split per CPU is
+    /// the `residency` table itself, so `thread` rows are per class only.
+    pub scope: String,
+    /// The process (`thread` and `process` scopes; null for `workload`).
+    pub pid: Option<i32>,
+    /// The thread (`thread` scope only).
+    pub tid: Option<i32>,
+    /// The CPU, or null for a row of the whole class.
+    pub cpu: Option<i32>,
+    pub class: String,
+    pub run_ns: i64,
+    /// `run_ns` over the scope's CPU time in this run, 0..=1.
+    pub share: f64,
+    pub source: String,
+    /// The threads' `lost_events`, summed (an event lost while two threads were seen counts for
+    /// both). Null for rows not computed from a trace.
+    pub lost_events: Option<i64>,
+}
+
+impl Table for ResidencyRollupRow {
+    const NAME: &'static str = "residency_rollup";
+}
+
+/// A process's or a workload's threads together: how many, their CPU time and their migrations
+/// summed (the summary's per-worker migrations, and its one line for a workload of many threads).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TotalsRow {
+    pub run_id: String,
+    pub workload: String,
+    /// `process` or `workload`.
+    pub scope: String,
+    /// The process (`process` scope; null for `workload`).
+    pub pid: Option<i32>,
+    /// Threads with a `cpu_time` or `migrations` row.
+    pub threads: i64,
+    /// Their `cpu_time_ns`, summed (null when the pipeline does not aggregate `cpu_time` for
+    /// this workload).
+    pub cpu_time_ns: Option<i64>,
+    /// Their `migrations`, summed (null when the pipeline does not aggregate `migrations` for
+    /// this workload).
+    pub migrations: Option<i64>,
+    pub source: String,
+    /// The threads' `lost_events`, summed (an event lost while two threads were seen counts for
+    /// both). Null for rows not computed from a trace.
+    pub lost_events: Option<i64>,
+}
+
+impl Table for TotalsRow {
+    const NAME: &'static str = "totals";
 }
 
 impl Table for ThroughputRow {
@@ -202,7 +265,14 @@ pub struct CpuActivityRow {
     /// scope only).
     pub pkg_watt: Option<f64>,
     pub source: String,
+    /// `cpu` scope: Busy% at least [`BUSY_CPU_PCT`] (the summary lists only these CPUs). Null
+    /// for the `class` and `all` scopes.
+    pub busy: Option<bool>,
 }
+
+/// A CPU below this Busy% over a window is idle for the summary (it stays in `cpu_activity`):
+/// seed page 2 reads "no other CPU exceeded 10 % utilisation".
+pub const BUSY_CPU_PCT: f64 = 10.0;
 
 impl Table for CpuActivityRow {
     const NAME: &'static str = "cpu_activity";
@@ -228,6 +298,11 @@ pub struct CpuShareRow {
     /// `cpu_ns` over the phase's length: how many CPUs' worth it received.
     pub cpus: f64,
     pub source: String,
+    /// `cpus` minus the same workload's and class's `cpus` in the phase before (0 where it had
+    /// none there); null in the first phase.
+    pub change_cpus: Option<f64>,
+    /// `change_cpus` over this phase's length: the CPU-seconds the change gave or took.
+    pub change_cpu_s: Option<f64>,
 }
 
 impl Table for CpuShareRow {
@@ -250,6 +325,8 @@ pub struct PowerStepRow {
     pub after_start_s: f64,
     pub before_watt: f64,
     pub after_watt: f64,
+    /// `after_watt - before_watt`.
+    pub step_watt: f64,
     /// `(after - before) / before`, in percent (null when the earlier level is 0 W).
     pub step_pct: Option<f64>,
     pub samples_before: i64,

@@ -84,7 +84,7 @@ fn second_run_recomputes_nothing_and_edits_rerun_only_what_they_touch() {
     assert!(
         third
             .stderr
-            .contains("summarize: running (input aggregates/cpu_time.parquet is gone)"),
+            .contains("summarize: running (input aggregates/cpu_time.parquet is gone"),
         "{}",
         third.stderr
     );

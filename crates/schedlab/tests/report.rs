@@ -48,7 +48,7 @@ fn each_worker_shows_its_placement_and_the_throughput_openssl_printed() {
             .find_map(|l| l.strip_prefix("sha256"))
             .and_then(|rest| rest.trim().strip_suffix('k'))
             .expect(&stdout);
-        let (whole, fraction) = printed.split_once('.').unwrap();
+        let (whole, fraction) = printed.split_once('.').expect(&stdout);
         let digits: Vec<char> = whole.chars().collect();
         let grouped: Vec<String> = (digits.rchunks(3).rev())
             .map(|c| c.iter().collect())
@@ -164,4 +164,40 @@ fn html_and_plots_show_every_cpu_and_workload_of_the_run() {
             .data("plots", &format!("report/residency-{run_id}.svg"))
             .exists()
     );
+}
+
+#[test]
+fn a_comm_with_markup_reaches_summary_md_escaped_and_index_html_as_text() {
+    let Some(openssl) = std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+        .map(|dir| dir.join("openssl"))
+        .find(|path| path.is_file())
+    else {
+        eprintln!("skipped: no openssl on PATH");
+        return;
+    };
+    let sandbox = Sandbox::new();
+    // A process's comm is the name it was executed by: a link's name, markup and all.
+    let link = sandbox.path("bin/a|<script>");
+    std::fs::create_dir_all(link.parent().unwrap()).unwrap();
+    std::os::unix::fs::symlink(&openssl, &link).unwrap();
+    let pipeline = sandbox.write(
+        "markup.yaml",
+        &format!(
+            "name: markup\ncollect:\n  monitors:\n    where: {{ placement: {{ interval: 50ms }} }}\n  \
+             workloads:\n    spin:\n      run: [\"{}\", speed, -seconds, \"1\", sha256]\n\
+             aggregate:\n  - residency: {{}}\n  - cpu_time: {{}}\n\
+             summarize:\n  report: [markdown, html]\n",
+            link.display()
+        ),
+    );
+    let run = sandbox.schedlab(&["run", pipeline.to_str().unwrap()]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let summary = std::fs::read_to_string(sandbox.data("markup", "report/summary.md")).unwrap();
+    let line = (summary.lines())
+        .find(|l| l.contains("| spin |"))
+        .expect(&summary);
+    assert!(line.contains(r"| a\|\<script\> |"), "{line}");
+    let html = std::fs::read_to_string(sandbox.data("markup", "report/index.html")).unwrap();
+    assert!(html.contains("<td>a|&lt;script&gt;</td>"), "{html}");
+    assert!(!html.contains("<script"), "{html}");
 }

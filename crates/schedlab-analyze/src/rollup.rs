@@ -1,0 +1,316 @@
+//! The per-thread aggregates summed per class, per process and per workload.
+//!
+//! The summary shows a thread's CPU time per core class, each worker process's placement and
+//! migrations, and one line for a workload of many threads (a kernel build's compilers). These
+//! sums are aggregates like any other, so a notebook reads the numbers the summary prints. They
+//! are taken over the rows the pipeline kept, so they add up to what the per-thread tables hold.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use schedlab_tables::{
+    CpuTimeRow, MigrationSummaryRow, ResidencyRollupRow, ResidencyRow, TotalsRow,
+};
+
+/// Whose threads a roll-up sums, with its key: `(scope, pid, tid)`.
+type Scope = (&'static str, Option<i32>, Option<i32>);
+
+/// The scopes a thread belongs to: itself, its process and its workload.
+fn scopes(pid: i32, tid: i32) -> [Scope; 3] {
+    [
+        ("thread", Some(pid), Some(tid)),
+        ("process", Some(pid), None),
+        ("workload", None, None),
+    ]
+}
+
+/// One part of a group's residency: its source, its threads' losses and its CPU time.
+#[derive(Default)]
+struct Part<'a> {
+    source: &'a str,
+    threads: BTreeSet<i32>,
+    lost_events: Option<i64>,
+    run_ns: i64,
+}
+
+impl<'a> Part<'a> {
+    fn add(&mut self, row: &'a ResidencyRow) {
+        self.source = &row.source;
+        // A thread's lost events count once, however many of its CPUs the part has.
+        if self.threads.insert(row.tid)
+            && let Some(lost) = row.lost_events
+        {
+            *self.lost_events.get_or_insert(0) += lost;
+        }
+        self.run_ns += row.run_ns;
+    }
+}
+
+/// Residency per class for each thread, and per CPU and per class for each process and each
+/// workload, in key order (run, workload, scope, pid, tid; CPUs before classes).
+pub fn residency_rollup(residency: &[ResidencyRow]) -> Vec<ResidencyRollupRow> {
+    type Group<'a> = (&'a str, &'a str, Scope);
+    // Per group, per (cpu or null, class).
+    let mut groups: BTreeMap<Group<'_>, BTreeMap<(Option<i32>, &str), Part<'_>>> = BTreeMap::new();
+    for r in residency {
+        for scope in scopes(r.pid, r.tid) {
+            let parts = groups.entry((&r.run_id, &r.workload, scope)).or_default();
+            // A thread's CPU rows are the residency table; only its classes are new.
+            let cpus: &[Option<i32>] = if scope.0 == "thread" {
+                &[None]
+            } else {
+                &[Some(r.cpu), None]
+            };
+            for &cpu in cpus {
+                parts.entry((cpu, &r.class)).or_default().add(r);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for ((run_id, workload, (scope, pid, tid)), parts) in groups {
+        // Every run_ns is counted once in a CPU row (or, for a thread, once in a class row).
+        let total: i64 = (parts.iter())
+            .filter(|((cpu, _), _)| cpu.is_some() || scope == "thread")
+            .map(|(_, part)| part.run_ns)
+            .sum();
+        let mut parts: Vec<_> = parts.into_iter().collect();
+        // CPUs first, then classes.
+        parts.sort_by_key(|((cpu, class), _)| (cpu.is_none(), *cpu, *class));
+        for ((cpu, class), part) in parts {
+            out.push(ResidencyRollupRow {
+                run_id: run_id.to_owned(),
+                workload: workload.to_owned(),
+                scope: scope.to_owned(),
+                pid,
+                tid,
+                cpu,
+                class: class.to_owned(),
+                run_ns: part.run_ns,
+                share: if total > 0 {
+                    part.run_ns as f64 / total as f64
+                } else {
+                    0.0
+                },
+                source: part.source.to_owned(),
+                lost_events: part.lost_events,
+            });
+        }
+    }
+    out
+}
+
+/// Threads, CPU time and migrations summed per process and per workload. `cpu_time` and
+/// `migrations` are `None` when the pipeline does not aggregate them; a group's sum is null
+/// when its table has no row of the group.
+pub fn totals(
+    cpu_time: Option<&[CpuTimeRow]>,
+    migrations: Option<&[MigrationSummaryRow]>,
+) -> Vec<TotalsRow> {
+    #[derive(Default)]
+    struct Group<'a> {
+        threads: BTreeSet<i32>,
+        source: &'a str,
+        lost_events: Option<i64>,
+        cpu_time_ns: Option<i64>,
+        migrations: Option<i64>,
+    }
+    type Key<'a> = (&'a str, &'a str, &'static str, Option<i32>);
+    let mut groups: BTreeMap<Key<'_>, Group<'_>> = BTreeMap::new();
+    // Each thread's row of either table: (run, workload, pid, tid, source, lost events), then
+    // its CPU time or its migrations.
+    let rows = (cpu_time.unwrap_or_default().iter())
+        .map(|r| {
+            let thread = (
+                &r.run_id,
+                &r.workload,
+                r.pid,
+                r.tid,
+                &r.source,
+                r.lost_events,
+            );
+            (thread, Some(r.cpu_time_ns), None)
+        })
+        .chain(migrations.unwrap_or_default().iter().map(|m| {
+            let thread = (
+                &m.run_id,
+                &m.workload,
+                m.pid,
+                m.tid,
+                &m.source,
+                m.lost_events,
+            );
+            (thread, None, Some(m.migrations))
+        }));
+    for ((run_id, workload, pid, tid, source, lost), cpu_time_ns, migrations) in rows {
+        for (scope, pid, _) in &scopes(pid, tid)[1..] {
+            let group = groups.entry((run_id, workload, scope, *pid)).or_default();
+            group.source = source;
+            // A thread's lost events count once per group, whichever table has its row.
+            if group.threads.insert(tid)
+                && let Some(lost) = lost
+            {
+                *group.lost_events.get_or_insert(0) += lost;
+            }
+            if let Some(ns) = cpu_time_ns {
+                *group.cpu_time_ns.get_or_insert(0) += ns;
+            }
+            if let Some(count) = migrations {
+                *group.migrations.get_or_insert(0) += count;
+            }
+        }
+    }
+    (groups.into_iter())
+        .map(|((run_id, workload, scope, pid), group)| TotalsRow {
+            run_id: run_id.to_owned(),
+            workload: workload.to_owned(),
+            scope: scope.to_owned(),
+            pid,
+            threads: group.threads.len() as i64,
+            cpu_time_ns: group.cpu_time_ns,
+            migrations: group.migrations,
+            source: group.source.to_owned(),
+            lost_events: group.lost_events,
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn residency(pid: i32, tid: i32, cpu: i32, class: &str, run_ns: i64) -> ResidencyRow {
+        ResidencyRow {
+            run_id: "r".into(),
+            workload: "w".into(),
+            pid,
+            tid,
+            comm: "c".into(),
+            cpu,
+            class: class.into(),
+            run_ns,
+            share: 0.0,
+            source: "sched".into(),
+            lost_events: Some(tid.into()),
+        }
+    }
+
+    #[test]
+    fn residency_sums_per_class_for_a_thread_and_per_cpu_and_class_for_its_process_and_workload() {
+        let rows = [
+            residency(1, 1, 0, "P", 30),
+            residency(1, 1, 1, "P", 10),
+            residency(1, 2, 2, "E", 60),
+            residency(5, 5, 2, "E", 100),
+        ];
+        let rollup = residency_rollup(&rows);
+        let seen: Vec<String> = (rollup.iter())
+            .map(|r| {
+                let at = match (r.tid, r.pid) {
+                    (Some(tid), _) => format!("tid {tid}"),
+                    (None, Some(pid)) => format!("pid {pid}"),
+                    (None, None) => "all".to_owned(),
+                };
+                let on = r
+                    .cpu
+                    .map_or_else(|| "class".to_owned(), |cpu| format!("cpu {cpu}"));
+                let (class, run_ns, share) = (&r.class, r.run_ns, r.share);
+                let lost = r.lost_events.unwrap_or(-1);
+                format!(
+                    "{} {at}, {on} {class}: {run_ns} ns {share}, lost {lost}",
+                    r.scope
+                )
+            })
+            .collect();
+        assert_eq!(
+            seen,
+            [
+                "process pid 1, cpu 0 P: 30 ns 0.3, lost 1",
+                "process pid 1, cpu 1 P: 10 ns 0.1, lost 1",
+                "process pid 1, cpu 2 E: 60 ns 0.6, lost 2",
+                "process pid 1, class E: 60 ns 0.6, lost 2",
+                "process pid 1, class P: 40 ns 0.4, lost 1",
+                "process pid 5, cpu 2 E: 100 ns 1, lost 5",
+                "process pid 5, class E: 100 ns 1, lost 5",
+                "thread tid 1, class P: 40 ns 1, lost 1",
+                "thread tid 2, class E: 60 ns 1, lost 2",
+                "thread tid 5, class E: 100 ns 1, lost 5",
+                "workload all, cpu 0 P: 30 ns 0.15, lost 1",
+                "workload all, cpu 1 P: 10 ns 0.05, lost 1",
+                "workload all, cpu 2 E: 160 ns 0.8, lost 7",
+                "workload all, class E: 160 ns 0.8, lost 7",
+                "workload all, class P: 40 ns 0.2, lost 1",
+            ]
+        );
+    }
+
+    fn cpu_time(pid: i32, tid: i32, cpu_time_ns: i64) -> CpuTimeRow {
+        CpuTimeRow {
+            run_id: "r".into(),
+            workload: "w".into(),
+            pid,
+            tid,
+            comm: "c".into(),
+            cpu_time_ns,
+            wall_ns: 0,
+            source: "sched".into(),
+            lost_events: Some(10),
+            proc_check_ns: None,
+            trace_check_ns: None,
+            trace_exceeds_proc: None,
+        }
+    }
+
+    fn migrations(pid: i32, tid: i32, migrations: i64) -> MigrationSummaryRow {
+        MigrationSummaryRow {
+            run_id: "r".into(),
+            workload: "w".into(),
+            pid,
+            tid,
+            comm: "c".into(),
+            migrations,
+            startup_migrations: 0,
+            steady_migrations: migrations,
+            steady_interval_mean_ns: None,
+            per_second: None,
+            source: "sched".into(),
+            lost_events: Some(10),
+        }
+    }
+
+    #[test]
+    fn totals_count_each_thread_and_its_losses_once_and_leave_a_missing_table_null() {
+        let times = [
+            cpu_time(1, 1, 100),
+            cpu_time(1, 2, 200),
+            cpu_time(5, 5, 400),
+        ];
+        let moves = [
+            migrations(1, 1, 3),
+            migrations(1, 2, 4),
+            migrations(5, 6, 1),
+        ];
+        let both = totals(Some(&times), Some(&moves));
+        let seen: Vec<_> = (both.iter())
+            .map(|t| {
+                (
+                    t.scope.as_str(),
+                    t.pid,
+                    t.threads,
+                    t.cpu_time_ns,
+                    t.migrations,
+                    t.lost_events,
+                )
+            })
+            .collect();
+        assert_eq!(
+            seen,
+            [
+                ("process", Some(1), 2, Some(300), Some(7), Some(20)),
+                ("process", Some(5), 2, Some(400), Some(1), Some(20)),
+                ("workload", None, 4, Some(700), Some(8), Some(40)),
+            ]
+        );
+        let without_migrations = totals(Some(&times), None);
+        assert_eq!(without_migrations[2].migrations, None);
+        assert_eq!(without_migrations[2].threads, 3);
+    }
+}
