@@ -28,7 +28,7 @@ fn corpus() -> &'static [Vec<u8>] {
         let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
         let mut dirs: Vec<PathBuf> = PARSERS
             .iter()
-            .map(|(_, dir)| root.join("../../../shared/fixtures/real").join(dir))
+            .map(|(_, dir)| root.join("../../fixtures/real").join(dir))
             .collect();
         dirs.push(root.join("tests/fixtures"));
         let mut files: Vec<PathBuf> = dirs

@@ -10,7 +10,7 @@ use std::io::Cursor;
 use std::path::Path;
 
 use linux_perf_data::linux_perf_event_reader::{AttrFlags, PerfEventType};
-use linux_perf_data::{Feature, PerfFileReader};
+use linux_perf_data::{Feature, PerfFile, PerfFileReader};
 
 use crate::error::PerfError;
 use crate::header_facts::{HeaderFacts, clock_name};
@@ -247,186 +247,289 @@ impl Metadata {
             .map(|k| self.ids[k].1)
     }
 
+    /// Checks the header and its sections against the file's length, then reads the attributes
+    /// and feature sections through linux-perf-data and binds the sched tracepoints.
     pub(crate) fn read(path: &Path, file: &[u8]) -> Result<Metadata, PerfError> {
-        let len = file.len() as u64;
-        let malformed = |offset: u64, what: String| PerfError::Malformed {
-            path: path.to_path_buf(),
+        let err = Errors {
+            path,
+            len: file.len() as u64,
+        };
+        check_kind(file, &err)?;
+        let header = Header::read(file, &err)?;
+        let features = Features::read(file, header.data_end, &err)?;
+        features.check(file, &header, &err)?;
+
+        let reader = PerfFileReader::parse_file(Cursor::new(file)).map_err(|e| {
+            err.malformed(
+                header.attrs_off,
+                format!("cannot read the event attributes: {e}"),
+            )
+        })?;
+        let perf_file = reader.perf_file;
+        let facts = HeaderFacts::read(&perf_file);
+        let tracing = features.section(file, Feature::TRACING_DATA.0);
+        let formats = match tracing {
+            Some((off, data)) => parse_tracing_data(data).map_err(|(at, what)| {
+                err.malformed(off + at as u64, format!("tracing data: {what}"))
+            })?,
+            None => Vec::new(),
+        };
+        let tracing_off = tracing.map_or(0, |s| s.0);
+
+        let events = Events::bind(&perf_file, &formats, tracing_off, &err)?;
+        let sample_id_pos = events.check(header.attrs_off, &err)?;
+        let Events {
+            attrs,
+            ids,
+            dense,
+            clock,
+        } = events;
+        let has_waking = attrs.iter().any(|a| {
+            matches!(
+                a.tracepoint,
+                Some(Tracepoint::Wake {
+                    kind: WakeKind::Waking,
+                    ..
+                })
+            )
+        });
+        let task_states = (formats.iter())
+            .find(|f| f.system == "sched" && f.name == "sched_switch")
+            .and_then(|f| TaskStates::from_print_fmt(&f.print_fmt))
+            .unwrap_or_else(TaskStates::since_4_14);
+        Ok(Metadata {
+            data_start: header.data_start,
+            data_end: header.data_end,
+            attrs,
+            ids,
+            dense,
+            sample_id_pos,
+            nr_cpus_online: facts.nr_cpus_online,
+            has_waking,
+            task_states,
+            facts,
+            clock: clock.unwrap_or_else(|| "perf".into()),
+        })
+    }
+}
+
+/// The errors of one file: each names the file and a byte offset in it.
+struct Errors<'a> {
+    path: &'a Path,
+    /// The file's length, which a truncated section runs past.
+    len: u64,
+}
+
+impl Errors<'_> {
+    fn malformed(&self, offset: u64, what: String) -> PerfError {
+        PerfError::Malformed {
+            path: self.path.to_path_buf(),
             offset,
             what,
             hint: HINT_DAMAGED,
-        };
-        let truncated = |offset: u64, what: String| PerfError::Truncated {
-            path: path.to_path_buf(),
+        }
+    }
+
+    fn truncated(&self, offset: u64, what: String) -> PerfError {
+        PerfError::Truncated {
+            path: self.path.to_path_buf(),
             offset,
-            len,
+            len: self.len,
             what,
-        };
-        let unsupported = |offset: u64, what: &str, hint: &'static str| PerfError::Unsupported {
-            path: path.to_path_buf(),
+        }
+    }
+
+    fn unsupported(&self, offset: u64, what: &str, hint: &'static str) -> PerfError {
+        PerfError::Unsupported {
+            path: self.path.to_path_buf(),
             offset,
             what: what.to_string(),
             hint,
-        };
+        }
+    }
+}
 
-        let magic = file.get(..8).unwrap_or(file);
-        match magic {
-            b"PERFILE2" => {}
-            b"2ELIFREP" => {
-                return Err(unsupported(
-                    0,
-                    "big-endian perf.data",
-                    "convert it on a big-endian machine with `perf script`, or record on little-endian",
-                ));
-            }
-            b"PERFFILE" => {
-                return Err(unsupported(
-                    0,
-                    "version 1 perf.data (perf before 2.6.3x)",
-                    "re-record with a current perf",
-                ));
-            }
-            _ if magic.len() < 8 && b"PERFILE2".starts_with(magic) => {
-                return Err(truncated(len, "the 8-byte magic is incomplete".into()));
-            }
-            _ => {
-                return Err(PerfError::NotPerfData {
-                    path: path.to_path_buf(),
-                    magic: format!("{:?}", String::from_utf8_lossy(magic)),
-                });
-            }
-        }
-        let hdr = |off: usize| u64_at(file, off).unwrap_or(0);
-        if len >= 16 && hdr(8) == 16 {
-            return Err(unsupported(
-                8,
-                "pipe-mode perf.data (`perf record -o -`)",
-                "record to a file: `perf sched record -o FILE`, or `perf inject -i IN -o OUT` to convert",
+/// The header field at byte `off` (0 past the end: callers check the length first).
+fn header_u64(file: &[u8], off: usize) -> u64 {
+    u64_at(file, off).unwrap_or(0)
+}
+
+/// Checks that the file is a little-endian, version 2, file-mode perf.data (not big-endian, not
+/// version 1, not pipe mode), each refusal with the way to get one that is.
+fn check_kind(file: &[u8], err: &Errors) -> Result<(), PerfError> {
+    let magic = file.get(..8).unwrap_or(file);
+    match magic {
+        b"PERFILE2" => {}
+        b"2ELIFREP" => {
+            return Err(err.unsupported(
+                0,
+                "big-endian perf.data",
+                "convert it on a big-endian machine with `perf script`, or record on little-endian",
             ));
         }
-        if len < HEADER_LEN {
-            return Err(truncated(
-                len,
-                format!("the header needs {HEADER_LEN} bytes"),
+        b"PERFFILE" => {
+            return Err(err.unsupported(
+                0,
+                "version 1 perf.data (perf before 2.6.3x)",
+                "re-record with a current perf",
             ));
         }
+        _ if magic.len() < 8 && b"PERFILE2".starts_with(magic) => {
+            return Err(err.truncated(err.len, "the 8-byte magic is incomplete".into()));
+        }
+        _ => {
+            return Err(PerfError::NotPerfData {
+                path: err.path.to_path_buf(),
+                magic: format!("{:?}", String::from_utf8_lossy(magic)),
+            });
+        }
+    }
+    if err.len >= 16 && header_u64(file, 8) == 16 {
+        return Err(err.unsupported(
+            8,
+            "pipe-mode perf.data (`perf record -o -`)",
+            "record to a file: `perf sched record -o FILE`, or `perf inject -i IN -o OUT` to convert",
+        ));
+    }
+    Ok(())
+}
+
+/// The header fields the reader uses, checked against the file's length.
+struct Header {
+    attr_size: u64,
+    attrs_off: u64,
+    data_start: u64,
+    data_end: u64,
+}
+
+impl Header {
+    fn read(file: &[u8], err: &Errors) -> Result<Header, PerfError> {
+        if err.len < HEADER_LEN {
+            return Err(err.truncated(err.len, format!("the header needs {HEADER_LEN} bytes")));
+        }
+        let hdr = |off: usize| header_u64(file, off);
         let attr_size = hdr(16);
         let (attrs_off, attrs_size) = (hdr(24), hdr(32));
         let (data_start, data_size) = (hdr(40), hdr(48));
         if !(64..=4096).contains(&attr_size) {
-            return Err(malformed(
-                16,
-                format!("attribute size {attr_size} is not plausible"),
-            ));
+            return Err(err.malformed(16, format!("attribute size {attr_size} is not plausible")));
         }
-        check_section(
-            attrs_off,
-            attrs_size,
-            len,
-            "the attribute section",
-            24,
-            &truncated,
-            &malformed,
-        )?;
-        let data_end = check_section(
-            data_start,
-            data_size,
-            len,
-            "the data section",
-            40,
-            &truncated,
-            &malformed,
-        )?;
+        check_section(attrs_off, attrs_size, "the attribute section", 24, err)?;
+        let data_end = check_section(data_start, data_size, "the data section", 40, err)?;
         if data_start < HEADER_LEN {
-            return Err(malformed(
+            return Err(err.malformed(
                 40,
                 format!("data section starts at {data_start}, inside the header"),
             ));
         }
+        Ok(Header {
+            attr_size,
+            attrs_off,
+            data_start,
+            data_end,
+        })
+    }
+}
 
-        // The feature section table follows the data; one 16-byte entry per feature bit set.
+/// The feature sections the header's bit set announces, as (bit, offset, size), each checked to
+/// lie within the file.
+struct Features(Vec<(u32, u64, u64)>);
+
+impl Features {
+    /// Reads the feature section table, which follows the data: one 16-byte entry per bit set.
+    fn read(file: &[u8], data_end: u64, err: &Errors) -> Result<Features, PerfError> {
         let mut table = data_end;
         let mut features = Vec::new();
         for bit in 0..FEATURE_BITS {
-            let word = u64_at(file, 72 + (bit / 64) as usize * 8).unwrap_or(0);
+            let word = header_u64(file, 72 + (bit / 64) as usize * 8);
             if word & (1 << (bit % 64)) == 0 {
                 continue;
             }
             let entry_end = table + 16;
-            if entry_end > len {
-                return Err(truncated(
+            if entry_end > err.len {
+                return Err(err.truncated(
                     table,
                     format!("the feature section table needs bytes up to {entry_end}"),
                 ));
             }
-            let (off, size) = (hdr(table as usize), hdr(table as usize + 8));
+            let (off, size) = (
+                header_u64(file, table as usize),
+                header_u64(file, table as usize + 8),
+            );
             let what = format!("feature section {bit}");
-            check_section(off, size, len, &what, table, &truncated, &malformed)?;
+            check_section(off, size, &what, table, err)?;
             features.push((bit, off, size));
             table = entry_end;
         }
-        let section = |bit: u32| {
-            features
-                .iter()
-                .find(|f| f.0 == bit)
-                .map(|&(_, off, size)| (off, &file[off as usize..(off + size) as usize]))
-        };
-        if let Some((off, desc)) = section(Feature::EVENT_DESC.0) {
+        Ok(Features(features))
+    }
+
+    /// Feature `bit`'s offset and bytes, if the file has it.
+    fn section<'f>(&self, file: &'f [u8], bit: u32) -> Option<(u64, &'f [u8])> {
+        (self.0.iter())
+            .find(|f| f.0 == bit)
+            .map(|&(_, off, size)| (off, &file[off as usize..(off + size) as usize]))
+    }
+
+    /// Checks what linux-perf-data would trust (the counts that size its allocations in
+    /// EVENT_DESC or the legacy event_types section) and refuses the layouts this reader does
+    /// not handle: simpleperf's features and compressed records.
+    fn check(&self, file: &[u8], header: &Header, err: &Errors) -> Result<(), PerfError> {
+        if let Some((off, desc)) = self.section(file, Feature::EVENT_DESC.0) {
             check_event_desc(desc).map_err(|at| {
-                malformed(
+                err.malformed(
                     off + at as u64,
                     "the EVENT_DESC section is inconsistent".into(),
                 )
             })?;
-        }
-        if section(Feature::EVENT_DESC.0).is_none() {
+        } else {
             // Without EVENT_DESC the attributes come from the (legacy) event_types section,
             // whose entries point at id lists: check those too before they size allocations.
-            let (off, size) = (hdr(56), hdr(64));
+            let (off, size) = (header_u64(file, 56), header_u64(file, 64));
             if size != 0 {
-                check_section(
-                    off,
-                    size,
-                    len,
-                    "the event_types section",
-                    56,
-                    &truncated,
-                    &malformed,
-                )?;
-                check_event_types(file, off, size, attr_size).map_err(|at| {
-                    malformed(at, "an event_types entry points outside the file".into())
+                check_section(off, size, "the event_types section", 56, err)?;
+                check_event_types(file, off, size, header.attr_size).map_err(|at| {
+                    err.malformed(at, "an event_types entry points outside the file".into())
                 })?;
             }
         }
-        if features.iter().any(|f| f.0 >= 128) {
-            return Err(unsupported(
+        if self.0.iter().any(|f| f.0 >= 128) {
+            return Err(err.unsupported(
                 72,
                 "a simpleperf recording",
                 "record on Linux with `perf sched record -a -k CLOCK_MONOTONIC -- CMD`",
             ));
         }
-        if section(Feature::COMPRESSED.0).is_some() {
-            return Err(unsupported(
+        if self.section(file, Feature::COMPRESSED.0).is_some() {
+            return Err(err.unsupported(
                 0,
                 "compressed records (`perf record -z`)",
                 "decompress with `perf inject -i IN -o OUT`, or record without -z",
             ));
         }
+        Ok(())
+    }
+}
 
-        let reader = PerfFileReader::parse_file(Cursor::new(file))
-            .map_err(|e| malformed(attrs_off, format!("cannot read the event attributes: {e}")))?;
-        let perf_file = reader.perf_file;
-        let facts = HeaderFacts::read(&perf_file);
-        let nr_cpus_online = facts.nr_cpus_online;
+/// The file's events: each attribute named and, for sched tracepoints, bound to its fields.
+struct Events {
+    attrs: Vec<Attr>,
+    /// Event id → attribute index, sorted by id.
+    ids: Vec<(u64, usize)>,
+    /// The same as a table indexed by id, when ids are small (see [`Metadata`]).
+    dense: Vec<u16>,
+    /// The clock of the first sched_switch attribute.
+    clock: Option<String>,
+}
+
+impl Events {
+    fn bind(
+        perf_file: &PerfFile,
+        formats: &[Format],
+        tracing_off: u64,
+        err: &Errors,
+    ) -> Result<Events, PerfError> {
         let mut clock = None;
-
-        let formats = match section(Feature::TRACING_DATA.0) {
-            Some((off, data)) => parse_tracing_data(data).map_err(|(at, what)| {
-                malformed(off + at as u64, format!("tracing data: {what}"))
-            })?,
-            None => Vec::new(),
-        };
-        let tracing_off = section(Feature::TRACING_DATA.0).map_or(0, |s| s.0);
-
         let mut attrs = Vec::new();
         let mut ids = Vec::new();
         for (index, desc) in perf_file.event_attributes().iter().enumerate() {
@@ -447,7 +550,7 @@ impl Metadata {
             };
             let tracepoint = match format {
                 Some(f) if f.system == "sched" => bind(f).map_err(|field| {
-                    malformed(
+                    err.malformed(
                         tracing_off,
                         format!(
                             "the format of sched:{} has no usable field `{field}`",
@@ -468,21 +571,27 @@ impl Metadata {
             });
         }
         ids.sort_unstable();
-        let mut dense = Vec::new();
-        if ids.last().is_some_and(|l| l.0 < DENSE_IDS) && attrs.len() < u16::MAX as usize {
-            dense = vec![u16::MAX; ids.last().map_or(0, |l| l.0 as usize + 1)];
-            for &(id, index) in &ids {
-                dense[id as usize] = index as u16;
-            }
-        }
+        let dense = dense_ids(&ids, attrs.len());
+        Ok(Events {
+            attrs,
+            ids,
+            dense,
+            clock,
+        })
+    }
 
+    /// Checks that the events can be read as a sched trace: a sched_switch among them, sample
+    /// ids at one place in every event's samples, and the sample fields the reader needs.
+    /// Returns where a sample's id sits, when there are several events.
+    fn check(&self, attrs_off: u64, err: &Errors) -> Result<Option<usize>, PerfError> {
+        let attrs = &self.attrs;
         if !attrs
             .iter()
             .any(|a| matches!(a.tracepoint, Some(Tracepoint::Switch { .. })))
         {
             let names: Vec<&str> = attrs.iter().map(|a| a.name.as_str()).collect();
             return Err(PerfError::NoSchedEvents {
-                path: path.to_path_buf(),
+                path: err.path.to_path_buf(),
                 events: names.join(", "),
             });
         }
@@ -492,7 +601,7 @@ impl Metadata {
                 .iter()
                 .any(|a| a.layout.id != sample_id_pos || a.layout.id.is_none())
         {
-            return Err(unsupported(
+            return Err(err.unsupported(
                 attrs_off,
                 "several events whose samples carry their id at different places",
                 "record with `perf sched record` or add `--sample-identifier`",
@@ -502,62 +611,46 @@ impl Metadata {
         if let Some(a) = attrs.iter().find(|a| {
             a.tracepoint.is_some() && a.layout.sample_type & sample_types_need != sample_types_need
         }) {
-            return Err(unsupported(
+            return Err(err.unsupported(
                 attrs_off,
                 &format!("{} samples lack TID, TIME, CPU or RAW", a.name),
                 "record with `perf sched record` (it asks for all of them)",
             ));
         }
-        let has_waking = attrs.iter().any(|a| {
-            matches!(
-                a.tracepoint,
-                Some(Tracepoint::Wake {
-                    kind: WakeKind::Waking,
-                    ..
-                })
-            )
-        });
-        let task_states = (formats.iter())
-            .find(|f| f.system == "sched" && f.name == "sched_switch")
-            .and_then(|f| TaskStates::from_print_fmt(&f.print_fmt))
-            .unwrap_or_else(TaskStates::since_4_14);
-        Ok(Metadata {
-            data_start,
-            data_end,
-            attrs,
-            ids,
-            dense,
-            sample_id_pos,
-            nr_cpus_online,
-            has_waking,
-            task_states,
-            facts,
-            clock: clock.unwrap_or_else(|| "perf".into()),
-        })
+        Ok(sample_id_pos)
     }
 }
 
-/// Checks that `[off, off + size)` lies within the file and returns its end.
-fn check_section(
-    off: u64,
-    size: u64,
-    len: u64,
-    what: &str,
-    at: u64,
-    truncated: &dyn Fn(u64, String) -> PerfError,
-    malformed: &dyn Fn(u64, String) -> PerfError,
-) -> Result<u64, PerfError> {
+/// The id → attribute table indexed by id (`u16::MAX`: none), when the largest id is small
+/// enough for one; empty otherwise.
+fn dense_ids(ids: &[(u64, usize)], attrs: usize) -> Vec<u16> {
+    let Some(&(last, _)) = ids.last() else {
+        return Vec::new();
+    };
+    if last >= DENSE_IDS || attrs >= u16::MAX as usize {
+        return Vec::new();
+    }
+    let mut dense = vec![u16::MAX; last as usize + 1];
+    for &(id, index) in ids {
+        dense[id as usize] = index as u16;
+    }
+    dense
+}
+
+/// Checks that `[off, off + size)` lies within the file and returns its end; `at` is where the
+/// header or table entry that points at the section sits.
+fn check_section(off: u64, size: u64, what: &str, at: u64, err: &Errors) -> Result<u64, PerfError> {
     let end = off
         .checked_add(size)
-        .ok_or_else(|| malformed(at, format!("{what} has an impossible size {size}")))?;
-    if end > len {
-        if off > len {
-            return Err(malformed(
+        .ok_or_else(|| err.malformed(at, format!("{what} has an impossible size {size}")))?;
+    if end > err.len {
+        if off > err.len {
+            return Err(err.malformed(
                 at,
                 format!("{what} starts at byte {off}, past the end of the file"),
             ));
         }
-        return Err(truncated(off, format!("{what} spans bytes {off}..{end}")));
+        return Err(err.truncated(off, format!("{what} spans bytes {off}..{end}")));
     }
     Ok(end)
 }

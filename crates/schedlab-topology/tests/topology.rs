@@ -1,4 +1,4 @@
-//! Detection on every real capture in shared/fixtures/real/sysfs, checked against SOURCES.md;
+//! Detection on every real capture in fixtures/real/sysfs, checked against SOURCES.md;
 //! declared overrides; CPU lists; the live machine.
 //!
 //! Not tested here: the two `cpuid-only/` captures (AMD Ryzen AI 9 HX 370, Intel Core Ultra 5

@@ -5,14 +5,14 @@ mod util;
 use std::time::Duration;
 
 use schedlab_tables::{ProcessRow, QualityRow, RunRow, read_rows};
-use util::{Sandbox, read_json};
+use util::{Need, Sandbox, can_run, perf_event_paranoid, read_json, skip, wait_for};
 
 fn manifest(sandbox: &Sandbox, pipeline: &str, run: &str) -> serde_json::Value {
     read_json(&sandbox.data(pipeline, &format!("runs/{run}/manifest.json")))
 }
 
 #[test]
-fn start_after_is_honoured_within_tens_of_milliseconds() {
+fn start_after_is_honoured() {
     let sandbox = Sandbox::new();
     let pipeline = sandbox.write(
         "late.yaml",
@@ -27,34 +27,50 @@ fn start_after_is_honoured_within_tens_of_milliseconds() {
     for process in m["processes"].as_array().unwrap() {
         let expected = if process["workload"] == "a" { 300 } else { 50 };
         let late_ms = (process["start_ns"].as_i64().unwrap() - zero) as f64 / 1e6 - expected as f64;
+        // Never early; late by a few ms when idle, by more on a busy machine, but not by the
+        // 250 ms between the two starts.
         assert!(
-            (0.0..30.0).contains(&late_ms),
+            (0.0..250.0).contains(&late_ms),
             "{} started {late_ms:.1} ms late",
             process["workload"]
         );
     }
 }
 
+const TRACED: &str = "name: traced\ncollect:\n  monitors:\n    sched: { perf-sched: {} }\n  workloads:\n    \
+    spin: { periodic: { threads: 1, period: 20ms, busy: 5ms, duration: 500ms }, start_after: 100ms }\n\
+    aggregate:\n  - residency: {}\n  - cpu_time: { window: trace }\n";
+
 #[test]
-fn perf_sched_records_a_real_trace_when_root() {
-    let sandbox = Sandbox::new();
-    let pipeline = sandbox.write(
-        "traced.yaml",
-        "name: traced\ncollect:\n  monitors:\n    sched: { perf-sched: {} }\n  workloads:\n    \
-         spin: { periodic: { threads: 1, period: 20ms, busy: 5ms, duration: 500ms }, start_after: 100ms }\n\
-         aggregate:\n  - residency: {}\n  - cpu_time: { window: trace }\n",
-    );
-    let done = sandbox.schedlab(&["run", pipeline.to_str().unwrap()]);
-    if !rustix::process::geteuid().is_root() {
-        assert_eq!(done.code, 2);
-        assert!(
-            done.stderr
-                .contains("needs root or kernel.perf_event_paranoid"),
-            "{}",
-            done.stderr
-        );
+fn perf_sched_without_the_right_to_trace_every_cpu_is_refused_with_a_hint() {
+    let test = "perf_sched_without_the_right_to_trace_every_cpu_is_refused_with_a_hint";
+    if !can_run(test, &[Need::Program("perf")]) {
         return;
     }
+    if rustix::process::geteuid().is_root() || perf_event_paranoid() <= -1 {
+        skip(test, "this user has the right to trace every CPU");
+        return;
+    }
+    let sandbox = Sandbox::new();
+    let pipeline = sandbox.write("traced.yaml", TRACED);
+    let done = sandbox.schedlab(&["run", pipeline.to_str().unwrap()]);
+    assert_eq!(done.code, 2);
+    assert!(
+        done.stderr
+            .contains("needs root or kernel.perf_event_paranoid"),
+        "{}",
+        done.stderr
+    );
+}
+
+#[test]
+fn perf_sched_records_a_real_trace() {
+    if !can_run("perf_sched_records_a_real_trace", &[Need::TraceAllCpus]) {
+        return;
+    }
+    let sandbox = Sandbox::new();
+    let pipeline = sandbox.write("traced.yaml", TRACED);
+    let done = sandbox.schedlab(&["run", pipeline.to_str().unwrap()]);
     assert_eq!(done.code, 0, "{}", done.stderr);
     let run = &sandbox.runs("traced")[0];
     let m = manifest(&sandbox, "traced", run);
@@ -226,8 +242,10 @@ fn repeat_until_monitors_restarts_a_short_workload() {
     );
     let processes: Vec<ProcessRow> =
         read_rows(&sandbox.data("again", "tables/processes.parquet")).unwrap();
+    // At most 10 (each lasts 0.1 s); fewer when starting a process is slow on a busy machine,
+    // but more than one: it was restarted.
     assert!(
-        (6..=10).contains(&processes.len()),
+        (3..=10).contains(&processes.len()),
         "{} starts of a 0.1 s workload in 1 s",
         processes.len()
     );
@@ -252,7 +270,15 @@ fn a_second_run_on_the_same_data_says_who_holds_it() {
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_millis(700));
+    // The holder writes who it is into the lock file once it holds the lock.
+    let holder = format!("pid {} (schedlab run)", first.id());
+    let lock = sandbox.data("hold", ".lock");
+    assert!(
+        wait_for(Duration::from_secs(30), || {
+            std::fs::read_to_string(&lock).is_ok_and(|text| text.contains(&holder))
+        }),
+        "the first run never took the lock"
+    );
     let second = sandbox.schedlab(&["run", pipeline]);
     assert_eq!(second.code, 2, "{}", second.stderr);
     assert!(
@@ -318,8 +344,11 @@ fn perf_sched_window_records_only_part_of_the_run() {
             && monitor.ends_with(", enabled at 0.500s, stopped at 1.100s"),
         "{monitor}"
     );
-    if !rustix::process::geteuid().is_root() {
-        return; // covered by perf_sched_records_a_real_trace_when_root's error branch
+    if !can_run(
+        "perf_sched_window_records_only_part_of_the_run",
+        &[Need::TraceAllCpus],
+    ) {
+        return;
     }
     let done = sandbox.schedlab(&["run", pipeline.to_str().unwrap()]);
     assert_eq!(done.code, 0, "{}", done.stderr);
@@ -335,9 +364,10 @@ fn perf_sched_window_records_only_part_of_the_run() {
     assert!(!own.is_empty());
     let (first, last) = (own.iter().min().unwrap(), own.iter().max().unwrap());
     // perf is enabled at 500 ms through its control FIFO (not `--delay`, which counts from
-    // perf's own start, before the run's zero); the workload switches every 20 ms.
+    // perf's own start, before the run's zero); the workload switches every 20 ms, so the first
+    // switch follows soon after, later on a busy machine.
     assert!(
-        (500..=560).contains(first),
+        (500..=900).contains(first),
         "first traced switch {first} ms after the start: the window starts at 500 ms"
     );
     // perf is asked to stop at 1.1 s. The workload switches every 20 ms until 1.8 s: a trace of
@@ -415,16 +445,18 @@ fn a_stubborn_timeout_does_not_delay_the_timeline() {
     let processes = m["processes"].as_array().unwrap();
     let of = |name: &str| processes.iter().find(|p| p["workload"] == name).unwrap();
     let ms = |ns: &serde_json::Value| (ns.as_i64().unwrap() - zero) as f64 / 1e6;
+    // On time, give or take a busy machine; waiting out the grace would make it 3.2 s.
     let late = ms(&of("late")["start_ns"]);
     assert!(
-        (600.0..630.0).contains(&late),
+        (600.0..1500.0).contains(&late),
         "late started at {late:.1} ms"
     );
     let stubborn = of("stubborn");
     assert_eq!(stubborn["stopped"], "timeout", "{stubborn}");
+    // Killed at 200 ms + 3 s, never before the grace is over.
     let ended = ms(&stubborn["end_ns"]);
     assert!(
-        (3150.0..3400.0).contains(&ended),
+        (3150.0..5000.0).contains(&ended),
         "stubborn ended at {ended:.1} ms"
     );
 }
@@ -435,12 +467,13 @@ fn a_stubborn_timeout_does_not_delay_the_timeline() {
 #[test]
 fn workloads_that_ignore_sigterm_share_one_grace_period_at_the_end() {
     let sandbox = Sandbox::new();
-    let stubborn = "{ run: [sh, -c, \"trap '' TERM; sleep 30\"] }";
+    // `sleep 41`, not the `sleep 30.<pid>` that interrupt.rs looks for in /proc.
+    let stubborn = "{ run: [sh, -c, \"trap '' TERM; sleep 41\"] }";
     let pipeline = sandbox.write(
         "ends.yaml",
         &format!(
             "name: ends\ncollect:\n  duration: 300ms\n  workloads:\n    \
-             a: {stubborn}\n    b: {stubborn}\n    c: {stubborn}\n    d: {{ run: [sleep, \"30\"] }}\n"
+             a: {stubborn}\n    b: {stubborn}\n    c: {stubborn}\n    d: {{ run: [sleep, \"41\"] }}\n"
         ),
     );
     let done = sandbox.schedlab(&["run", pipeline.to_str().unwrap(), "--only", "collect"]);
@@ -449,11 +482,12 @@ fn workloads_that_ignore_sigterm_share_one_grace_period_at_the_end() {
     let zero = m["zero_ns"].as_i64().unwrap();
     for p in m["processes"].as_array().unwrap() {
         let ended = (p["end_ns"].as_i64().unwrap() - zero) as f64 / 1e6;
-        // 300 ms of collection and 3 s of grace; one after another, the last would end at 9.3 s.
+        // 300 ms of collection and 3 s of grace, more on a busy machine; one after another,
+        // the second would end at 6.3 s and the last at 9.3 s.
         let expected = if p["workload"] == "d" {
-            250.0..1000.0
+            250.0..2500.0
         } else {
-            3250.0..4300.0
+            3250.0..6000.0
         };
         assert!(
             expected.contains(&ended),

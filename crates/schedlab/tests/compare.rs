@@ -4,7 +4,7 @@
 mod util;
 
 use schedlab_tables::{ComparisonRow, read_rows};
-use util::Sandbox;
+use util::{Need, Sandbox, can_run};
 
 /// stress-ng stops after a fixed number of bogo operations, so the second variant does three
 /// times the work of the first: a difference no noise on a busy CI machine can hide.
@@ -31,6 +31,12 @@ fn row<'a>(rows: &'a [ComparisonRow], metric: &str, group: &str) -> &'a Comparis
 
 #[test]
 fn three_times_the_work_is_higher_and_the_rate_is_compared_too() {
+    if !can_run(
+        "three_times_the_work_is_higher_and_the_rate_is_compared_too",
+        &[Need::Program("stress-ng")],
+    ) {
+        return;
+    }
     let sandbox = Sandbox::new();
     let pipeline = sandbox.write("ops.yaml", OPS);
     let pipeline = pipeline.to_str().unwrap();
@@ -99,6 +105,12 @@ fn three_times_the_work_is_higher_and_the_rate_is_compared_too() {
 
 #[test]
 fn labels_are_compared_with_the_first_label_collected_and_bad_choices_are_explained() {
+    if !can_run(
+        "labels_are_compared_with_the_first_label_collected_and_bad_choices_are_explained",
+        &[Need::Program("stress-ng")],
+    ) {
+        return;
+    }
     let sandbox = Sandbox::new();
     let pipeline = sandbox.write(
         "lab.yaml",

@@ -5,7 +5,7 @@
 mod util;
 
 use schedlab_tables::{CpuShareRow, WorkloadMetricRow, read_rows};
-use util::Sandbox;
+use util::{Need, Sandbox, can_run, skip};
 
 /// One background worker per CPU at nice 19 for 3 s; a normal-priority worker from 1 s to 2 s.
 const PIPELINE: &str = "\
@@ -26,8 +26,15 @@ aggregate:
   - cpu_share: { workload: foreground }
 ";
 
+const TEST: &str =
+    "the_foreground_displaces_about_one_cpu_of_background_and_stress_ng_agrees_on_the_totals";
+
 #[test]
 fn the_foreground_displaces_about_one_cpu_of_background_and_stress_ng_agrees_on_the_totals() {
+    let needs = [Need::TraceAllCpus, Need::Program("stress-ng")];
+    if !can_run(TEST, &needs) {
+        return;
+    }
     let sandbox = Sandbox::new();
     let pipeline = sandbox.write("share.yaml", PIPELINE);
     let run = sandbox.schedlab(&["run", pipeline.to_str().unwrap()]);
@@ -43,21 +50,31 @@ fn the_foreground_displaces_about_one_cpu_of_background_and_stress_ng_agrees_on_
     let (before, during) = (share("background", "before"), share("background", "during"));
     let foreground = share("foreground", "during");
     assert_eq!(before.source, "sched");
-    // The foreground's 1 s, plus its start-up and reaping on a busy machine.
+    // The foreground's 1 s, plus its start-up and reaping, longer on a busy machine.
     let length = (during.phase_end_ns - during.phase_start_ns) as f64 / 1e9;
-    assert!((0.95..=1.5).contains(&length), "{length}");
-    // Before the foreground, the background has most CPUs; while it runs, the normal-priority
-    // worker takes about one (nice 0 weighs 1024 against nice 19's 15). Loose bounds: anything
-    // else at nice 0 on the machine takes from the background too.
-    assert!(before.cpus > 0.5 * nproc, "{before:#?}");
-    assert!(foreground.cpus > 0.6, "{foreground:#?}");
-    assert!(
-        before.cpus - during.cpus > 0.4,
-        "displaced: {} -> {}",
-        before.cpus,
-        during.cpus
-    );
+    assert!((0.95..=3.0).contains(&length), "{length}");
+    assert!(foreground.cpus > 0.0, "{foreground:#?}");
     assert_eq!(share("foreground", "before").cpu_ns, 0);
+    // Before the foreground, the background has most CPUs, unless other work at nice 0 keeps
+    // the machine busy (nice 0 weighs 1024 against nice 19's 15): then there is nothing for the
+    // foreground to displace, and that part is skipped with the figure that shows it.
+    if before.cpus > 0.5 * nproc {
+        // While it runs, the normal-priority worker takes about one CPU from the background.
+        assert!(foreground.cpus > 0.5, "{foreground:#?}");
+        assert!(
+            before.cpus - during.cpus > 0.4,
+            "displaced: {} -> {}",
+            before.cpus,
+            during.cpus
+        );
+    } else {
+        let reason = format!(
+            "the machine is busy: the nice-19 background had {:.2} of {nproc} CPUs before the \
+             foreground, so the displacement is not checked",
+            before.cpus
+        );
+        skip(TEST, &reason);
+    }
 
     // stress-ng's own usr+sys time (getrusage of its workers) against the trace's, summed
     // over the phases.

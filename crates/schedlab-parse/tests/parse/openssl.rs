@@ -221,22 +221,5 @@ fn text_without_results_is_an_error() {
 
 #[test]
 fn every_openssl_fixture_is_tested() {
-    all_tested(
-        DIR,
-        &["openssl-"],
-        &[
-            "lkp-openssl-3.0.1-multi16-seconds30-rsa4096.txt",
-            "lkp-openssl-3.0.1-multi16-seconds30-sha256.txt",
-            "lkp-openssl-4.0.0-dev-multi256-seconds30-rsa4096-kem-sig-tables.txt",
-            "openssl-1.0.2o-armv7-zynq-elapsed-evp-aes-128-ecb.txt",
-            "openssl-1.1.1a-armv7-zynq-elapsed-evp-aes-128-ecb-9sizes-stderr-and-stdout.txt",
-            "openssl-1.1.1a-armv7-zynq-elapsed-legacy-aes-128-cbc-name-with-space.txt",
-            "openssl-1.1.1f-sha-stdout-only-i7-3770.txt",
-            "openssl-3.0.14-macos-m1-bytes-evp-aes-256-gcm-appended.txt",
-            "openssl-3.0.2-ryzen9-7950x-bytes-evp-aes-ctr-gcm-10rounds-wrapper.txt",
-            "openssl-3.5.5-al2023-xeon8488c-elapsed-seconds10-sha256.txt",
-            "openssl-speed-elapsed-seconds1-bytes16384-sha256.txt",
-            "openssl-speed-seconds1-bytes16384-sha256.txt",
-        ],
-    );
+    all_tested(DIR, &["openssl-"], include_str!("openssl.rs"));
 }

@@ -445,19 +445,5 @@ fn text_without_counters_is_an_error() {
 
 #[test]
 fn every_perf_stat_fixture_is_tested() {
-    all_tested(
-        DIR,
-        &["perf-stat-"],
-        &[
-            "lkp-perf-5.13-stat-a-I1000-x-comma-csv-interval-indented.txt",
-            "lkp-perf-6.17-stat-hybrid-cpu_atom-cpu_core-csv-interval.txt",
-            "lkp-perf-stat-a-I1000-x-comma-csv-interval.txt",
-            "perf-stat-a-A-msr-aperf-mperf-smi-tsc-t14.txt",
-            "perf-stat-human-no-thousands-sep-lat_pipe-hw1perf.txt",
-            "perf-stat-I500-human-sleep.txt",
-            "perf-stat-a-A-x-comma-I500-sleep.txt",
-            "perf-stat-default-stress-ng.txt",
-            "perf-stat-x-comma-stress-ng.txt",
-        ],
-    );
+    all_tested(DIR, &["perf-stat-"], include_str!("perf_stat.rs"));
 }

@@ -230,21 +230,5 @@ fn text_without_stress_ng_lines_is_an_error() {
 
 #[test]
 fn every_stress_ng_fixture_is_tested() {
-    all_tested(
-        DIR,
-        &["stress-ng-"],
-        &[
-            "lkml-2020-metrics-brief-aio-old-header-3space-excerpt.txt",
-            "lkp-2021-fail-sigaction-no-table.txt",
-            "lkp-2021-metrics-brief-memrate-info-tag.txt",
-            "lkp-2021-metrics-brief-sequential-class-memory-info-tag.txt",
-            "lkp-2021-metrics-brief-signest-times.txt",
-            "lkp-2022-metrics-brief-longjmp-misc-metrics.txt",
-            "lkp-2022-metrics-brief-memrate-geomean-misc.txt",
-            "lkp-2023-metrics-brief-udp-flood-metrc-tag.txt",
-            "lkp-2024-metrics-full-flock-cpu-used-rss-max.txt",
-            "stress-ng-cpu1-load20-t2-metrics-brief.txt",
-            "stress-ng-cpu1-load20-t2-metrics.txt",
-        ],
-    );
+    all_tested(DIR, &["stress-ng-"], include_str!("stress_ng.rs"));
 }

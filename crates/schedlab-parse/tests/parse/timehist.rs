@@ -500,25 +500,7 @@ fn perf_data_is_not_read_from_bytes() {
 
 #[test]
 fn every_perf_sched_fixture_is_tested() {
-    all_tested(
-        DIR,
-        &["perf-sched-"],
-        &[
-            "latency-count-column-stressng-load-hw1perf.txt",
-            "latency-legacy-max-at-column-rhel7-head.txt",
-            "latency-switches-maxstart-maxend-sched-messaging-snip-indented2-lkml.txt",
-            "map-16cpu-sched-messaging-snip-indented2-lkml.txt",
-            "timehist-M-V-w-3cpu-migrated-awakened-rhel7-head.txt",
-            "timehist-M-V-w-tid-filter-3cpu-rhel7-head.txt",
-            "timehist-V-w-state-81cpu-visual-scx-devguide.txt",
-            "timehist-default-head-stressng-load-hw1perf.txt",
-            "timehist-summary-s-pid-filtered-12workers-bitcoin-bench.txt",
-            "timehist-summary-s-pid-filtered-2workers-bitcoin-bench.txt",
-            "perf-sched-timehist-M-V-w-stress-ng-cpu1-load20-head150.txt",
-            "perf-sched-timehist-M-s-stress-ng-cpu1-load20.txt",
-            "perf-sched-timehist-default-stress-ng-cpu1-load20-head60.txt",
-        ],
-    );
+    all_tested(DIR, &["perf-sched-"], include_str!("timehist.rs"));
 }
 
 #[test]

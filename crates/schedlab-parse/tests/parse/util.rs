@@ -4,10 +4,10 @@ use std::path::PathBuf;
 
 use schedlab_parse::{ParseContext, ParseError, Parsed, ParserKind};
 
-/// Real outputs published by others (`shared/fixtures/real/<dir>/`).
+/// Real outputs published by others (`fixtures/real/<dir>/` at the repository's root).
 pub fn real_dir(dir: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/fixtures/real")
+        .join("../../fixtures/real")
         .join(dir)
 }
 
@@ -28,7 +28,7 @@ pub fn ctx() -> ParseContext {
 
 pub const START_NS: i64 = 1_000_000_000;
 
-/// Parses `shared/fixtures/real/<dir>/<file>` (or `tests/fixtures/<file>` when `dir` is
+/// Parses `fixtures/real/<dir>/<file>` (or `tests/fixtures/<file>` when `dir` is
 /// `local`) with parser `kind`.
 pub fn try_parse(kind: ParserKind, dir: &str, file: &str) -> Result<Parsed, ParseError> {
     let path = if dir == "local" {
@@ -78,22 +78,26 @@ pub fn quality(parsed: &Parsed) -> Vec<String> {
         .collect()
 }
 
-/// Asserts that every file in `dir` (real fixtures) or every local file starting with
-/// `local_prefix` is one of `tested`.
-pub fn all_tested(dir: &str, local_prefixes: &[&str], tested: &[&str]) {
-    let mut files: Vec<String> = std::fs::read_dir(real_dir(dir))
-        .unwrap()
-        .map(|e| e.unwrap().file_name().into_string().unwrap())
-        .collect();
-    files.extend(
-        std::fs::read_dir(local_dir())
-            .unwrap()
+/// Asserts that every file in `dir` (real fixtures), and every local file starting with one of
+/// `local_prefixes`, is named as a string literal in `source`: the text of the test module,
+/// passed with `include_str!`. A fixture added without a test that reads it fails here.
+pub fn all_tested(dir: &str, local_prefixes: &[&str], source: &str) {
+    let names = |dir: PathBuf| -> Vec<String> {
+        std::fs::read_dir(&dir)
+            .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
             .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect()
+    };
+    let mut files = names(real_dir(dir));
+    assert!(!files.is_empty(), "no fixtures in {dir}");
+    files.extend(
+        names(local_dir())
+            .into_iter()
             .filter(|name| local_prefixes.iter().any(|p| name.starts_with(p))),
     );
     let untested: Vec<&String> = files
         .iter()
-        .filter(|f| !tested.contains(&f.as_str()))
+        .filter(|f| !source.contains(&format!("\"{f}\"")))
         .collect();
-    assert!(untested.is_empty(), "fixtures without a test: {untested:?}");
+    assert!(untested.is_empty(), "fixtures no test reads: {untested:?}");
 }

@@ -1,4 +1,4 @@
-//! Fixture plumbing: unpack the shared real captures into a temporary directory.
+//! Fixture plumbing: unpack the real captures into a temporary directory.
 
 use std::fs;
 use std::io::Read;
@@ -6,13 +6,12 @@ use std::path::{Path, PathBuf};
 
 use tempfile::TempDir;
 
-/// `shared/fixtures/real/sysfs`, beside the repository; the captures are not copied into it.
+/// `fixtures/real/sysfs` at the repository's root.
 pub fn captures_dir() -> PathBuf {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures/real/sysfs");
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/real/sysfs");
     assert!(
         dir.join("SOURCES.md").is_file(),
-        "the real sysfs captures are missing: expected {} (the shared/ folder beside the \
-         repository, with fixtures/real/sysfs/SOURCES.md)",
+        "the real sysfs captures are missing: expected {} with its SOURCES.md",
         dir.display()
     );
     dir

@@ -3,8 +3,10 @@
 // Each test binary includes this module and uses a different part of it.
 #![allow(dead_code)]
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::time::{Duration, Instant};
 
 pub struct Sandbox {
     pub dir: tempfile::TempDir,
@@ -77,4 +79,81 @@ pub fn finished(output: Output) -> Finished {
 
 pub fn read_json(path: &Path) -> serde_json::Value {
     serde_json::from_slice(&std::fs::read(path).expect("json file")).expect("valid json")
+}
+
+/// What a test needs from the machine beyond the repository and a shell.
+pub enum Need {
+    /// A program on PATH (stress-ng, openssl, perf...).
+    Program(&'static str),
+    /// `perf sched record -a`: perf installed, and root or `kernel.perf_event_paranoid <= -1`.
+    /// As root the collector mounts tracefs itself; otherwise it must be mounted already.
+    TraceAllCpus,
+}
+
+/// Why this machine cannot give `need`, if it cannot.
+fn lacking(need: &Need) -> Option<String> {
+    let program = |name: &str| {
+        schedlab_collect::process::find_program(name)
+            .is_none()
+            .then(|| format!("{name} is not installed"))
+    };
+    match need {
+        Need::Program(name) => program(name),
+        Need::TraceAllCpus => program("perf").or_else(|| {
+            if rustix::process::geteuid().is_root() {
+                return None;
+            }
+            let paranoid = perf_event_paranoid();
+            if paranoid > -1 {
+                return Some(format!(
+                    "not root and kernel.perf_event_paranoid is {paranoid} (tracing every CPU needs -1)"
+                ));
+            }
+            let tracefs = ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"];
+            (!tracefs.iter().any(|t| Path::new(t).join("events/sched").exists()))
+                .then(|| "tracefs is not mounted (mount -t tracefs nodev /sys/kernel/tracing)".into())
+        }),
+    }
+}
+
+/// The kernel's `perf_event_paranoid` (2, the most restrictive common value, if unreadable).
+pub fn perf_event_paranoid() -> i32 {
+    std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid")
+        .ok()
+        .and_then(|t| t.trim().parse().ok())
+        .unwrap_or(2)
+}
+
+/// Whether the machine has everything `test` needs. When it does not, [`skip`] says why and the
+/// test returns at once: skipped with a printed reason, never passed as if it had run.
+pub fn can_run(test: &str, needs: &[Need]) -> bool {
+    let missing: Vec<String> = needs.iter().filter_map(lacking).collect();
+    if missing.is_empty() {
+        return true;
+    }
+    skip(test, &missing.join("; "));
+    false
+}
+
+/// Says that `test` is skipped and why. Written to the process's stderr itself, past the test
+/// harness's output capture, so that a plain `cargo test` shows it.
+pub fn skip(test: &str, reason: &str) {
+    let note = format!("SKIPPED {test}: {reason}\n");
+    // Best effort: a closed stderr loses the note, not the test.
+    let _ = std::io::stderr().write_all(note.as_bytes());
+}
+
+/// Polls `condition` every 20 ms until it holds, for at most `deadline` (generous: the machine
+/// may be busy). Returns whether it held, so the caller's assertion names what was awaited.
+pub fn wait_for(deadline: Duration, mut condition: impl FnMut() -> bool) -> bool {
+    let start = Instant::now();
+    loop {
+        if condition() {
+            return true;
+        }
+        if start.elapsed() > deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
