@@ -11,8 +11,11 @@ use rustix::process::Signal;
 use schedlab_spec::{MonitorPlan, Program, RunPlan, WorkloadPlan};
 
 use crate::clock::{monotonic_ns, ns};
-use crate::manifest::{Manifest, Note, ProcessRecord, RunStatus};
-use crate::monitor::{self, MonitorContext, MonitorRecord, Running, Tracked};
+use schedlab_tables::manifest::{
+    Manifest, MonitorRecord, Note, ProcessRecord, RAW_DIR, RunStatus, raw_file,
+};
+
+use crate::monitor::{self, MonitorContext, Running, Tracked};
 use crate::process::{self, Child, SpawnOptions};
 use crate::{CollectError, host};
 
@@ -50,8 +53,9 @@ struct Active<'p> {
 /// Collects one run and returns its manifest (raw file digests are left to the caller).
 pub fn collect(request: &RunRequest<'_>) -> Result<Manifest, CollectError> {
     let plan = &request.plan.collect;
-    std::fs::create_dir_all(request.run_dir.join("raw")).map_err(|source| CollectError::Io {
-        path: request.run_dir.join("raw"),
+    let raw_dir = request.run_dir.join(RAW_DIR);
+    std::fs::create_dir_all(&raw_dir).map_err(|source| CollectError::Io {
+        path: raw_dir,
         source,
     })?;
     check_programs(&plan.workloads)?;
@@ -284,7 +288,7 @@ fn start_workload(
     workload: &WorkloadPlan,
     instance: u32,
 ) -> Result<(ProcessRecord, Child), CollectError> {
-    let stem = format!("raw/{}.{instance}", workload.name);
+    let stem = raw_file(&format!("{}.{instance}", workload.name));
     let (argv, report) = workload_argv(request.self_exe, request.run_dir, workload, instance);
     let stdout = format!("{stem}.stdout.txt");
     let stderr = format!("{stem}.stderr.txt");
@@ -333,7 +337,7 @@ fn workload_argv(
         };
         return (argv.clone(), None);
     };
-    let report = format!("raw/{}.{instance}.periodic.json", workload.name);
+    let report = raw_file(&format!("{}.{instance}.periodic.json", workload.name));
     let busy = options.busy.map(|b| b.0).unwrap_or_else(|| {
         options
             .period

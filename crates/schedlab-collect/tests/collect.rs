@@ -6,11 +6,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use schedlab_collect::monitor::{self, MonitorContext, MonitorRecord};
+use schedlab_collect::monitor::{self, MonitorContext};
 use schedlab_spec::duration::Span;
 use schedlab_spec::raw::CpuSamplerOptions;
 use schedlab_spec::{MonitorKind, MonitorPlan};
 use schedlab_tables::CpuSampleRow;
+use schedlab_tables::manifest::MonitorRecord;
 
 /// Runs the `cpu` monitor for `run_for` while one thread spins; returns its rows and what it
 /// said on stopping.
