@@ -11,13 +11,13 @@ use schedlab_spec::duration::Span;
 use schedlab_spec::raw::CpuSamplerOptions;
 use schedlab_spec::{MonitorKind, MonitorPlan};
 use schedlab_tables::CpuSampleRow;
-use schedlab_tables::manifest::MonitorRecord;
+use schedlab_tables::manifest::{MonitorRecord, RAW_DIR};
 
 /// Runs the `cpu` monitor for `run_for` while one thread spins; returns its rows and what it
 /// said on stopping.
 fn sample_while_spinning(run_for: Duration) -> (Vec<CpuSampleRow>, MonitorRecord, Vec<String>) {
     let dir = tempfile::tempdir().expect("temp dir");
-    std::fs::create_dir(dir.path().join("raw")).expect("raw dir");
+    std::fs::create_dir(dir.path().join(RAW_DIR)).expect("raw dir");
     let plan = MonitorPlan {
         name: "load".into(),
         kind: MonitorKind::Cpu(CpuSamplerOptions {
