@@ -13,36 +13,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use schedlab_topology::CpuInfo;
-use serde::{Deserialize, Serialize};
-
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct HostFacts {
-    pub hostname: String,
-    pub kernel: String,
-    pub kernel_cmdline: String,
-    pub cpu_model: String,
-    pub nproc: usize,
-    /// cpufreq governor of CPU 0, where cpufreq exists.
-    pub governor: Option<String>,
-    /// cpufreq driver of CPU 0 (`intel_pstate`, `amd-pstate-epp`, `acpi-cpufreq`, …).
-    #[serde(default)]
-    pub cpufreq_driver: Option<String>,
-    /// energy_performance_preference of CPU 0 (`performance`, `balance_power`, …).
-    #[serde(default)]
-    pub energy_performance_preference: Option<String>,
-    /// /sys/devices/system/cpu/smt/control: `on`, `off`, `forceoff`, `notsupported`, ….
-    #[serde(default)]
-    pub smt: Option<String>,
-    /// Whether turbo/boost may be used: intel_pstate's `no_turbo` inverted, or cpufreq `boost`.
-    #[serde(default)]
-    pub turbo: Option<bool>,
-    /// First line of `--version` (`openssl version`) of each tool found on PATH, by name.
-    #[serde(default)]
-    pub tool_versions: BTreeMap<String, String>,
-    /// CPUs and their detected classes (the parse stage applies declared classes on top).
-    pub cpus: Vec<CpuInfo>,
-}
+use schedlab_tables::manifest::HostFacts;
 
 /// A small sysfs or procfs file's text without surrounding whitespace; `None` when unreadable.
 pub(crate) fn read_trimmed(path: impl AsRef<Path>) -> Option<String> {

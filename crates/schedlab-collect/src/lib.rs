@@ -5,8 +5,9 @@
 //! [`collect`] executes one [`schedlab_spec::RunPlan`] into a run directory: monitors start
 //! first ([`monitor`]: perf-sched, turbostat, placement, cpu, command), workloads start at their
 //! `start_after` ([`process`]: argv without a shell, nice, affinity, own process group), then
-//! everything stops in reverse and a [`Manifest`] says what happened. [`periodic`] is the
-//! built-in rt-app-like workload, run as a child process like any other.
+//! everything stops in reverse and a [`Manifest`](schedlab_tables::manifest::Manifest) says what
+//! happened (the manifest is a format of the contract crate, like the periodic report).
+//! [`periodic`] is the built-in rt-app-like workload, run as a child process like any other.
 //!
 //! # Key design decision
 //!
@@ -16,7 +17,6 @@
 
 pub mod clock;
 mod host;
-mod manifest;
 pub mod monitor;
 pub mod periodic;
 pub mod process;
@@ -24,8 +24,7 @@ mod run;
 
 use std::path::PathBuf;
 
-pub use host::{HostFacts, facts as host_facts};
-pub use manifest::{Manifest, Note, ProcessRecord, RawFile, RunStatus};
+pub use host::facts as host_facts;
 pub use run::{RunRequest, collect, timeline};
 
 /// Why a run could not be collected at all.

@@ -11,8 +11,11 @@ use rustix::process::Signal;
 use schedlab_spec::{MonitorPlan, Program, RunPlan, WorkloadPlan};
 
 use crate::clock::{monotonic_ns, ns};
-use crate::manifest::{Manifest, Note, ProcessRecord, RunStatus};
-use crate::monitor::{self, MonitorContext, MonitorRecord, Running, Tracked};
+use schedlab_tables::manifest::{
+    Manifest, MonitorRecord, Note, ProcessRecord, RAW_DIR, RunStatus, raw_file,
+};
+
+use crate::monitor::{self, MonitorContext, Running, Tracked};
 use crate::process::{self, Child, SpawnOptions};
 use crate::{CollectError, host};
 
@@ -47,27 +50,66 @@ struct Active<'p> {
     instance: u32,
 }
 
+/// The run's monitors in plan order, each with what the manifest keeps of it and, while it
+/// runs, its handle (`None` once stopped, or for an optional monitor that was skipped).
+type Monitors = Vec<(MonitorRecord, Option<Running>)>;
+
 /// Collects one run and returns its manifest (raw file digests are left to the caller).
 pub fn collect(request: &RunRequest<'_>) -> Result<Manifest, CollectError> {
-    let plan = &request.plan.collect;
-    std::fs::create_dir_all(request.run_dir.join("raw")).map_err(|source| CollectError::Io {
-        path: request.run_dir.join("raw"),
+    let raw_dir = request.run_dir.join(RAW_DIR);
+    std::fs::create_dir_all(&raw_dir).map_err(|source| CollectError::Io {
+        path: raw_dir,
         source,
     })?;
-    check_programs(&plan.workloads)?;
+    check_programs(&request.plan.collect.workloads)?;
     let started_at = humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string();
     let host = host::facts();
     let start_ns = monotonic_ns();
     let tracked: Tracked = Arc::new(Mutex::new(Vec::new()));
     let mut notes = Vec::new();
+    let mut monitors = start_monitors(request, &tracked, &mut notes)?;
+    let zero = monotonic_ns();
+    let ran = run_workloads(request, &tracked, zero, &mut monitors, &mut notes);
+    // Stopped whatever happened: a workload that could not start must not leave perf tracing.
+    stop_monitors(&mut monitors, &mut notes);
+    let ran = ran?;
+    let status = run_status(request.run_dir, &ran, &monitors, &mut notes);
+    Ok(Manifest {
+        run_id: request.run_id.to_owned(),
+        pipeline: request.pipeline.to_owned(),
+        label: request.label.map(str::to_owned),
+        key: request.plan.key.clone(),
+        variant: request.plan.variant.clone(),
+        repetition: request.plan.repetition,
+        status,
+        started_at,
+        start_ns,
+        zero_ns: zero,
+        end_ns: monotonic_ns(),
+        host,
+        monitors: monitors.into_iter().map(|(record, _)| record).collect(),
+        processes: ran.processes,
+        notes,
+        raw_files: Vec::new(),
+        plan: serde_json::to_value(request.plan).unwrap_or_default(),
+        schedlab_version: env!("CARGO_PKG_VERSION").to_owned(),
+    })
+}
 
+/// Starts every monitor of the plan in order. An optional monitor that cannot run is skipped
+/// with a note; a required one stops those already started and fails the run.
+fn start_monitors(
+    request: &RunRequest<'_>,
+    tracked: &Tracked,
+    notes: &mut Vec<Note>,
+) -> Result<Monitors, CollectError> {
     let ctx = MonitorContext {
         run_id: request.run_id,
         run_dir: request.run_dir,
-        tracked: &tracked,
+        tracked,
     };
-    let mut monitors: Vec<(MonitorRecord, Option<Running>)> = Vec::new();
-    for monitor_plan in &plan.monitors {
+    let mut monitors: Monitors = Vec::new();
+    for monitor_plan in &request.plan.collect.monitors {
         let mut record = MonitorRecord {
             name: monitor_plan.name.clone(),
             kind: monitor_plan.kind.name().into(),
@@ -98,7 +140,7 @@ pub fn collect(request: &RunRequest<'_>) -> Result<Manifest, CollectError> {
                 monitors.push((record, None));
             }
             Err(monitor::Unavailable(reason)) => {
-                stop_monitors(&mut monitors, &mut notes);
+                stop_monitors(&mut monitors, notes);
                 return Err(CollectError::MonitorUnavailable {
                     monitor: monitor_plan.name.clone(),
                     reason,
@@ -106,16 +148,29 @@ pub fn collect(request: &RunRequest<'_>) -> Result<Manifest, CollectError> {
             }
         }
     }
+    Ok(monitors)
+}
 
-    let zero = monotonic_ns();
-    // Window edges of the monitors that started (a skipped one has none to wait for).
-    let at = |after: fn(&MonitorPlan) -> Option<Duration>| -> Vec<Option<i64>> {
-        (plan.monitors.iter().zip(&monitors))
-            .map(|(m, (_, running))| running.as_ref().and(after(m)).map(|d| zero + ns(d)))
-            .collect()
-    };
-    let (mut monitor_starts, mut monitor_stops) =
-        (at(monitor::enable_after), at(monitor::stop_after));
+/// What the workloads did.
+struct Ran {
+    processes: Vec<ProcessRecord>,
+    /// Ctrl-C or SIGTERM ended the collection.
+    interrupted: bool,
+}
+
+/// Runs the workloads from `zero` (when the monitors were all running) to the end of the
+/// collection: each starts at its `start_after`, is stopped past its timeout, and is started
+/// again under `repeat_until: monitors`; the monitors' recording windows open and close on the
+/// way. Every workload still running at the end, or at an error, is stopped.
+fn run_workloads(
+    request: &RunRequest<'_>,
+    tracked: &Tracked,
+    zero: i64,
+    monitors: &mut Monitors,
+    notes: &mut Vec<Note>,
+) -> Result<Ran, CollectError> {
+    let plan = &request.plan.collect;
+    let mut windows = Windows::new(&plan.monitors, monitors, zero);
     let mut schedule: Vec<(i64, &WorkloadPlan, u32)> = plan
         .workloads
         .iter()
@@ -136,7 +191,13 @@ pub fn collect(request: &RunRequest<'_>) -> Result<Manifest, CollectError> {
         }
         while schedule.last().is_some_and(|(at, _, _)| *at <= now) {
             let (_, workload, instance) = schedule.pop().expect("checked");
-            let (record, child) = start_workload(request, workload, instance)?;
+            let (record, child) = match start_workload(request, workload, instance) {
+                Ok(started) => started,
+                Err(err) => {
+                    stop_all(&mut active, &mut processes, "the run failed");
+                    return Err(err);
+                }
+            };
             tracked
                 .lock()
                 .expect("tracked list")
@@ -158,7 +219,54 @@ pub fn collect(request: &RunRequest<'_>) -> Result<Manifest, CollectError> {
                 schedule.push((now, workload, instance));
             }
         }
-        for ((record, running), start) in monitors.iter_mut().zip(&mut monitor_starts) {
+        windows.pass(now, monitors, notes);
+        if end_at.is_some_and(|end| now >= end) {
+            stop_all(&mut active, &mut processes, "end of collection");
+            break;
+        }
+        if end_at.is_none() && schedule.is_empty() && active.is_empty() {
+            break;
+        }
+        (request.on_tick)(Duration::from_nanos((now - zero).max(0) as u64));
+        // Wake for the next workload start or monitor window edge, and every 5 ms at most.
+        let next = (schedule.last().map(|(at, _, _)| at).into_iter())
+            .chain(windows.edges())
+            .map(|at| at - now)
+            .min()
+            .unwrap_or(i64::MAX);
+        std::thread::sleep(Duration::from_nanos(next.clamp(0, 5_000_000) as u64));
+    }
+    windows.note_never_opened(monitors, notes);
+    Ok(Ran {
+        processes,
+        interrupted,
+    })
+}
+
+/// The monitors' recording windows (perf-sched's `enable_after` / `stop_after`): when each
+/// started monitor is to be enabled and asked to stop, by index in [`Monitors`]. An edge is
+/// `None` for a monitor without one, for a skipped monitor, and once it has passed.
+struct Windows {
+    starts: Vec<Option<i64>>,
+    stops: Vec<Option<i64>>,
+}
+
+impl Windows {
+    fn new(plans: &[MonitorPlan], monitors: &Monitors, zero: i64) -> Windows {
+        let at = |after: fn(&MonitorPlan) -> Option<Duration>| -> Vec<Option<i64>> {
+            (plans.iter().zip(monitors))
+                .map(|(m, (_, running))| running.as_ref().and(after(m)).map(|d| zero + ns(d)))
+                .collect()
+        };
+        Windows {
+            starts: at(monitor::enable_after),
+            stops: at(monitor::stop_after),
+        }
+    }
+
+    /// Acts on the edges that `now` has reached.
+    fn pass(&mut self, now: i64, monitors: &mut Monitors, notes: &mut Vec<Note>) {
+        for ((record, running), start) in monitors.iter_mut().zip(&mut self.starts) {
             // A recording window begins: enable the monitor, which waited since its start.
             if let Some(running) = running
                 && start.is_some_and(|at| now >= at)
@@ -175,7 +283,7 @@ pub fn collect(request: &RunRequest<'_>) -> Result<Manifest, CollectError> {
                 }
             }
         }
-        for ((_, running), stop) in monitors.iter().zip(&mut monitor_stops) {
+        for ((_, running), stop) in monitors.iter().zip(&mut self.stops) {
             // A recording window ends: ask once, reap with the others at the end.
             if let Some(running) = running
                 && stop.is_some_and(|at| now >= at)
@@ -184,45 +292,41 @@ pub fn collect(request: &RunRequest<'_>) -> Result<Manifest, CollectError> {
                 *stop = None;
             }
         }
-        if end_at.is_some_and(|end| now >= end) {
-            stop_all(&mut active, &mut processes, "end of collection");
-            break;
-        }
-        if end_at.is_none() && schedule.is_empty() && active.is_empty() {
-            break;
-        }
-        (request.on_tick)(Duration::from_nanos((now - zero).max(0) as u64));
-        // Wake for the next workload start or monitor window edge, and every 5 ms at most.
-        let monitor_edges = monitor_starts.iter().chain(&monitor_stops).flatten();
-        let next = (schedule.last().map(|(at, _, _)| at).into_iter())
-            .chain(monitor_edges)
-            .map(|at| at - now)
-            .min()
-            .unwrap_or(i64::MAX);
-        std::thread::sleep(Duration::from_nanos(next.clamp(0, 5_000_000) as u64));
     }
-    for ((record, _), start) in monitors.iter().zip(&monitor_starts) {
-        if start.is_some() {
-            notes.push(Note {
-                source: record.name.clone(),
-                severity: "warning".into(),
-                message: "the run ended before the monitor's recording window began: it \
-                          recorded nothing"
-                    .into(),
-            });
-        }
-    }
-    stop_monitors(&mut monitors, &mut notes);
 
-    let mut status = if interrupted {
+    /// The edges still to come.
+    fn edges(&self) -> impl Iterator<Item = &i64> {
+        self.starts.iter().chain(&self.stops).flatten()
+    }
+
+    /// Notes each monitor whose window the run ended before: it recorded nothing.
+    fn note_never_opened(&self, monitors: &Monitors, notes: &mut Vec<Note>) {
+        for ((record, _), start) in monitors.iter().zip(&self.starts) {
+            if start.is_some() {
+                notes.push(Note {
+                    source: record.name.clone(),
+                    severity: "warning".into(),
+                    message: "the run ended before the monitor's recording window began: it \
+                              recorded nothing"
+                        .into(),
+                });
+            }
+        }
+    }
+}
+
+/// How the run went: interrupted, failed (a workload that was not stopped by schedlab exited
+/// with an error, noted with its stderr's last lines, or a monitor failed) or completed.
+fn run_status(run_dir: &Path, ran: &Ran, monitors: &Monitors, notes: &mut Vec<Note>) -> RunStatus {
+    let mut status = if ran.interrupted {
         RunStatus::Interrupted
     } else {
         RunStatus::Completed
     };
-    for record in &processes {
+    for record in &ran.processes {
         let failed = record.stopped.is_none() && record.exit_code != Some(0);
         if failed {
-            let tail = process::tail(&request.run_dir.join(&record.stderr), 5);
+            let tail = process::tail(&run_dir.join(&record.stderr), 5);
             notes.push(Note {
                 source: record.workload.clone(),
                 severity: "error".into(),
@@ -242,26 +346,7 @@ pub fn collect(request: &RunRequest<'_>) -> Result<Manifest, CollectError> {
     if monitors.iter().any(|(m, _)| m.status == "failed") && status == RunStatus::Completed {
         status = RunStatus::Failed;
     }
-    Ok(Manifest {
-        run_id: request.run_id.to_owned(),
-        pipeline: request.pipeline.to_owned(),
-        label: request.label.map(str::to_owned),
-        key: request.plan.key.clone(),
-        variant: request.plan.variant.clone(),
-        repetition: request.plan.repetition,
-        status,
-        started_at,
-        start_ns,
-        zero_ns: zero,
-        end_ns: monotonic_ns(),
-        host,
-        monitors: monitors.into_iter().map(|(record, _)| record).collect(),
-        processes,
-        notes,
-        raw_files: Vec::new(),
-        plan: serde_json::to_value(request.plan).unwrap_or_default(),
-        schedlab_version: env!("CARGO_PKG_VERSION").to_owned(),
-    })
+    status
 }
 
 /// Refuses to start a run whose programs are missing, before any monitor runs.
@@ -284,7 +369,7 @@ fn start_workload(
     workload: &WorkloadPlan,
     instance: u32,
 ) -> Result<(ProcessRecord, Child), CollectError> {
-    let stem = format!("raw/{}.{instance}", workload.name);
+    let stem = raw_file(&format!("{}.{instance}", workload.name));
     let (argv, report) = workload_argv(request.self_exe, request.run_dir, workload, instance);
     let stdout = format!("{stem}.stdout.txt");
     let stderr = format!("{stem}.stderr.txt");
@@ -333,7 +418,7 @@ fn workload_argv(
         };
         return (argv.clone(), None);
     };
-    let report = format!("raw/{}.{instance}.periodic.json", workload.name);
+    let report = raw_file(&format!("{}.{instance}.periodic.json", workload.name));
     let busy = options.busy.map(|b| b.0).unwrap_or_else(|| {
         options
             .period
@@ -483,7 +568,8 @@ fn stop_all(active: &mut Vec<Active<'_>>, processes: &mut [ProcessRecord], why: 
     }
 }
 
-fn stop_monitors(monitors: &mut [(MonitorRecord, Option<Running>)], notes: &mut Vec<Note>) {
+/// Stops the running monitors, last started first, and stamps their ends.
+fn stop_monitors(monitors: &mut Monitors, notes: &mut Vec<Note>) {
     for (record, running) in monitors.iter_mut().rev() {
         let Some(running) = running.take() else {
             continue;

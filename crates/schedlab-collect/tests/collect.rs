@@ -6,17 +6,18 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use schedlab_collect::monitor::{self, MonitorContext, MonitorRecord};
+use schedlab_collect::monitor::{self, MonitorContext};
 use schedlab_spec::duration::Span;
 use schedlab_spec::raw::CpuSamplerOptions;
 use schedlab_spec::{MonitorKind, MonitorPlan};
 use schedlab_tables::CpuSampleRow;
+use schedlab_tables::manifest::{MonitorRecord, RAW_DIR};
 
 /// Runs the `cpu` monitor for `run_for` while one thread spins; returns its rows and what it
 /// said on stopping.
 fn sample_while_spinning(run_for: Duration) -> (Vec<CpuSampleRow>, MonitorRecord, Vec<String>) {
     let dir = tempfile::tempdir().expect("temp dir");
-    std::fs::create_dir(dir.path().join("raw")).expect("raw dir");
+    std::fs::create_dir(dir.path().join(RAW_DIR)).expect("raw dir");
     let plan = MonitorPlan {
         name: "load".into(),
         kind: MonitorKind::Cpu(CpuSamplerOptions {

@@ -10,9 +10,17 @@
 //! data/<pipeline>/report/<plot>-<run_id>.svg             its plots
 //! data/<pipeline>/state.json                             stage fingerprints
 //! data/<pipeline>/.lock                                  held while a command writes
+//! data/<pipeline>/compare/by-<key>.{parquet,md}          `schedlab compare` output
 //! ```
+//!
+//! Inside a run directory, the names are the manifest format's
+//! ([`schedlab_tables::manifest::MANIFEST_FILE`], [`RAW_DIR`]), because the manifest records its
+//! raw files relative to the run directory; the functions here are still the only place that
+//! joins them onto a path.
 
 use std::path::{Path, PathBuf};
+
+use schedlab_tables::manifest::{MANIFEST_FILE, RAW_DIR};
 
 /// Whether `text` may be part of a directory name: a `--label` or a matrix variable or value
 /// (parts of a run directory's name, `<set>-<label>-<variable>=<value>-r<n>`), or a pipeline's
@@ -52,6 +60,27 @@ impl Layout {
         self.runs().join(format!("{run_id}.partial"))
     }
 
+    /// Where a run stopped by Ctrl-C is kept (`secs`: when, in seconds since the epoch), beside
+    /// the complete runs but never taken for one.
+    pub fn interrupted_run(&self, run_id: &str, secs: u64) -> PathBuf {
+        self.runs().join(format!("{run_id}.interrupted-{secs}"))
+    }
+
+    /// The manifest of the run in `run_dir` (complete, partial or interrupted).
+    pub fn manifest(run_dir: &Path) -> PathBuf {
+        run_dir.join(MANIFEST_FILE)
+    }
+
+    /// The directory of the raw files of the run in `run_dir`.
+    pub fn raw(run_dir: &Path) -> PathBuf {
+        run_dir.join(RAW_DIR)
+    }
+
+    /// A file of run `run_id`, given as its manifest names it (relative to the run directory).
+    pub fn run_file(&self, run_id: &str, file: &str) -> PathBuf {
+        self.run(run_id).join(file)
+    }
+
     pub fn tables(&self) -> PathBuf {
         self.root.join("tables")
     }
@@ -69,9 +98,20 @@ impl Layout {
         self.report().join("summary.md")
     }
 
+    /// The table named `name` under `tables/`.
+    pub fn table(&self, name: &str) -> PathBuf {
+        schedlab_tables::table_path_named(&self.tables(), name)
+    }
+
     /// `schedlab compare`'s output: `by-<key>.parquet` and `by-<key>.md`.
     pub fn compare(&self) -> PathBuf {
         self.root.join("compare")
+    }
+
+    /// `schedlab compare --by <key>`'s table and its Markdown rendering.
+    pub fn comparison(&self, key: &str) -> (PathBuf, PathBuf) {
+        let file = |extension: &str| self.compare().join(format!("by-{key}.{extension}"));
+        (file("parquet"), file("md"))
     }
 
     pub fn state(&self) -> PathBuf {

@@ -30,8 +30,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use schedlab_analyze::compare::CompareInputs;
-use schedlab_collect::{Manifest, RawFile, RunRequest, RunStatus};
+use schedlab_collect::RunRequest;
 use schedlab_spec::{Plan, variant_text};
+use schedlab_tables::manifest::{Manifest, RawFile, RunStatus};
 use schedlab_tables::{ComparisonRow, read_table};
 
 pub use layout::Layout;
@@ -278,7 +279,7 @@ impl<'a> Runner<'a> {
         for plan in &self.plan.runs {
             let run_id = self.run_id(&plan.key);
             let final_dir = self.layout.run(&run_id);
-            if final_dir.join("manifest.json").exists() && !force {
+            if Layout::manifest(&final_dir).exists() && !force {
                 done += 1;
                 continue;
             }
@@ -335,7 +336,8 @@ impl<'a> Runner<'a> {
             manifest.raw_files = stamp_raw_files(&partial)?;
             for raw in &manifest.raw_files {
                 state.files.0.insert(
-                    format!("runs/{run_id}/{}", raw.path),
+                    self.layout
+                        .relative(&self.layout.run_file(&run_id, &raw.path)),
                     digest::Stamp {
                         size: raw.size,
                         mtime_ns: raw.mtime_ns,
@@ -344,16 +346,13 @@ impl<'a> Runner<'a> {
                     },
                 );
             }
-            write_json(&partial.join("manifest.json"), &manifest)?;
+            write_json(&Layout::manifest(&partial), &manifest)?;
             collected += 1;
             if manifest.status == RunStatus::Interrupted {
                 let secs = std::time::SystemTime::now()
                     .duration_since(std::time::UNIX_EPOCH)
                     .map_or(0, |d| d.as_secs());
-                let kept = self
-                    .layout
-                    .runs()
-                    .join(format!("{run_id}.interrupted-{secs}"));
+                let kept = self.layout.interrupted_run(&run_id, secs);
                 std::fs::rename(&partial, &kept).map_err(|e| io(e, &kept))?;
                 (self.say)(&format!(
                     "collect: interrupted; what was recorded is kept in {}",
@@ -401,7 +400,7 @@ impl<'a> Runner<'a> {
                 older = true;
                 continue;
             }
-            let path = entry.path().join("manifest.json");
+            let path = Layout::manifest(&entry.path());
             if path.exists() {
                 runs.push(CollectedRun {
                     dir: entry.path(),
@@ -431,12 +430,15 @@ impl<'a> Runner<'a> {
                 let mut files = Vec::new();
                 for run in runs {
                     let id = &run.manifest.run_id;
-                    files.push(format!("runs/{id}/manifest.json"));
+                    files.push(
+                        self.layout
+                            .relative(&Layout::manifest(&self.layout.run(id))),
+                    );
                     files.extend(
                         run.manifest
                             .raw_files
                             .iter()
-                            .map(|raw| format!("runs/{id}/{}", raw.path)),
+                            .map(|raw| self.layout.relative(&self.layout.run_file(id, &raw.path))),
                     );
                 }
                 (self.plan.parse_section(), files)
@@ -448,7 +450,7 @@ impl<'a> Runner<'a> {
             Stage::Summarize => {
                 let mut files = self.outputs_of(state, Stage::Aggregate);
                 let tables = schedlab_report::TABLES_READ.iter();
-                files.extend(tables.map(|table| format!("tables/{table}.parquet")));
+                files.extend(tables.map(|table| self.layout.relative(&self.layout.table(table))));
                 (self.plan.summarize_section(), files)
             }
         };
@@ -591,7 +593,7 @@ impl<'a> Runner<'a> {
         for plan in &self.plan.runs {
             let run_id = self.run_id(&plan.key);
             let dir = self.layout.run(&run_id);
-            if dir.join("manifest.json").exists()
+            if Layout::manifest(&dir).exists()
                 && !self.options.selection.forced.contains(&Stage::Collect)
             {
                 lines.push(format!("run {run_id}: collected already, nothing to do"));
@@ -633,10 +635,8 @@ impl<'a> Runner<'a> {
             path: dir.clone(),
             source,
         })?;
-        let stem = format!("by-{}", by.name());
-        let parquet = dir.join(format!("{stem}.parquet"));
+        let (parquet, markdown) = self.layout.comparison(by.name());
         schedlab_tables::write_rows(&parquet, &rows)?;
-        let markdown = dir.join(format!("{stem}.md"));
         let text = format!(
             "# {}: compared by {}\n\n{}",
             self.plan.name,
@@ -666,7 +666,7 @@ impl<'a> Runner<'a> {
             .flatten()
         {
             let name = entry.file_name().to_string_lossy().into_owned();
-            let manifest = read_manifest(&entry.path().join("manifest.json")).ok();
+            let manifest = read_manifest(&Layout::manifest(&entry.path())).ok();
             runs.push(RunOnDisk {
                 current: name.starts_with(&format!("{}-", self.set)) && !name.contains('.'),
                 status: manifest.as_ref().map_or_else(
@@ -689,7 +689,7 @@ impl<'a> Runner<'a> {
             .runs
             .iter()
             .map(|p| self.run_id(&p.key))
-            .filter(|id| !self.layout.run(id).join("manifest.json").exists())
+            .filter(|id| !Layout::manifest(&self.layout.run(id)).exists())
             .collect();
         let mut stages = Vec::new();
         let collect_reasons = if missing.is_empty() {
@@ -766,7 +766,7 @@ fn write_json<T: serde::Serialize>(path: &Path, value: &T) -> Result<(), RunnerE
 
 /// Hashes every file under `run_dir/raw` once, now that the run has ended.
 fn stamp_raw_files(run_dir: &Path) -> Result<Vec<RawFile>, RunnerError> {
-    let raw = run_dir.join("raw");
+    let raw = Layout::raw(run_dir);
     let mut files = Vec::new();
     let mut entries: Vec<PathBuf> = std::fs::read_dir(&raw)
         .map_err(|source| RunnerError::Io {
@@ -788,7 +788,7 @@ fn stamp_raw_files(run_dir: &Path) -> Result<Vec<RawFile>, RunnerError> {
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
         files.push(RawFile {
-            path: format!("raw/{name}"),
+            path: schedlab_tables::manifest::raw_file(&name),
             size: stamp.size,
             mtime_ns: stamp.mtime_ns,
             inode: stamp.inode,

@@ -6,10 +6,11 @@
 
 use std::path::{Path, PathBuf};
 
-use schedlab_collect::{Manifest, periodic};
 use schedlab_parse::{
     EventParts, EventTables, ParseContext, Parsed, ParserKind, parse_file_streaming,
 };
+use schedlab_tables::manifest::Manifest;
+use schedlab_tables::periodic_report::Report;
 use schedlab_tables::{
     CpuRow, CpuSampleRow, PlacementRow, ProcessRow, QualityRow, RunRow, Table, write_table,
 };
@@ -117,7 +118,7 @@ fn parse_run(
             argv: p.argv.clone(),
         });
         if let Some(report) = &p.report {
-            match periodic::Report::read(&run.dir.join(report)) {
+            match Report::read(&run.dir.join(report)) {
                 Ok(report) => out.parsed.workload_metrics.extend(report.metrics(
                     &run_id,
                     &p.workload,

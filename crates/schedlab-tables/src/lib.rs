@@ -12,6 +12,9 @@
 //! [`BackgroundWriter`] does so on its own thread, so that encoding overlaps reading; and
 //! [`concat_parts`] joins part files of a table written in parallel, without re-encoding.
 //! [`turbostat::read_turbostat`] reads the turbostat table, whose columns vary, back by name.
+//! The two JSON files a collected run holds besides its raw tool output are formats of the
+//! contract too: the run's [`manifest`] and the built-in periodic workload's
+//! [`periodic_report`], so that the parse stage reads them without depending on the collector.
 //!
 //! # Key design decision
 //!
@@ -23,7 +26,9 @@
 pub mod aggregates;
 mod background;
 mod concat;
+pub mod manifest;
 mod parquet_io;
+pub mod periodic_report;
 pub mod placement;
 pub mod rows;
 pub mod turbostat;
@@ -32,8 +37,8 @@ pub use aggregates::*;
 pub use background::BackgroundWriter;
 pub use concat::concat_parts;
 pub use parquet_io::{
-    TableWriter, read_batches, read_rows, read_table, schema_of, table_path, write_batch,
-    write_file_atomic, write_rows, write_table,
+    TableWriter, read_batches, read_rows, read_table, schema_of, table_path, table_path_named,
+    write_batch, write_file_atomic, write_rows, write_table,
 };
 pub use rows::*;
 

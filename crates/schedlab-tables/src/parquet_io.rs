@@ -271,7 +271,13 @@ pub fn read_batches(path: &Path) -> Result<Vec<RecordBatch>, TableError> {
 
 /// `DIR/<table>.parquet`: where table `T` lives in every stage directory.
 pub fn table_path<T: Table>(dir: &Path) -> PathBuf {
-    dir.join(format!("{}.parquet", T::NAME))
+    table_path_named(dir, T::NAME)
+}
+
+/// `DIR/<name>.parquet`, for code that knows a table by its name only (a list of the tables a
+/// stage reads).
+pub fn table_path_named(dir: &Path, name: &str) -> PathBuf {
+    dir.join(format!("{name}.parquet"))
 }
 
 /// Writes `rows` as `DIR/<table>.parquet` (the layout every stage directory uses); returns the path.

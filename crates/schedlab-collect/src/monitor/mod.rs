@@ -12,10 +12,9 @@ use std::path::Path;
 use std::time::Duration;
 
 use rustix::process::Signal;
-use serde::{Deserialize, Serialize};
-
 use schedlab_spec::raw::{PerfSchedOptions, TurbostatOptions};
 use schedlab_spec::{MonitorKind, MonitorPlan};
+use schedlab_tables::manifest::{MonitorRecord, raw_file};
 
 use crate::process::{self, Child, SpawnOptions};
 use perf_control::PerfControl;
@@ -24,26 +23,6 @@ pub use placement::{Sampler, Tracked};
 /// Why a monitor cannot run on this machine, with the fix.
 #[derive(Debug, Clone)]
 pub struct Unavailable(pub String);
-
-/// What the manifest keeps of a monitor.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct MonitorRecord {
-    pub name: String,
-    pub kind: String,
-    /// The exact command line, for external tools.
-    pub argv: Vec<String>,
-    /// `ran`, `skipped` or `failed`.
-    pub status: String,
-    pub reason: Option<String>,
-    /// Raw files it wrote, relative to the run directory.
-    pub files: Vec<String>,
-    pub parse: Option<String>,
-    pub start_ns: Option<i64>,
-    pub end_ns: Option<i64>,
-    /// CPU time a built-in sampler's own thread used, so its cost can be stated.
-    #[serde(default)]
-    pub self_cpu_ns: Option<i64>,
-}
 
 /// What a monitor reports when it stops cleanly.
 #[derive(Debug, Default)]
@@ -78,7 +57,7 @@ pub fn start(
     ctx: &MonitorContext<'_>,
     record: &mut MonitorRecord,
 ) -> Result<Running, Unavailable> {
-    let raw = |suffix: &str| format!("raw/{}.{suffix}", plan.name);
+    let raw = |suffix: &str| raw_file(&format!("{}.{suffix}", plan.name));
     match &plan.kind {
         MonitorKind::Placement(options) => {
             let file = raw("placement.parquet");
@@ -207,7 +186,7 @@ pub fn describe(plan: &MonitorPlan, run_dir: &Path) -> String {
         MonitorKind::PerfSched(options) => {
             let (ctl, ack) = perf_control::placeholder_paths();
             let control = enable_after(plan).map(|_| perf_control::options_for(&ctl, &ack));
-            let output = run_dir.join(format!("raw/{}.perf.data", plan.name));
+            let output = run_dir.join(raw_file(&format!("{}.perf.data", plan.name)));
             perf_sched_argv(options, &output, control).join(" ")
         }
         MonitorKind::Turbostat(options) => turbostat_argv(options).join(" "),
@@ -232,7 +211,7 @@ fn start_tool(
     stdout: Option<String>,
     control: Option<PerfControl>,
 ) -> Result<Running, Unavailable> {
-    let stderr = format!("raw/{}.stderr.txt", plan.name);
+    let stderr = raw_file(&format!("{}.stderr.txt", plan.name));
     let stdout_path = stdout.as_ref().map(|f| ctx.run_dir.join(f));
     let stderr_path = ctx.run_dir.join(&stderr);
     let options = SpawnOptions {

@@ -1,0 +1,162 @@
+//! `manifest.json`: everything known about one run, written by the runner when the collector
+//! returns, read by the parse stage and `schedlab status`.
+//!
+//! The manifest is a file format, so it lives in the contract crate with the tables: the parse
+//! stage reads it without depending on the collector that wrote it. Paths in it are relative to
+//! the run directory, so the names inside a run directory ([`MANIFEST_FILE`], [`RAW_DIR`]) are
+//! part of the format too; where the run directory itself lives is the runner's `layout`.
+//! Fields added later carry `#[serde(default)]`, so manifests of older runs keep reading.
+
+use std::collections::BTreeMap;
+
+use schedlab_topology::CpuInfo;
+use serde::{Deserialize, Serialize};
+
+/// The manifest's file name inside a run directory.
+pub const MANIFEST_FILE: &str = "manifest.json";
+
+/// The directory inside a run directory that holds every raw file the run recorded.
+pub const RAW_DIR: &str = "raw";
+
+/// The path, relative to the run directory, of the raw file `name`: what the manifest records.
+pub fn raw_file(name: &str) -> String {
+    format!("{RAW_DIR}/{name}")
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    /// Every workload ended with exit code 0.
+    Completed,
+    /// Collection finished but a workload or a required monitor failed.
+    Failed,
+    /// Ctrl-C or SIGTERM stopped the collection; what was recorded is kept.
+    Interrupted,
+}
+
+impl RunStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunStatus::Completed => "completed",
+            RunStatus::Failed => "failed",
+            RunStatus::Interrupted => "interrupted",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ProcessRecord {
+    pub workload: String,
+    pub instance: u32,
+    pub pid: i32,
+    pub argv: Vec<String>,
+    pub nice: i32,
+    pub cpus: Option<Vec<u32>>,
+    pub start_ns: i64,
+    pub end_ns: Option<i64>,
+    pub exit_code: Option<i32>,
+    /// Why the runner stopped it, when it did (`timeout`, `end of collection`, `interrupted`).
+    pub stopped: Option<String>,
+    /// Output files relative to the run directory.
+    pub stdout: String,
+    pub stderr: String,
+    /// The built-in periodic workload's report, relative to the run directory.
+    pub report: Option<String>,
+    pub parse: Option<String>,
+}
+
+/// A note for the quality table, made while collecting.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Note {
+    pub source: String,
+    pub severity: String,
+    pub message: String,
+}
+
+/// A raw file as it was when the run ended: the stat triple lets later checks trust it without
+/// hashing gigabytes again.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RawFile {
+    pub path: String,
+    pub size: u64,
+    pub mtime_ns: i64,
+    pub inode: u64,
+    pub blake3: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Manifest {
+    pub run_id: String,
+    pub pipeline: String,
+    pub label: Option<String>,
+    pub key: String,
+    pub variant: BTreeMap<String, String>,
+    pub repetition: u32,
+    pub status: RunStatus,
+    /// RFC 3339 wall-clock start.
+    pub started_at: String,
+    /// CLOCK_MONOTONIC start and end of the collection.
+    pub start_ns: i64,
+    /// When the monitors were all running: every `start_after` counts from here.
+    pub zero_ns: i64,
+    pub end_ns: i64,
+    pub host: HostFacts,
+    pub monitors: Vec<MonitorRecord>,
+    pub processes: Vec<ProcessRecord>,
+    pub notes: Vec<Note>,
+    /// Filled by the runner when the run ends.
+    pub raw_files: Vec<RawFile>,
+    /// The expanded run plan that was executed.
+    pub plan: serde_json::Value,
+    pub schedlab_version: String,
+}
+
+/// Facts about the machine that make runs comparable (collected by schedlab-collect's
+/// `host_facts`): two runs that differ here are not a fair comparison.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct HostFacts {
+    pub hostname: String,
+    pub kernel: String,
+    pub kernel_cmdline: String,
+    pub cpu_model: String,
+    pub nproc: usize,
+    /// cpufreq governor of CPU 0, where cpufreq exists.
+    pub governor: Option<String>,
+    /// cpufreq driver of CPU 0 (`intel_pstate`, `amd-pstate-epp`, `acpi-cpufreq`, …).
+    #[serde(default)]
+    pub cpufreq_driver: Option<String>,
+    /// energy_performance_preference of CPU 0 (`performance`, `balance_power`, …).
+    #[serde(default)]
+    pub energy_performance_preference: Option<String>,
+    /// /sys/devices/system/cpu/smt/control: `on`, `off`, `forceoff`, `notsupported`, ….
+    #[serde(default)]
+    pub smt: Option<String>,
+    /// Whether turbo/boost may be used: intel_pstate's `no_turbo` inverted, or cpufreq `boost`.
+    #[serde(default)]
+    pub turbo: Option<bool>,
+    /// First line of `--version` (`openssl version`) of each tool found on PATH, by name.
+    #[serde(default)]
+    pub tool_versions: BTreeMap<String, String>,
+    /// CPUs and their detected classes (the parse stage applies declared classes on top).
+    pub cpus: Vec<CpuInfo>,
+}
+
+/// What the manifest keeps of a monitor.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct MonitorRecord {
+    pub name: String,
+    pub kind: String,
+    /// The exact command line, for external tools.
+    pub argv: Vec<String>,
+    /// `ran`, `skipped` or `failed`.
+    pub status: String,
+    pub reason: Option<String>,
+    /// Raw files it wrote, relative to the run directory.
+    pub files: Vec<String>,
+    pub parse: Option<String>,
+    pub start_ns: Option<i64>,
+    pub end_ns: Option<i64>,
+    /// CPU time a built-in sampler's own thread used, so its cost can be stated.
+    #[serde(default)]
+    pub self_cpu_ns: Option<i64>,
+}
