@@ -7,9 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use schedlab_collect::monitor::{self, MonitorContext, MonitorRecord};
-use schedlab_spec::duration::Span;
-use schedlab_spec::raw::CpuSamplerOptions;
-use schedlab_spec::{MonitorKind, MonitorPlan};
+use schedlab_spec::{CpuSamplerOptions, MonitorKind, MonitorPlan};
 use schedlab_tables::CpuSampleRow;
 
 /// Runs the `cpu` monitor for `run_for` while one thread spins; returns its rows and what it
@@ -20,7 +18,7 @@ fn sample_while_spinning(run_for: Duration) -> (Vec<CpuSampleRow>, MonitorRecord
     let plan = MonitorPlan {
         name: "load".into(),
         kind: MonitorKind::Cpu(CpuSamplerOptions {
-            interval: Span(Duration::from_millis(200)),
+            interval: Duration::from_millis(200),
         }),
         optional: false,
     };

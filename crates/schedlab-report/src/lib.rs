@@ -24,7 +24,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
-use schedlab_spec::raw::{PlotKind, ReportFormat, Summarize};
+use schedlab_spec::{PlotKind, ReportFormat, Summarize};
 use schedlab_tables::{
     CpuActivityRow, CpuRow, CpuShareRow, CpuTimeRow, MigrationSummaryRow, PlacementRow,
     PowerStepRow, ProcessRow, QualityRow, ResidencyRow, SchedDelayRow, SchedSliceRow, TableError,
@@ -551,7 +551,11 @@ mod tests {
             aggregates: &aggregates,
             report: &report,
         };
-        let summary = summarize("p", &paths, &Summarize::default()).unwrap();
+        let markdown = Summarize {
+            report: vec![ReportFormat::Markdown],
+            plots: Vec::new(),
+        };
+        let summary = summarize("p", &paths, &markdown).unwrap();
         let line = |tid: i32| {
             let cell = format!("| {tid} | worker |");
             summary

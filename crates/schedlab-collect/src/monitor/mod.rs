@@ -14,8 +14,8 @@ use std::time::Duration;
 use rustix::process::Signal;
 use serde::{Deserialize, Serialize};
 
-use schedlab_spec::raw::{PerfSchedOptions, TurbostatOptions};
-use schedlab_spec::{MonitorKind, MonitorPlan};
+use schedlab_spec::duration::format_duration;
+use schedlab_spec::{MonitorKind, MonitorPlan, PerfSchedOptions, TurbostatOptions};
 
 use crate::process::{self, Child, SpawnOptions};
 use perf_control::PerfControl;
@@ -85,7 +85,7 @@ pub fn start(
             record.files.push(file.clone());
             Ok(Running::Placement(Sampler::start(
                 ctx.run_id.to_owned(),
-                options.interval.0,
+                options.interval,
                 ctx.tracked.clone(),
                 ctx.run_dir.join(file),
             )))
@@ -130,7 +130,7 @@ pub fn start(
             record.files.push(file.clone());
             Ok(Running::Cpu(cpu::Sampler::start(
                 ctx.run_id.to_owned(),
-                options.interval.0,
+                options.interval,
                 ctx.run_dir.join(file),
             )))
         }
@@ -176,7 +176,7 @@ fn turbostat_argv(options: &TurbostatOptions) -> Vec<String> {
     let mut argv: Vec<String> = ["turbostat", "--quiet", "--interval"]
         .map(String::from)
         .into();
-    argv.push(format!("{}", options.interval.0.as_secs_f64()));
+    argv.push(format!("{}", options.interval.as_secs_f64()));
     if !options.show.is_empty() {
         argv.extend(["--show".into(), options.show.join(",")]);
     }
@@ -188,7 +188,7 @@ pub fn enable_after(plan: &MonitorPlan) -> Option<Duration> {
     let MonitorKind::PerfSched(options) = &plan.kind else {
         return None;
     };
-    options.window.as_ref()?.start.map(|s| s.0)
+    options.window.as_ref()?.start
 }
 
 /// How long after the run's start a monitor must be stopped, when it records a window only.
@@ -197,7 +197,7 @@ pub fn stop_after(plan: &MonitorPlan) -> Option<Duration> {
         return None;
     };
     let window = options.window.as_ref()?;
-    Some(window.start.map(|s| s.0).unwrap_or_default() + window.duration?.0)
+    Some(window.start.unwrap_or_default() + window.duration?)
 }
 
 /// What starting this monitor would do, as `--dry-run` prints it.
@@ -211,8 +211,18 @@ pub fn describe(plan: &MonitorPlan, run_dir: &Path) -> String {
             perf_sched_argv(options, &output, control).join(" ")
         }
         MonitorKind::Turbostat(options) => turbostat_argv(options).join(" "),
-        MonitorKind::Placement(options) => format!("placement samples every {}", options.interval),
-        MonitorKind::Cpu(options) => format!("per-CPU samples every {}", options.interval),
+        MonitorKind::Placement(options) => {
+            format!(
+                "placement samples every {}",
+                format_duration(options.interval)
+            )
+        }
+        MonitorKind::Cpu(options) => {
+            format!(
+                "per-CPU samples every {}",
+                format_duration(options.interval)
+            )
+        }
         MonitorKind::Command { argv, .. } => argv.join(" "),
     };
     let from = enable_after(plan)
