@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use schedlab_spec::raw::Window;
+use schedlab_spec::Window;
 use schedlab_tables::{LossRow, PlacementRow, SchedDelayRow, SchedSliceRow};
 
 use crate::thread::{ThreadKey, ThreadUsage};

@@ -29,7 +29,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
-use schedlab_spec::raw::{AggregateStep, Window};
+use schedlab_spec::{AggregateStep, Window};
 use schedlab_tables::{
     CpuRow, CpuSampleRow, CpuShareRow, CpuTimeRow, LossRow, MigrationRow, MigrationSummaryRow,
     PlacementRow, PowerStepRow, ProcessRow, ResidencyRow, RunRow, SchedDelayRow, SchedSliceRow,
@@ -224,15 +224,15 @@ pub fn aggregate(
     let tables = Tables::load(tables_dir)?;
     let startup_ns = steps
         .iter()
-        .filter_map(|s| s.options().startup)
-        .map(|d| d.as_nanos())
+        .filter_map(|s| s.startup)
+        .map(|d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
         .next()
         .unwrap_or(0);
     let asks_trace = |name: &str| {
-        (steps.iter()).any(|s| s.name() == name && s.options().window == Some(Window::Trace))
+        (steps.iter()).any(|s| s.kind.name() == name && s.window == Some(Window::Trace))
     };
     let any_in_window =
-        (steps.iter()).any(|s| s.options().window == Some(Window::Trace) && s.takes_window());
+        (steps.iter()).any(|s| s.window == Some(Window::Trace) && s.kind.takes_window());
     let runs = by_run(&tables);
     let (mut all, in_trace_window) = compute(&runs, startup_ns, any_in_window);
     // A step that asks for the trace window takes its table from there (validation allows the
@@ -321,8 +321,8 @@ fn step_workloads(steps: &[AggregateStep], name: &str) -> Vec<Option<String>> {
         return vec![None];
     }
     let mut workloads: Vec<Option<String>> = Vec::new();
-    for step in steps.iter().filter(|s| s.name() == name) {
-        let workload = step.options().workload.as_ref().map(|w| w.value.clone());
+    for step in steps.iter().filter(|s| s.kind.name() == name) {
+        let workload = step.workload.clone();
         if !workloads.contains(&workload) {
             workloads.push(workload);
         }

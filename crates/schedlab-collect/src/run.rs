@@ -419,23 +419,19 @@ fn workload_argv(
         return (argv.clone(), None);
     };
     let report = raw_file(&format!("{}.{instance}.periodic.json", workload.name));
-    let busy = options.busy.map(|b| b.0).unwrap_or_else(|| {
-        options
-            .period
-            .0
-            .mul_f64(options.duty.unwrap_or(0.0) / 100.0)
-    });
+    let busy = (options.busy)
+        .unwrap_or_else(|| options.period.mul_f64(options.duty.unwrap_or(0.0) / 100.0));
     let argv = vec![
         self_exe.display().to_string(),
         "periodic-worker".into(),
         "--threads".into(),
         options.threads.to_string(),
         "--period-ns".into(),
-        ns(options.period.0).to_string(),
+        ns(options.period).to_string(),
         "--busy-ns".into(),
         ns(busy).to_string(),
         "--duration-ns".into(),
-        ns(options.duration.0).to_string(),
+        ns(options.duration).to_string(),
         "--report".into(),
         run_dir.join(&report).display().to_string(),
     ];

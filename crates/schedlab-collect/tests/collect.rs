@@ -7,9 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use schedlab_collect::monitor::{self, MonitorContext};
-use schedlab_spec::duration::Span;
-use schedlab_spec::raw::CpuSamplerOptions;
-use schedlab_spec::{MonitorKind, MonitorPlan};
+use schedlab_spec::{CpuSamplerOptions, MonitorKind, MonitorPlan};
 use schedlab_tables::CpuSampleRow;
 use schedlab_tables::manifest::{MonitorRecord, RAW_DIR};
 
@@ -21,7 +19,7 @@ fn sample_while_spinning(run_for: Duration) -> (Vec<CpuSampleRow>, MonitorRecord
     let plan = MonitorPlan {
         name: "load".into(),
         kind: MonitorKind::Cpu(CpuSamplerOptions {
-            interval: Span(Duration::from_millis(200)),
+            interval: Duration::from_millis(200),
         }),
         optional: false,
     };

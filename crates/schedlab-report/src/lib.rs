@@ -26,7 +26,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
-use schedlab_spec::raw::{PlotKind, ReportFormat, Summarize};
+use schedlab_spec::{PlotKind, ReportFormat, Summarize};
 use schedlab_tables::{
     BUSY_CPU_PCT, CpuActivityRow, CpuRow, CpuShareRow, CpuTimeRow, MigrationSummaryRow,
     PlacementRow, PowerStepRow, ProcessRow, QualityRow, ResidencyRollupRow, ResidencyRow,
@@ -648,7 +648,11 @@ mod tests {
             checked(4, 770_000_000, 2_321_000_000, true),
             checked(5, 770_000_000, 800_000_000, false),
         ];
-        let (summary, dir) = summarize_rows(&Summarize::default(), |aggregates| {
+        let markdown = Summarize {
+            report: vec![ReportFormat::Markdown],
+            plots: Vec::new(),
+        };
+        let (summary, dir) = summarize_rows(&markdown, |aggregates| {
             write_table(aggregates, &rows).unwrap();
         });
         let report = dir.path().join("report");

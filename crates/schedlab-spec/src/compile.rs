@@ -9,9 +9,14 @@ use crate::diagnostic::{Diagnostic, closest, hint_for_serde_message};
 use crate::duration::Span;
 use crate::locate::{Part, Place, Positions, Step, yaml_path};
 use crate::plan::{
-    CollectPlan, MonitorKind, MonitorPlan, Plan, Program, RunPlan, WorkloadPlan, variant_text,
+    AggregateStep, CollectPlan, CpuSamplerOptions, MonitorKind, MonitorPlan, PerfSchedOptions,
+    PeriodicOptions, PlacementOptions, Plan, Program, RecordingWindow, RunPlan, Summarize,
+    TurbostatOptions, WorkloadPlan, variant_text,
 };
-use crate::raw::{CpuItem, PeriodicOptions, RawMonitor, RawPipeline, RawWorkload, Scalar};
+use crate::raw::{
+    CpuItem, RawCpuSampler, RawMonitor, RawPerfSched, RawPeriodic, RawPipeline, RawPlacement,
+    RawStep, RawSummarize, RawTurbostat, RawWorkload, Scalar,
+};
 
 /// What compilation needs from the rest of schedlab.
 #[derive(Debug, Clone)]
@@ -186,19 +191,20 @@ impl Checker<'_> {
             runs,
             variants,
             topology,
-            aggregate: raw.aggregate,
-            summarize: raw.summarize,
+            aggregate: raw.aggregate.iter().map(AggregateStep::from).collect(),
+            summarize: Summarize::from(raw.summarize),
         }
     }
 
     fn aggregate(&mut self, raw: &RawPipeline) {
         let workload_names: Vec<&str> = raw.collect.workloads.keys().map(String::as_str).collect();
         for (index, step) in raw.aggregate.iter().enumerate() {
-            if step.options().window.is_some() && !step.takes_window() {
+            let kind = step.kind();
+            if step.options().window.is_some() && !kind.takes_window() {
                 self.error_at_path(
-                    &yaml_path!["aggregate", index, step.name(), "window"],
+                    &yaml_path!["aggregate", index, kind.name(), "window"],
                     Part::Key,
-                    format!("`window` does not apply to `{}`", step.name()),
+                    format!("`window` does not apply to `{}`", kind.name()),
                     Some("it applies to residency, migrations, sched_delay and cpu_time".into()),
                 );
             }
@@ -339,19 +345,19 @@ impl Checker<'_> {
                 "duration"
             ];
             self.longer_than_zero(&at, "duration", window);
-            kinds.push(MonitorKind::PerfSched(o.clone()));
+            kinds.push(MonitorKind::PerfSched(o.into()));
         }
         if let Some(o) = &raw.placement {
             self.longer_than_zero(&interval("placement"), "interval", Some(o.interval));
-            kinds.push(MonitorKind::Placement(o.clone()));
+            kinds.push(MonitorKind::Placement(o.into()));
         }
         if let Some(o) = &raw.turbostat {
             self.longer_than_zero(&interval("turbostat"), "interval", Some(o.interval));
-            kinds.push(MonitorKind::Turbostat(o.clone()));
+            kinds.push(MonitorKind::Turbostat(o.into()));
         }
         if let Some(o) = &raw.cpu {
             self.longer_than_zero(&interval("cpu"), "interval", Some(o.interval));
-            kinds.push(MonitorKind::Cpu(o.clone()));
+            kinds.push(MonitorKind::Cpu(o.into()));
         }
         if let Some(o) = &raw.command {
             if o.run.is_empty() {
@@ -459,7 +465,7 @@ impl Checker<'_> {
             }),
             (None, Some(periodic)) => {
                 self.periodic(&at, periodic);
-                Some(Program::Periodic(periodic.clone()))
+                Some(Program::Periodic(periodic.into()))
             }
             _ => {
                 let message = format!(
@@ -472,7 +478,7 @@ impl Checker<'_> {
     }
 
     /// The periodic load's options, under the workload at `workload`.
-    fn periodic(&mut self, workload: &[Step], periodic: &PeriodicOptions) {
+    fn periodic(&mut self, workload: &[Step], periodic: &RawPeriodic) {
         let at = |key: &str| {
             let mut at = workload.to_vec();
             at.extend(yaml_path!["periodic", key]);
@@ -609,6 +615,76 @@ impl Checker<'_> {
         cpus.sort_unstable();
         cpus.dedup();
         cpus
+    }
+}
+
+impl From<&RawPerfSched> for PerfSchedOptions {
+    fn from(raw: &RawPerfSched) -> Self {
+        PerfSchedOptions {
+            buffer: raw.buffer.clone(),
+            window: raw.window.as_ref().map(|w| RecordingWindow {
+                start: w.start.map(|d| d.0),
+                duration: w.duration.map(|d| d.0),
+            }),
+        }
+    }
+}
+
+impl From<&RawPlacement> for PlacementOptions {
+    fn from(raw: &RawPlacement) -> Self {
+        PlacementOptions {
+            interval: raw.interval.0,
+        }
+    }
+}
+
+impl From<&RawTurbostat> for TurbostatOptions {
+    fn from(raw: &RawTurbostat) -> Self {
+        TurbostatOptions {
+            interval: raw.interval.0,
+            show: raw.show.clone(),
+        }
+    }
+}
+
+impl From<&RawCpuSampler> for CpuSamplerOptions {
+    fn from(raw: &RawCpuSampler) -> Self {
+        CpuSamplerOptions {
+            interval: raw.interval.0,
+        }
+    }
+}
+
+impl From<&RawPeriodic> for PeriodicOptions {
+    fn from(raw: &RawPeriodic) -> Self {
+        PeriodicOptions {
+            threads: raw.threads,
+            period: raw.period.0,
+            busy: raw.busy.map(|d| d.0),
+            duty: raw.duty,
+            duration: raw.duration.0,
+        }
+    }
+}
+
+impl From<&RawStep> for AggregateStep {
+    fn from(raw: &RawStep) -> Self {
+        let options = raw.options();
+        AggregateStep {
+            kind: raw.kind(),
+            workload: options.workload.as_ref().map(|w| w.value.clone()),
+            startup: options.startup.map(|d| d.0),
+            window: options.window,
+        }
+    }
+}
+
+impl From<RawSummarize> for Summarize {
+    fn from(raw: RawSummarize) -> Self {
+        Summarize {
+            report: raw.report,
+            plots: raw.plots,
+        }
     }
 }
 

@@ -10,12 +10,6 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 pub struct Span(pub Duration);
 
-impl Span {
-    pub fn as_nanos(self) -> i64 {
-        i64::try_from(self.0.as_nanos()).unwrap_or(i64::MAX)
-    }
-}
-
 const UNITS: [(&str, f64); 6] = [
     ("ns", 1e-9),
     ("us", 1e-6),
@@ -57,15 +51,19 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
     }
 }
 
+/// A duration as a pipeline would write it, in its largest exact unit: `1500ms`, `70s`.
+pub fn format_duration(duration: Duration) -> String {
+    match duration.as_nanos() {
+        n if n % 1_000_000_000 == 0 => format!("{}s", n / 1_000_000_000),
+        n if n % 1_000_000 == 0 => format!("{}ms", n / 1_000_000),
+        n if n % 1_000 == 0 => format!("{}us", n / 1_000),
+        n => format!("{n}ns"),
+    }
+}
+
 impl fmt::Display for Span {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let nanos = self.0.as_nanos();
-        match nanos {
-            n if n % 1_000_000_000 == 0 => write!(f, "{}s", n / 1_000_000_000),
-            n if n % 1_000_000 == 0 => write!(f, "{}ms", n / 1_000_000),
-            n if n % 1_000 == 0 => write!(f, "{}us", n / 1_000),
-            n => write!(f, "{n}ns"),
-        }
+        f.write_str(&format_duration(self.0))
     }
 }
 
@@ -82,6 +80,23 @@ impl Serialize for Span {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.collect_str(self)
     }
+}
+
+/// Serializes a plan's duration as its pipeline wrote it (`"200ms"`), the form the stage digests
+/// have always been made from (a bare `Duration` would be `{"secs":0,"nanos":200000000}`).
+pub(crate) fn serialize_as_written<S: Serializer>(
+    duration: &Duration,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    Span(*duration).serialize(serializer)
+}
+
+/// [`serialize_as_written`] for an optional duration (`null` when absent).
+pub(crate) fn serialize_option_as_written<S: Serializer>(
+    duration: &Option<Duration>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    duration.map(Span).serialize(serializer)
 }
 
 #[cfg(test)]

@@ -2,10 +2,11 @@
 //!
 //! # Brief overview
 //!
-//! Configuration is read in two steps (as Vector does): [`raw`] mirrors the YAML with
-//! `deny_unknown_fields` so typos fail at their line, and [`compile()`] checks what the shape cannot
-//! say (undefined `${vars}`, unknown parsers, one kind per monitor) and expands matrix × repeat into
-//! [`RunPlan`]s. All errors come back at once as [`Diagnostic`]s with file:line:column, the line,
+//! Configuration is read in two steps (as Vector does): the private `raw` module mirrors the YAML
+//! with `deny_unknown_fields` so typos fail at their line, and [`compile()`] checks what the shape
+//! cannot say (undefined `${vars}`, unknown parsers, one kind per monitor) and expands matrix ×
+//! repeat into [`RunPlan`]s of resolved types ([`AggregateStep`], [`PeriodicOptions`], …), so that
+//! how the YAML spells a key never reaches the stages. All errors come back at once as [`Diagnostic`]s with file:line:column, the line,
 //! a caret and a hint.
 //!
 //! # Key design decision
@@ -24,10 +25,12 @@ mod diagnostic;
 pub mod duration;
 mod locate;
 mod plan;
-pub mod raw;
+mod raw;
 
 pub use compile::{CompileOptions, compile, substitute};
 pub use diagnostic::{Diagnostic, closest};
 pub use plan::{
-    CollectPlan, MonitorKind, MonitorPlan, Plan, Program, RunPlan, WorkloadPlan, variant_text,
+    AggregateStep, CollectPlan, CpuSamplerOptions, MonitorKind, MonitorPlan, PerfSchedOptions,
+    PeriodicOptions, PlacementOptions, Plan, PlotKind, Program, RecordingWindow, ReportFormat,
+    RunPlan, StepKind, Summarize, TurbostatOptions, Window, WorkloadPlan, variant_text,
 };

@@ -1,17 +1,20 @@
 //! The pipeline as written: serde types that mirror the YAML, with `deny_unknown_fields`
 //! everywhere so a typo is an error at its line instead of a silently ignored key.
 //!
-//! Nothing here is checked beyond its shape; [`crate::compile`] turns it into a [`crate::Plan`].
+//! Nothing here is checked beyond its shape; [`crate::compile`] turns it into a [`crate::Plan`],
+//! whose types are its own: nothing outside this crate sees these. Where the YAML value is already
+//! the resolved one (a `window`, a report format), the plan's type is read directly.
 
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use serde_saphyr::Spanned;
 
 use crate::duration::Span;
+use crate::plan::{PlotKind, ReportFormat, StepKind, Window};
 
 /// A YAML scalar used as a variable or matrix value; kept as text for substitution.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(untagged)]
 pub enum Scalar {
     Int(i64),
@@ -32,14 +35,14 @@ impl std::fmt::Display for Scalar {
 }
 
 /// A CPU or a range of CPUs: `3` or `"4-11"`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(untagged)]
 pub enum CpuItem {
     One(u32),
     Range(String),
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawPipeline {
     pub name: Spanned<String>,
@@ -63,12 +66,12 @@ pub struct RawPipeline {
     pub topology: Option<BTreeMap<String, Vec<CpuItem>>>,
     pub collect: RawCollect,
     #[serde(default)]
-    pub aggregate: Vec<AggregateStep>,
+    pub aggregate: Vec<RawStep>,
     #[serde(default)]
-    pub summarize: Summarize,
+    pub summarize: RawSummarize,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawCollect {
     /// How long monitors record. Without it the run ends when the last workload ends.
@@ -83,39 +86,39 @@ pub struct RawCollect {
 }
 
 /// One monitor: exactly one kind key plus `optional`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawMonitor {
     #[serde(rename = "perf-sched", default)]
-    pub perf_sched: Option<PerfSchedOptions>,
+    pub perf_sched: Option<RawPerfSched>,
     #[serde(default)]
-    pub placement: Option<PlacementOptions>,
+    pub placement: Option<RawPlacement>,
     #[serde(default)]
-    pub turbostat: Option<TurbostatOptions>,
+    pub turbostat: Option<RawTurbostat>,
     #[serde(default)]
     pub command: Option<CommandOptions>,
     #[serde(default)]
-    pub cpu: Option<CpuSamplerOptions>,
+    pub cpu: Option<RawCpuSampler>,
     /// When the monitor cannot start here, skip it with a recorded reason instead of failing.
     #[serde(default)]
     pub optional: bool,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct PerfSchedOptions {
+pub struct RawPerfSched {
     /// Ring-buffer size per CPU (`perf record -m`), e.g. `"64M"` or `"1024"` pages.
     #[serde(default)]
     pub buffer: Option<String>,
     /// Record only part of the run, so a long run does not produce gigabytes.
     #[serde(default)]
-    pub window: Option<RecordingWindow>,
+    pub window: Option<RawRecordingWindow>,
 }
 
 /// When a trace records, relative to the moment workloads' `start_after` counts from.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct RecordingWindow {
+pub struct RawRecordingWindow {
     /// Start recording this long after the run starts (perf starts with its events disabled
     /// and is enabled then, through its control FIFO).
     #[serde(default)]
@@ -125,9 +128,9 @@ pub struct RecordingWindow {
     pub duration: Option<Span>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct PlacementOptions {
+pub struct RawPlacement {
     #[serde(default = "default_placement_interval")]
     pub interval: Span,
 }
@@ -136,9 +139,9 @@ fn default_placement_interval() -> Span {
     Span(std::time::Duration::from_millis(200))
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct TurbostatOptions {
+pub struct RawTurbostat {
     #[serde(default = "default_one_second")]
     pub interval: Span,
     /// Columns for `--show`, e.g. `[CPU, Core, Busy%, Bzy_MHz]`.
@@ -151,14 +154,14 @@ fn default_one_second() -> Span {
 }
 
 /// The built-in per-CPU sampler: busy %, frequency, idle-state residency, package energy.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct CpuSamplerOptions {
+pub struct RawCpuSampler {
     #[serde(default = "default_one_second")]
     pub interval: Span,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CommandOptions {
     pub run: Vec<Spanned<String>>,
@@ -166,7 +169,7 @@ pub struct CommandOptions {
     pub parse: Option<Spanned<String>>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawWorkload {
     /// An external program as an argv list, run without a shell.
@@ -174,7 +177,7 @@ pub struct RawWorkload {
     pub run: Option<Vec<Spanned<String>>>,
     /// The built-in periodic load, instead of `run`.
     #[serde(default)]
-    pub periodic: Option<PeriodicOptions>,
+    pub periodic: Option<RawPeriodic>,
     #[serde(default)]
     pub start_after: Option<Span>,
     #[serde(default)]
@@ -202,9 +205,9 @@ pub struct RawWorkload {
 
 /// rt-app-like periodic threads: each wakes every `period`, spins for `busy` (or `duty` percent
 /// of the period), and sleeps until the next period.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct PeriodicOptions {
+pub struct RawPeriodic {
     #[serde(default = "one")]
     pub threads: u32,
     pub period: Span,
@@ -220,74 +223,52 @@ fn one() -> u32 {
     1
 }
 
-/// One aggregate step: `- residency: { workload: burst }`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// One aggregate step: `- residency: { workload: burst }`. What each computes is
+/// [`StepKind`]'s documentation.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
-pub enum AggregateStep {
-    /// Share of each thread's CPU time on each CPU and core class.
-    Residency(StepOptions),
-    /// Migration counts, start-up vs steady state, and the mean interval between them.
-    Migrations(StepOptions),
-    /// Scheduling delay (wakeup to run) mean and max.
-    SchedDelay(StepOptions),
-    /// CPU time against wall time per thread.
-    CpuTime(StepOptions),
-    /// Reported against effective wall-clock throughput (openssl speed).
-    Throughput(StepOptions),
-    /// turbostat's Busy%, Avg_MHz, Bzy_MHz, C1/C6, temperature and package power per CPU, core
-    /// class and for all CPUs, over the run or (with `workload`) over that workload's lifetime.
-    CpuActivity(StepOptions),
-    /// CPUs each workload received before, during and after `workload`'s lifetime (over the
-    /// whole run without it), in total and per core class.
-    CpuShare(StepOptions),
-    /// The largest step in package power (turbostat's PkgWatt, or RAPL energy from the `cpu`
-    /// monitor) within `workload`'s lifetime, or over the run.
-    PowerStep(StepOptions),
+pub enum RawStep {
+    Residency(RawStepOptions),
+    Migrations(RawStepOptions),
+    SchedDelay(RawStepOptions),
+    CpuTime(RawStepOptions),
+    Throughput(RawStepOptions),
+    CpuActivity(RawStepOptions),
+    CpuShare(RawStepOptions),
+    PowerStep(RawStepOptions),
 }
 
-impl AggregateStep {
-    pub fn name(&self) -> &'static str {
+impl RawStep {
+    pub fn kind(&self) -> StepKind {
         match self {
-            AggregateStep::Residency(_) => "residency",
-            AggregateStep::Migrations(_) => "migrations",
-            AggregateStep::SchedDelay(_) => "sched_delay",
-            AggregateStep::CpuTime(_) => "cpu_time",
-            AggregateStep::Throughput(_) => "throughput",
-            AggregateStep::CpuActivity(_) => "cpu_activity",
-            AggregateStep::CpuShare(_) => "cpu_share",
-            AggregateStep::PowerStep(_) => "power_step",
+            RawStep::Residency(_) => StepKind::Residency,
+            RawStep::Migrations(_) => StepKind::Migrations,
+            RawStep::SchedDelay(_) => StepKind::SchedDelay,
+            RawStep::CpuTime(_) => StepKind::CpuTime,
+            RawStep::Throughput(_) => StepKind::Throughput,
+            RawStep::CpuActivity(_) => StepKind::CpuActivity,
+            RawStep::CpuShare(_) => StepKind::CpuShare,
+            RawStep::PowerStep(_) => StepKind::PowerStep,
         }
     }
 
-    /// Whether `window: trace` applies: the steps computed per thread from a trace. The others
-    /// set their span with `workload`, or do not come from a trace (throughput).
-    pub fn takes_window(&self) -> bool {
-        matches!(
-            self,
-            AggregateStep::Residency(_)
-                | AggregateStep::Migrations(_)
-                | AggregateStep::SchedDelay(_)
-                | AggregateStep::CpuTime(_)
-        )
-    }
-
-    pub fn options(&self) -> &StepOptions {
+    pub fn options(&self) -> &RawStepOptions {
         match self {
-            AggregateStep::Residency(o)
-            | AggregateStep::Migrations(o)
-            | AggregateStep::SchedDelay(o)
-            | AggregateStep::CpuTime(o)
-            | AggregateStep::Throughput(o)
-            | AggregateStep::CpuActivity(o)
-            | AggregateStep::CpuShare(o)
-            | AggregateStep::PowerStep(o) => o,
+            RawStep::Residency(o)
+            | RawStep::Migrations(o)
+            | RawStep::SchedDelay(o)
+            | RawStep::CpuTime(o)
+            | RawStep::Throughput(o)
+            | RawStep::CpuActivity(o)
+            | RawStep::CpuShare(o)
+            | RawStep::PowerStep(o) => o,
         }
     }
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct StepOptions {
+pub struct RawStepOptions {
     /// Restrict to one workload (all workloads when absent).
     #[serde(default)]
     pub workload: Option<Spanned<String>>,
@@ -299,19 +280,9 @@ pub struct StepOptions {
     pub window: Option<Window>,
 }
 
-/// A span of a run an aggregate can be restricted to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Window {
-    /// Where every CPU's perf trace has data (`runs.trace_window_start_ns` to `_end_ns`): per-CPU
-    /// ring buffers start and stop at different times, so outside it some CPU's events are
-    /// missing. Slices are cut at its edges; runs without a trace are not restricted.
-    Trace,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Summarize {
+pub struct RawSummarize {
     /// `markdown` (report/summary.md, always written) and `html` (report/index.html, the same
     /// tables with the plots).
     #[serde(default = "default_reports")]
@@ -321,9 +292,9 @@ pub struct Summarize {
     pub plots: Vec<PlotKind>,
 }
 
-impl Default for Summarize {
+impl Default for RawSummarize {
     fn default() -> Self {
-        Summarize {
+        RawSummarize {
             report: default_reports(),
             plots: Vec::new(),
         }
@@ -332,21 +303,4 @@ impl Default for Summarize {
 
 fn default_reports() -> Vec<ReportFormat> {
     vec![ReportFormat::Markdown]
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ReportFormat {
-    Markdown,
-    Html,
-}
-
-/// A plot of each run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum PlotKind {
-    /// Which workload ran on which CPU when (a lane per CPU, labelled with its class).
-    CpuTimeline,
-    /// Seconds of each workload on each CPU, stacked.
-    Residency,
 }

@@ -12,8 +12,8 @@ use std::path::Path;
 use std::time::Duration;
 
 use rustix::process::Signal;
-use schedlab_spec::raw::{PerfSchedOptions, TurbostatOptions};
-use schedlab_spec::{MonitorKind, MonitorPlan};
+use schedlab_spec::duration::format_duration;
+use schedlab_spec::{MonitorKind, MonitorPlan, PerfSchedOptions, TurbostatOptions};
 use schedlab_tables::manifest::{MonitorRecord, raw_file};
 
 use crate::process::{self, Child, SpawnOptions};
@@ -64,7 +64,7 @@ pub fn start(
             record.files.push(file.clone());
             Ok(Running::Placement(Sampler::start(
                 ctx.run_id.to_owned(),
-                options.interval.0,
+                options.interval,
                 ctx.tracked.clone(),
                 ctx.run_dir.join(file),
             )))
@@ -109,7 +109,7 @@ pub fn start(
             record.files.push(file.clone());
             Ok(Running::Cpu(cpu::Sampler::start(
                 ctx.run_id.to_owned(),
-                options.interval.0,
+                options.interval,
                 ctx.run_dir.join(file),
             )))
         }
@@ -155,7 +155,7 @@ fn turbostat_argv(options: &TurbostatOptions) -> Vec<String> {
     let mut argv: Vec<String> = ["turbostat", "--quiet", "--interval"]
         .map(String::from)
         .into();
-    argv.push(format!("{}", options.interval.0.as_secs_f64()));
+    argv.push(format!("{}", options.interval.as_secs_f64()));
     if !options.show.is_empty() {
         argv.extend(["--show".into(), options.show.join(",")]);
     }
@@ -167,7 +167,7 @@ pub fn enable_after(plan: &MonitorPlan) -> Option<Duration> {
     let MonitorKind::PerfSched(options) = &plan.kind else {
         return None;
     };
-    options.window.as_ref()?.start.map(|s| s.0)
+    options.window.as_ref()?.start
 }
 
 /// How long after the run's start a monitor must be stopped, when it records a window only.
@@ -176,7 +176,7 @@ pub fn stop_after(plan: &MonitorPlan) -> Option<Duration> {
         return None;
     };
     let window = options.window.as_ref()?;
-    Some(window.start.map(|s| s.0).unwrap_or_default() + window.duration?.0)
+    Some(window.start.unwrap_or_default() + window.duration?)
 }
 
 /// What starting this monitor would do, as `--dry-run` prints it.
@@ -190,8 +190,18 @@ pub fn describe(plan: &MonitorPlan, run_dir: &Path) -> String {
             perf_sched_argv(options, &output, control).join(" ")
         }
         MonitorKind::Turbostat(options) => turbostat_argv(options).join(" "),
-        MonitorKind::Placement(options) => format!("placement samples every {}", options.interval),
-        MonitorKind::Cpu(options) => format!("per-CPU samples every {}", options.interval),
+        MonitorKind::Placement(options) => {
+            format!(
+                "placement samples every {}",
+                format_duration(options.interval)
+            )
+        }
+        MonitorKind::Cpu(options) => {
+            format!(
+                "per-CPU samples every {}",
+                format_duration(options.interval)
+            )
+        }
         MonitorKind::Command { argv, .. } => argv.join(" "),
     };
     let from = enable_after(plan)

@@ -1,15 +1,21 @@
 //! The checked, expanded pipeline: what the runner executes. Every `${var}` is substituted, every
 //! matrix combination and repetition is its own [`RunPlan`], durations are resolved.
+//! Nothing here mirrors the YAML: renaming a pipeline key changes the private `raw` module and
+//! `compile`, not the stages that read a plan.
+
+mod options;
+mod steps;
 
 use std::collections::BTreeMap;
 use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::raw::{
-    AggregateStep, CpuSamplerOptions, PerfSchedOptions, PeriodicOptions, PlacementOptions,
-    Summarize, TurbostatOptions,
+pub use options::{
+    CpuSamplerOptions, PerfSchedOptions, PeriodicOptions, PlacementOptions, RecordingWindow,
+    TurbostatOptions,
 };
+pub use steps::{AggregateStep, PlotKind, ReportFormat, StepKind, Summarize, Window};
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Plan {
@@ -151,7 +157,7 @@ impl WorkloadPlan {
     /// When this workload is expected to end, relative to the run's start (None: unknown).
     pub fn expected_end(&self) -> Option<Duration> {
         let own = match &self.program {
-            Program::Periodic(p) => Some(p.duration.0),
+            Program::Periodic(p) => Some(p.duration),
             Program::External { .. } => None,
         };
         let bound = match (own, self.timeout) {
