@@ -29,7 +29,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
-use schedlab_spec::{AggregateStep, Window};
+use schedlab_spec::{AggregateStep, StepKind, Window};
 use schedlab_tables::{
     CpuRow, CpuSampleRow, CpuShareRow, CpuTimeRow, LossRow, MigrationRow, MigrationSummaryRow,
     PlacementRow, PowerStepRow, ProcessRow, ResidencyRow, RunRow, SchedDelayRow, SchedSliceRow,
@@ -228,9 +228,8 @@ pub fn aggregate(
         .map(|d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
         .next()
         .unwrap_or(0);
-    let asks_trace = |name: &str| {
-        (steps.iter()).any(|s| s.kind.name() == name && s.window == Some(Window::Trace))
-    };
+    let asks_trace =
+        |kind: StepKind| (steps.iter()).any(|s| s.kind == kind && s.window == Some(Window::Trace));
     let any_in_window =
         (steps.iter()).any(|s| s.window == Some(Window::Trace) && s.kind.takes_window());
     let runs = by_run(&tables);
@@ -239,19 +238,24 @@ pub fn aggregate(
     // window only on these four).
     if let Some(window) = in_trace_window {
         macro_rules! from_window {
-            ($($field:ident),*) => {$(
-                if asks_trace(stringify!($field)) {
+            ($($field:ident: $kind:expr),*) => {$(
+                if asks_trace($kind) {
                     all.$field = window.$field;
                 }
             )*};
         }
-        from_window!(residency, migrations, sched_delay, cpu_time);
+        from_window!(
+            residency: StepKind::Residency,
+            migrations: StepKind::Migrations,
+            sched_delay: StepKind::SchedDelay,
+            cpu_time: StepKind::CpuTime
+        );
     }
     all.throughput = throughput::effective(&tables.workload_metrics, &tables.processes);
     let mut written = Vec::new();
     macro_rules! write_step {
-        ($field:ident, $name:literal) => {
-            if let Some(workloads) = selection(steps, $name) {
+        ($field:ident, $kind:expr) => {
+            if let Some(workloads) = selection(steps, $kind) {
                 if !workloads.is_empty() {
                     all.$field.retain(|row| workloads.contains(&row.workload));
                 }
@@ -259,29 +263,29 @@ pub fn aggregate(
             }
         };
     }
-    write_step!(residency, "residency");
-    write_step!(migrations, "migrations");
-    write_step!(sched_delay, "sched_delay");
-    write_step!(cpu_time, "cpu_time");
-    write_step!(throughput, "throughput");
+    write_step!(residency, StepKind::Residency);
+    write_step!(migrations, StepKind::Migrations);
+    write_step!(sched_delay, StepKind::SchedDelay);
+    write_step!(cpu_time, StepKind::CpuTime);
+    write_step!(throughput, StepKind::Throughput);
     // The roll-ups of the per-thread tables, over the rows those steps kept.
-    let kept = |name| selection(steps, name).is_some();
-    if kept("residency") {
+    let kept = |kind| selection(steps, kind).is_some();
+    if kept(StepKind::Residency) {
         let rows = rollup::residency_rollup(&all.residency);
         written.push(write_table(out_dir, &rows)?);
     }
-    if kept("cpu_time") || kept("migrations") {
+    if kept(StepKind::CpuTime) || kept(StepKind::Migrations) {
         let rows = rollup::totals(
-            kept("cpu_time").then_some(all.cpu_time.as_slice()),
-            kept("migrations").then_some(all.migrations.as_slice()),
+            kept(StepKind::CpuTime).then_some(all.cpu_time.as_slice()),
+            kept(StepKind::Migrations).then_some(all.migrations.as_slice()),
         );
         written.push(write_table(out_dir, &rows)?);
     }
 
-    let windows: Vec<String> = (step_workloads(steps, "cpu_activity").into_iter())
+    let windows: Vec<String> = (step_workloads(steps, StepKind::CpuActivity).into_iter())
         .map(|w| w.unwrap_or_else(|| cpu_activity::RUN_WINDOW.to_owned()))
         .collect();
-    let power_references = step_workloads(steps, "power_step");
+    let power_references = step_workloads(steps, StepKind::PowerStep);
     let turbostat = if windows.is_empty() && power_references.is_empty() {
         Vec::new()
     } else {
@@ -300,7 +304,7 @@ pub fn aggregate(
         written.push(write_table(out_dir, &rows)?);
     }
 
-    let references = step_workloads(steps, "cpu_share");
+    let references = step_workloads(steps, StepKind::CpuShare);
     if !references.is_empty() {
         let rows: Vec<CpuShareRow> = (references.iter())
             .flat_map(|reference| {
@@ -314,14 +318,14 @@ pub fn aggregate(
     Ok(written)
 }
 
-/// The `workload` of every step named `name`, in order and without repeats (`None` for a step
+/// The `workload` of every step of `kind`, in order and without repeats (`None` for a step
 /// without one). A pipeline without aggregate steps gets one `None`: the whole run.
-fn step_workloads(steps: &[AggregateStep], name: &str) -> Vec<Option<String>> {
+fn step_workloads(steps: &[AggregateStep], kind: StepKind) -> Vec<Option<String>> {
     if steps.is_empty() {
         return vec![None];
     }
     let mut workloads: Vec<Option<String>> = Vec::new();
-    for step in steps.iter().filter(|s| s.kind.name() == name) {
+    for step in steps.iter().filter(|s| s.kind == kind) {
         let workload = step.workload.clone();
         if !workloads.contains(&workload) {
             workloads.push(workload);
@@ -330,10 +334,10 @@ fn step_workloads(steps: &[AggregateStep], name: &str) -> Vec<Option<String>> {
     workloads
 }
 
-/// Which workloads step `name` keeps: `None` when the pipeline has no such step, an empty list
-/// for every workload. A pipeline without aggregate steps gets every step for every workload.
-fn selection(steps: &[AggregateStep], name: &str) -> Option<Vec<String>> {
-    let workloads = step_workloads(steps, name);
+/// Which workloads the steps of `kind` keep: `None` when the pipeline has no such step, an empty
+/// list for every workload. A pipeline without aggregate steps gets every step for every workload.
+fn selection(steps: &[AggregateStep], kind: StepKind) -> Option<Vec<String>> {
+    let workloads = step_workloads(steps, kind);
     if workloads.is_empty() {
         return None;
     }
