@@ -42,10 +42,10 @@ word_enum! {
     pub enum MonitorStatus {
         /// It started and recorded.
         Ran = "ran",
-        /// It did not start because the machine lacks what it needs (a tool, a file, root);
-        /// the reason says what.
+        /// An optional monitor the machine could not start (a missing tool, file or
+        /// permission); the reason says what.
         Skipped = "skipped",
-        /// It started, or tried to, and broke; the reason says how.
+        /// It could not open its recording window or did not stop cleanly; the reason says how.
         Failed = "failed",
     }
 }
