@@ -95,7 +95,9 @@ fn copy_row_groups(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{QualityRow, SchedSliceRow, Severity, read_batches, read_rows, schema_of, write_rows};
+    use crate::{
+        QualityRow, SchedSliceRow, Severity, read_batches, read_rows, schema_of, write_rows,
+    };
 
     fn note(i: usize) -> QualityRow {
         QualityRow {

@@ -39,7 +39,8 @@ fn fields_of<T: Table>() -> Vec<FieldRef> {
 fn plain_strings(field: FieldRef) -> FieldRef {
     match field.data_type() {
         DataType::Dictionary(_, values) => {
-            Arc::new(field.as_ref().clone().with_data_type(values.as_ref().clone()))
+            let values = values.as_ref().clone();
+            Arc::new(field.as_ref().clone().with_data_type(values))
         }
         _ => field,
     }
@@ -470,8 +471,9 @@ mod word_column_tests {
         assert_eq!(values.data_type(), &DataType::Utf8, "{column}");
         let values = values.as_any().downcast_ref::<StringArray>().unwrap();
         assert_eq!(values.iter().flatten().collect::<Vec<_>>(), words);
+        let schema = schema_of::<T>();
         assert_eq!(
-            schema_of::<T>().field_with_name(column).unwrap().data_type(),
+            schema.field_with_name(column).unwrap().data_type(),
             &DataType::Utf8
         );
         assert_eq!(read_rows::<T>(&path).unwrap(), rows);
