@@ -15,9 +15,10 @@
 use std::collections::BTreeMap;
 
 use crate::stats::Sample;
+use schedlab_tables::manifest::RunStatus;
 use schedlab_tables::{
     ComparisonRow, CpuActivityRow, CpuShareRow, CpuTimeRow, ProcessRow, RunRow, ThroughputRow,
-    WorkloadMetricRow,
+    Verdict, WorkloadMetricRow,
 };
 
 /// What runs are grouped by.
@@ -125,7 +126,7 @@ pub fn observations(
     by: &GroupBy,
 ) -> Result<(Vec<Observation>, Vec<String>), CompareError> {
     let completed: Vec<&RunRow> = (inputs.runs.iter())
-        .filter(|r| r.status == "completed")
+        .filter(|r| r.status == RunStatus::Completed)
         .collect();
     if completed.is_empty() {
         return Err(CompareError::NoCompletedRuns {
@@ -366,10 +367,10 @@ pub fn compare(
                 let percent = |x: f64| (base.mean != 0.0).then(|| 100.0 * x / base.mean);
                 let interval = sample.difference_interval(&base);
                 let verdict = match interval {
-                    None => "too few runs",
-                    Some((low, _)) if low > 0.0 => "higher",
-                    Some((_, high)) if high < 0.0 => "lower",
-                    Some(_) => "within noise",
+                    None => Verdict::TooFewRuns,
+                    Some((low, _)) if low > 0.0 => Verdict::Higher,
+                    Some((_, high)) if high < 0.0 => Verdict::Lower,
+                    Some(_) => Verdict::WithinNoise,
                 };
                 (
                     percent(sample.mean - base.mean),
@@ -378,9 +379,9 @@ pub fn compare(
                 )
             });
             let verdict = match (&difference, is_baseline) {
-                (_, true) => "baseline",
-                (Some((_, _, verdict)), false) => verdict,
-                (None, false) => "no baseline runs",
+                (_, true) => Verdict::Baseline,
+                (Some((_, _, verdict)), false) => *verdict,
+                (None, false) => Verdict::NoBaselineRuns,
             };
             let interval = sample.interval();
             rows.push(ComparisonRow {
@@ -402,7 +403,7 @@ pub fn compare(
                 diff_pct: difference.as_ref().and_then(|d| d.0),
                 diff_ci_low_pct: difference.as_ref().and_then(|d| d.1.map(|i| i.0)),
                 diff_ci_high_pct: difference.as_ref().and_then(|d| d.1.map(|i| i.1)),
-                verdict: verdict.to_owned(),
+                verdict,
             });
         }
     }
@@ -415,7 +416,13 @@ mod tests {
 
     use crate::stats::tests::{A, B};
 
-    fn run(id: &str, label: Option<&str>, variant: &str, started: &str, status: &str) -> RunRow {
+    fn run(
+        id: &str,
+        label: Option<&str>,
+        variant: &str,
+        started: &str,
+        status: RunStatus,
+    ) -> RunRow {
         RunRow {
             run_id: id.into(),
             pipeline: "p".into(),
@@ -426,7 +433,7 @@ mod tests {
             kernel: "k".into(),
             cpu_model: "c".into(),
             started_at: started.into(),
-            status: status.into(),
+            status,
             duration_ns: 1,
             trace_window_start_ns: None,
             trace_window_end_ns: None,
@@ -456,14 +463,14 @@ mod tests {
                 Some("new"),
                 "",
                 &format!("2026-11-30T02:0{i}"),
-                "completed",
+                RunStatus::Completed,
             ));
             inputs.runs.push(run(
                 &rb,
                 Some("old"),
                 "",
                 &format!("2026-11-30T01:0{i}"),
-                "completed",
+                RunStatus::Completed,
             ));
             inputs.workload_metrics.push(wall(&ra, *a));
             inputs.workload_metrics.push(wall(&rb, b));
@@ -473,7 +480,7 @@ mod tests {
             Some("old"),
             "",
             "2026-11-30T01:09",
-            "failed",
+            RunStatus::Failed,
         ));
         inputs.workload_metrics.push(wall("x-old-r9", 1e6));
         inputs
@@ -491,12 +498,12 @@ mod tests {
         assert_eq!(rows.len(), 2);
         let (old, new) = (&rows[0], &rows[1]);
         assert_eq!(
-            (old.group.as_str(), old.verdict.as_str()),
-            ("old", "baseline")
+            (old.group.as_str(), old.verdict),
+            ("old", Verdict::Baseline)
         );
         assert_eq!(old.runs, 5, "the failed run is not counted");
         assert!((old.mean - 628.1).abs() < 1e-9);
-        assert_eq!(new.verdict, "lower");
+        assert_eq!(new.verdict, Verdict::Lower);
         assert!((new.diff_pct.unwrap() - (-15.7 / 628.1 * 100.0)).abs() < 1e-9);
         let (low, high) = (new.diff_ci_low_pct.unwrap(), new.diff_ci_high_pct.unwrap());
         assert!(
@@ -510,10 +517,10 @@ mod tests {
 
         let rows = compare(&seen, &groups, &GroupBy::Label, Some("new")).unwrap();
         assert_eq!(
-            (rows[0].group.as_str(), rows[0].verdict.as_str()),
-            ("old", "higher")
+            (rows[0].group.as_str(), rows[0].verdict),
+            ("old", Verdict::Higher)
         );
-        assert_eq!(rows[1].verdict, "baseline");
+        assert_eq!(rows[1].verdict, Verdict::Baseline);
         let err = compare(&seen, &groups, &GroupBy::Label, Some("nope")).unwrap_err();
         assert_eq!(
             err.to_string(),
@@ -534,25 +541,29 @@ mod tests {
         .enumerate()
         {
             let id = format!("r{i}");
-            inputs
-                .runs
-                .push(run(&id, None, variant, &format!("t{i}"), "completed"));
+            inputs.runs.push(run(
+                &id,
+                None,
+                variant,
+                &format!("t{i}"),
+                RunStatus::Completed,
+            ));
             inputs.workload_metrics.push(wall(&id, seconds));
         }
         let by = GroupBy::from_name("workers");
         let (seen, groups) = observations(&inputs, &by).unwrap();
         assert_eq!(groups, ["workers=1", "workers=2"]);
         let rows = compare(&seen, &groups, &by, Some("1")).unwrap();
-        let summary: Vec<(&str, &str, &str)> = (rows.iter())
-            .map(|r| (r.context.as_str(), r.group.as_str(), r.verdict.as_str()))
+        let summary: Vec<(&str, &str, Verdict)> = (rows.iter())
+            .map(|r| (r.context.as_str(), r.group.as_str(), r.verdict))
             .collect();
         assert_eq!(
             summary,
             [
-                ("pin=0", "workers=1", "baseline"),
-                ("pin=0", "workers=2", "too few runs"),
-                ("pin=none", "workers=1", "baseline"),
-                ("pin=none", "workers=2", "too few runs"),
+                ("pin=0", "workers=1", Verdict::Baseline),
+                ("pin=0", "workers=2", Verdict::TooFewRuns),
+                ("pin=none", "workers=1", Verdict::Baseline),
+                ("pin=none", "workers=2", Verdict::TooFewRuns),
             ]
         );
         assert_eq!(rows[1].diff_pct, Some(100.0));

@@ -11,8 +11,9 @@ use rustix::process::Signal;
 use schedlab_spec::{MonitorPlan, Program, RunPlan, WorkloadPlan};
 
 use crate::clock::{monotonic_ns, ns};
+use schedlab_tables::Severity;
 use schedlab_tables::manifest::{
-    Manifest, MonitorRecord, Note, ProcessRecord, RAW_DIR, RunStatus, raw_file,
+    Manifest, MonitorRecord, MonitorStatus, Note, ProcessRecord, RAW_DIR, RunStatus, raw_file,
 };
 
 use crate::monitor::{self, MonitorContext, Running, Tracked};
@@ -114,7 +115,7 @@ fn start_monitors(
             name: monitor_plan.name.clone(),
             kind: monitor_plan.kind.name().into(),
             argv: Vec::new(),
-            status: "ran".into(),
+            status: MonitorStatus::Ran,
             reason: None,
             files: Vec::new(),
             parse: None,
@@ -128,13 +129,13 @@ fn start_monitors(
                 tracing::warn!(monitor = %monitor_plan.name, "skipped: {reason}");
                 notes.push(Note {
                     source: monitor_plan.name.clone(),
-                    severity: "warning".into(),
+                    severity: Severity::Warning,
                     message: format!(
                         "optional monitor {} skipped: {reason}",
                         monitor_plan.kind.name()
                     ),
                 });
-                record.status = "skipped".into();
+                record.status = MonitorStatus::Skipped;
                 record.reason = Some(reason);
                 record.start_ns = None;
                 monitors.push((record, None));
@@ -275,10 +276,10 @@ impl Windows {
                 if let Err(reason) = running.enable() {
                     notes.push(Note {
                         source: record.name.clone(),
-                        severity: "error".into(),
+                        severity: Severity::Error,
                         message: format!("could not start recording its window: {reason}"),
                     });
-                    record.status = "failed".into();
+                    record.status = MonitorStatus::Failed;
                     record.reason = Some(reason);
                 }
             }
@@ -305,7 +306,7 @@ impl Windows {
             if start.is_some() {
                 notes.push(Note {
                     source: record.name.clone(),
-                    severity: "warning".into(),
+                    severity: Severity::Warning,
                     message: "the run ended before the monitor's recording window began: it \
                               recorded nothing"
                         .into(),
@@ -329,7 +330,7 @@ fn run_status(run_dir: &Path, ran: &Ran, monitors: &Monitors, notes: &mut Vec<No
             let tail = process::tail(&run_dir.join(&record.stderr), 5);
             notes.push(Note {
                 source: record.workload.clone(),
-                severity: "error".into(),
+                severity: Severity::Error,
                 message: format!(
                     "workload {} (instance {}) exited with code {}: {}",
                     record.workload,
@@ -343,7 +344,11 @@ fn run_status(run_dir: &Path, ran: &Ran, monitors: &Monitors, notes: &mut Vec<No
             }
         }
     }
-    if monitors.iter().any(|(m, _)| m.status == "failed") && status == RunStatus::Completed {
+    if monitors
+        .iter()
+        .any(|(m, _)| m.status == MonitorStatus::Failed)
+        && status == RunStatus::Completed
+    {
         status = RunStatus::Failed;
     }
     status
@@ -575,17 +580,17 @@ fn stop_monitors(monitors: &mut Monitors, notes: &mut Vec<Note>) {
                 record.self_cpu_ns = stopped.self_cpu_ns;
                 notes.extend(stopped.notes.into_iter().map(|message| Note {
                     source: record.name.clone(),
-                    severity: "info".into(),
+                    severity: Severity::Info,
                     message,
                 }));
             }
             Err(reason) => {
                 notes.push(Note {
                     source: record.name.clone(),
-                    severity: "error".into(),
+                    severity: Severity::Error,
                     message: reason.clone(),
                 });
-                record.status = "failed".into();
+                record.status = MonitorStatus::Failed;
                 record.reason = Some(reason);
             }
         }

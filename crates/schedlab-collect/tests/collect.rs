@@ -9,7 +9,7 @@ use std::time::Duration;
 use schedlab_collect::monitor::{self, MonitorContext};
 use schedlab_spec::{CpuSamplerOptions, MonitorKind, MonitorPlan};
 use schedlab_tables::CpuSampleRow;
-use schedlab_tables::manifest::{MonitorRecord, RAW_DIR};
+use schedlab_tables::manifest::{MonitorRecord, MonitorStatus, RAW_DIR};
 
 /// Runs the `cpu` monitor for `run_for` while one thread spins; returns its rows and what it
 /// said on stopping.
@@ -32,7 +32,7 @@ fn sample_while_spinning(run_for: Duration) -> (Vec<CpuSampleRow>, MonitorRecord
         name: plan.name.clone(),
         kind: plan.kind.name().into(),
         argv: Vec::new(),
-        status: "ran".into(),
+        status: MonitorStatus::Ran,
         reason: None,
         files: Vec::new(),
         parse: None,

@@ -11,6 +11,8 @@
 //! `cpu/usr_time_s`, `memrate/write128_mb_per_sec`) and plain names for the whole run
 //! (`completed_in_s`, `times/user_s`, `stressors_failed`).
 
+use schedlab_tables::Severity;
+
 use crate::text::{
     Metrics, Unrecognized, duration_seconds, number, quality, snake_case, text_error,
 };
@@ -51,7 +53,7 @@ pub fn parse(text: &str, source_name: &str, ctx: &ParseContext) -> Result<Parsed
                 parsed.quality.push(quality(
                     ctx,
                     PARSER,
-                    "error",
+                    Severity::Error,
                     format!("{source_name}:{line_no}: {message}"),
                 ));
                 continue;
@@ -60,7 +62,7 @@ pub fn parse(text: &str, source_name: &str, ctx: &ParseContext) -> Result<Parsed
                 parsed.quality.push(quality(
                     ctx,
                     PARSER,
-                    "warning",
+                    Severity::Warning,
                     format!("{source_name}:{line_no}: {message}"),
                 ));
                 continue;
@@ -258,9 +260,9 @@ fn read_trailer(
             metrics.push(0, name.into(), count, "stressors");
             if count > 0.0 && name != "stressors_passed" && name != "stressors_skipped" {
                 let severity = if name == "stressors_failed" {
-                    "error"
+                    Severity::Error
                 } else {
-                    "warning"
+                    Severity::Warning
                 };
                 let message = format!("{source_name}:{line_no}: stress-ng reports {message}");
                 parsed.quality.push(quality(ctx, PARSER, severity, message));

@@ -6,7 +6,7 @@
 //! of whitespace and read fixed-shape fields from the right where names may hold spaces; the
 //! helpers for that live here so no parser grows its own copy.
 
-use schedlab_tables::{QualityRow, WorkloadMetricRow};
+use schedlab_tables::{QualityRow, Severity, WorkloadMetricRow};
 
 use crate::{ParseContext, ParseError};
 
@@ -114,13 +114,13 @@ pub(crate) fn split_last_tokens(line: &str, n: usize) -> Option<(&str, Vec<&str>
 pub(crate) fn quality(
     ctx: &ParseContext,
     source: &str,
-    severity: &str,
+    severity: Severity,
     message: String,
 ) -> QualityRow {
     QualityRow {
         run_id: ctx.run_id.clone(),
         source: source.to_owned(),
-        severity: severity.to_owned(),
+        severity,
         message,
         time_ns: None,
         cpu: None,
@@ -173,7 +173,7 @@ impl Unrecognized {
             "{source_name}:{line}: skipped {} line(s) of a form the {} parser does not know, first: {text:?}",
             self.count, self.parser
         );
-        Some(quality(ctx, self.parser, "warning", message))
+        Some(quality(ctx, self.parser, Severity::Warning, message))
     }
 }
 

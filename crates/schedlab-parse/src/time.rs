@@ -14,6 +14,8 @@
 
 use std::collections::HashSet;
 
+use schedlab_tables::Severity;
+
 use crate::text::{
     Metrics, Unrecognized, duration_seconds, number, numbered_lines, quality, text_error,
 };
@@ -109,7 +111,7 @@ pub fn parse(text: &str, source_name: &str, ctx: &ParseContext) -> Result<Parsed
                 format!("{source_name}:{line_no}: the timed command exited with status {status}");
             parsed
                 .quality
-                .push(quality(ctx, PARSER, "warning", message));
+                .push(quality(ctx, PARSER, Severity::Warning, message));
             continue;
         }
         if let Some(status) = trimmed.strip_prefix("Command terminated by signal ") {
@@ -117,7 +119,7 @@ pub fn parse(text: &str, source_name: &str, ctx: &ParseContext) -> Result<Parsed
                 format!("{source_name}:{line_no}: the timed command was killed by signal {status}");
             parsed
                 .quality
-                .push(quality(ctx, PARSER, "warning", message));
+                .push(quality(ctx, PARSER, Severity::Warning, message));
             continue;
         }
         if let Some((metric, unit, value)) = gnu_line(trimmed) {

@@ -28,6 +28,8 @@ use arrow_array::{
 };
 use arrow_schema::{DataType, Field, Schema};
 
+use schedlab_tables::Severity;
+
 use crate::text::{Unrecognized, decimal_scaled, number, numbered_lines, quality, text_error};
 use crate::{ParseContext, ParseError, Parsed};
 
@@ -228,7 +230,7 @@ pub fn parse_with(
         );
         parsed
             .quality
-            .push(quality(ctx, PARSER, "warning", message));
+            .push(quality(ctx, PARSER, Severity::Warning, message));
     }
     parsed
         .quality

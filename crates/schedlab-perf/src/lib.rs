@@ -79,7 +79,7 @@ use std::sync::atomic::AtomicU64;
 pub use compact::{CompactBatch, CompactMigrations, CompactSlices, CompactWakeups};
 pub use error::PerfError;
 pub use schedlab_tables::rows::{
-    LossRow, MigrationRow, QualityRow, SchedSliceRow, ThreadRow, TraceRow, WakeupRow,
+    LossRow, MigrationRow, QualityRow, SchedSliceRow, Severity, ThreadRow, TraceRow, WakeupRow,
 };
 
 /// What the caller knows about the run a trace belongs to.

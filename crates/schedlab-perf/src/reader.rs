@@ -24,7 +24,7 @@ use crate::threads::Threads;
 use crate::timehist::{MAX_CPUS, Output, Timehist};
 use crate::{
     LossRow, MigrationRow, QualityRow, SchedBatch, SchedOptions, SchedSliceRow, SchedTables,
-    ThreadRow, TraceRow, WakeupRow,
+    Severity, ThreadRow, TraceRow, WakeupRow,
 };
 
 /// Bytes of records per block: big enough to amortise the hand-off between threads, small
@@ -294,10 +294,10 @@ impl Notes {
         framer: &Framer,
     ) -> Vec<QualityRow> {
         let row =
-            |severity: &str, message: String, time: Option<u64>, cpu: Option<i32>| QualityRow {
+            |severity: Severity, message: String, time: Option<u64>, cpu: Option<i32>| QualityRow {
                 run_id: opts.run_id.clone(),
                 source: SOURCE.to_string(),
-                severity: severity.to_string(),
+                severity,
                 message,
                 time_ns: time.map(|t| t as i64),
                 cpu,
@@ -310,7 +310,7 @@ impl Notes {
         let lost_total = lost_events(th);
         for l in &gaps {
             rows.push(row(
-                "warning",
+                Severity::Warning,
                 format!(
                     "perf lost {} events on cpu {} (its ring buffer overflowed before this time): slices, wakeups and migrations there are incomplete",
                     l.count, l.cpu
@@ -325,7 +325,7 @@ impl Notes {
             let event = (meta.attr_of_id(id)).map_or("an event", |i| meta.attrs[i].name.as_str());
             let cpu_text = cpu.map_or("?".to_string(), |c| c.to_string());
             rows.push(row(
-                "warning",
+                Severity::Warning,
                 format!(
                     "perf lost {} samples of {event} on cpu {cpu_text} (part of the losses above)",
                     l.count
@@ -336,7 +336,7 @@ impl Notes {
         }
         if lost_total > 0 {
             rows.push(row(
-                "warning",
+                Severity::Warning,
                 format!(
                     "{file}: {lost_total} events lost in {} ring buffer overflows; figures over windows with losses are not trustworthy; hint: record with bigger buffers (`perf sched record -m 16M`)",
                     gaps.len()
@@ -347,7 +347,7 @@ impl Notes {
         }
         if meta.clock != "CLOCK_MONOTONIC" {
             rows.push(row(
-                "warning",
+                Severity::Warning,
                 format!(
                     "{file}: its times are on the `{}` clock, not CLOCK_MONOTONIC, so they do not line up with process start and end times or the samplers; hint: record with `perf sched record -k CLOCK_MONOTONIC`",
                     meta.clock
@@ -358,7 +358,7 @@ impl Notes {
         }
         if let Some((offset, why)) = self.first_bad {
             rows.push(row(
-                "warning",
+                Severity::Warning,
                 format!("{file}: byte {offset}: {} records could not be decoded (the first: {why}); they were skipped", self.bad),
                 None,
                 None,
@@ -366,7 +366,7 @@ impl Notes {
         }
         for (cpu, to_idle) in th.idle_blind_cpus() {
             rows.push(row(
-                "warning",
+                Severity::Warning,
                 format!(
                     "{file}: cpu {cpu} went idle {to_idle} times but the trace never shows it leaving idle: the events recorded in idle context are missing there (a kernel or VM that does not trace them), so run times on cpu {cpu} include its idle time and are too high; hint: cross-check with the placement monitor's CPU time, or record on bare metal"
                 ),
@@ -376,7 +376,7 @@ impl Notes {
         }
         if th.bad_cpu > 0 {
             rows.push(row(
-                "warning",
+                Severity::Warning,
                 format!(
                     "{file}: {} events named an impossible CPU and were skipped",
                     th.bad_cpu
@@ -387,7 +387,7 @@ impl Notes {
         }
         if let Some(d) = &self.damage {
             rows.push(row(
-                "error",
+                Severity::Error,
                 format!(
                     "{file}: byte {}: {}; the records after it were not read, so the tables stop there; hint: the file is damaged or was cut short: copy it again or re-record",
                     d.offset, d.what
@@ -405,7 +405,7 @@ impl Notes {
                 .collect();
             if !silent.is_empty() {
                 rows.push(row(
-                    "info",
+                    Severity::Info,
                     format!(
                         "{file}: cpus {} recorded no sched events (not traced, or never switched); the window covers the other cpus",
                         silent.join(",")

@@ -74,7 +74,7 @@ pub fn comparison_table(rows: &[ComparisonRow]) -> String {
             r.runs.to_string(),
             mean,
             difference,
-            r.verdict.clone(),
+            r.verdict.to_string(),
         ]);
         table.row(cells);
     }

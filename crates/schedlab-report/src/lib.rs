@@ -30,8 +30,8 @@ use schedlab_spec::{PlotKind, ReportFormat, Summarize};
 use schedlab_tables::{
     BUSY_CPU_PCT, CpuActivityRow, CpuRow, CpuShareRow, CpuTimeRow, MigrationSummaryRow,
     PlacementRow, PowerStepRow, ProcessRow, QualityRow, ResidencyRollupRow, ResidencyRow,
-    SchedDelayRow, SchedSliceRow, TableError, ThroughputRow, TotalsRow, WorkloadMetricRow,
-    read_table,
+    SchedDelayRow, SchedSliceRow, Severity, TableError, ThroughputRow, TotalsRow,
+    WorkloadMetricRow, read_table,
 };
 
 use table::{Align, Table, escape};
@@ -375,7 +375,7 @@ fn warning_line(q: &QualityRow, text: fn(&str) -> String) -> String {
     format!(
         "{} [{}] {}: {}",
         text(&q.run_id),
-        text(&q.severity),
+        text(q.severity.as_str()),
         text(&q.source),
         text(&q.message)
     )
@@ -383,7 +383,7 @@ fn warning_line(q: &QualityRow, text: fn(&str) -> String) -> String {
 
 /// The quality notes worth a warning.
 fn warnings(quality: &[QualityRow]) -> impl Iterator<Item = &QualityRow> {
-    quality.iter().filter(|q| q.severity != "info")
+    quality.iter().filter(|q| q.severity != Severity::Info)
 }
 
 /// The parts after the per-thread table, for the aggregates the pipeline computed.

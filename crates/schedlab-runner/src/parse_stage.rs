@@ -9,10 +9,11 @@ use std::path::{Path, PathBuf};
 use schedlab_parse::{
     EventParts, EventTables, ParseContext, Parsed, ParserKind, parse_file_streaming,
 };
-use schedlab_tables::manifest::Manifest;
+use schedlab_tables::manifest::{Manifest, MonitorStatus};
 use schedlab_tables::periodic_report::Report;
 use schedlab_tables::{
-    CpuRow, CpuSampleRow, PlacementRow, ProcessRow, QualityRow, RunRow, Table, write_table,
+    CpuRow, CpuSampleRow, PlacementRow, ProcessRow, QualityRow, RunRow, Severity, Table,
+    write_table,
 };
 use schedlab_topology::format_cpu_list;
 
@@ -124,11 +125,12 @@ fn parse_run(
                     &p.workload,
                     p.instance,
                 )),
-                Err(message) => {
-                    out.parsed
-                        .quality
-                        .push(quality(&run_id, &p.workload, "warning", message))
-                }
+                Err(message) => out.parsed.quality.push(quality(
+                    &run_id,
+                    &p.workload,
+                    Severity::Warning,
+                    message,
+                )),
             }
         }
         if let Some(kind) = p.parse.as_deref().and_then(ParserKind::from_name) {
@@ -151,16 +153,21 @@ fn parse_run(
                     events.take_from(&mut parsed);
                     out.parsed.extend(parsed)
                 }
-                Err(err) => {
-                    out.parsed
-                        .quality
-                        .push(quality(&run_id, kind.name(), "error", err.to_string()))
-                }
+                Err(err) => out.parsed.quality.push(quality(
+                    &run_id,
+                    kind.name(),
+                    Severity::Error,
+                    err.to_string(),
+                )),
             }
         }
     }
 
-    for monitor in m.monitors.iter().filter(|mon| mon.status == "ran") {
+    for monitor in m
+        .monitors
+        .iter()
+        .filter(|mon| mon.status == MonitorStatus::Ran)
+    {
         // The built-in samplers write their tables themselves; the other monitors are parsed.
         match monitor.kind.as_str() {
             "placement" => {
@@ -188,11 +195,12 @@ fn parse_run(
         };
         match parse_file_streaming(kind, &run.dir.join(file), &ctx, events) {
             Ok(parsed) => out.parsed.extend(parsed),
-            Err(err) => {
-                out.parsed
-                    .quality
-                    .push(quality(&run_id, &monitor.name, "error", err.to_string()))
-            }
+            Err(err) => out.parsed.quality.push(quality(
+                &run_id,
+                &monitor.name,
+                Severity::Error,
+                err.to_string(),
+            )),
         }
     }
     // The run's row, now that its trace (if any) said where every CPU has data.
@@ -206,7 +214,7 @@ fn parse_run(
         kernel: m.host.kernel.clone(),
         cpu_model: m.host.cpu_model.clone(),
         started_at: m.started_at.clone(),
-        status: m.status.as_str().into(),
+        status: m.status,
         duration_ns: m.end_ns - m.start_ns,
         trace_window_start_ns: out.parsed.trace_window.map(|w| w.0),
         trace_window_end_ns: out.parsed.trace_window.map(|w| w.1),
@@ -215,7 +223,7 @@ fn parse_run(
     out.parsed.quality.extend(
         m.notes
             .iter()
-            .map(|n| quality(&run_id, &n.source, &n.severity, n.message.clone())),
+            .map(|n| quality(&run_id, &n.source, n.severity, n.message.clone())),
     );
     Ok(out)
 }
@@ -229,11 +237,11 @@ fn sampled_rows<T: Table>(run: &CollectedRun, files: &[String]) -> Result<Vec<T>
     Ok(rows)
 }
 
-fn quality(run_id: &str, source: &str, severity: &str, message: String) -> QualityRow {
+fn quality(run_id: &str, source: &str, severity: Severity, message: String) -> QualityRow {
     QualityRow {
         run_id: run_id.to_owned(),
         source: source.to_owned(),
-        severity: severity.to_owned(),
+        severity,
         message,
         time_ns: None,
         cpu: None,

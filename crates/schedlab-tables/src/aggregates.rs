@@ -225,10 +225,25 @@ pub struct ComparisonRow {
     pub diff_pct: Option<f64>,
     pub diff_ci_low_pct: Option<f64>,
     pub diff_ci_high_pct: Option<f64>,
-    /// `baseline`, `higher`, `lower` (the interval of the difference excludes 0), `within noise`
-    /// (it includes 0), `too few runs` (fewer than two in this group or the baseline), or `no
-    /// baseline runs` (the baseline group has no such figure in this context).
-    pub verdict: String,
+    pub verdict: Verdict,
+}
+
+word_enum! {
+    /// What a comparison row says of its group against the baseline.
+    pub enum Verdict {
+        /// The row is the baseline group's own.
+        Baseline = "baseline",
+        /// The interval of the difference lies above 0.
+        Higher = "higher",
+        /// The interval of the difference lies below 0.
+        Lower = "lower",
+        /// The interval of the difference includes 0.
+        WithinNoise = "within noise",
+        /// Fewer than two runs in this group or the baseline: no interval.
+        TooFewRuns = "too few runs",
+        /// The baseline group has no such figure in this context.
+        NoBaselineRuns = "no baseline runs",
+    }
 }
 
 impl Table for ComparisonRow {

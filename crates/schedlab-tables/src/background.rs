@@ -109,13 +109,13 @@ impl<T: Table + Send + 'static> Drop for BackgroundWriter<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{QualityRow, read_rows};
+    use crate::{QualityRow, Severity, read_rows};
 
     fn note(i: usize) -> QualityRow {
         QualityRow {
             run_id: "r1".into(),
             source: "test".into(),
-            severity: "info".into(),
+            severity: Severity::Info,
             message: format!("note {i}"),
             time_ns: Some(i as i64),
             cpu: None,

@@ -95,13 +95,15 @@ fn copy_row_groups(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{QualityRow, SchedSliceRow, read_batches, read_rows, schema_of, write_rows};
+    use crate::{
+        QualityRow, SchedSliceRow, Severity, read_batches, read_rows, schema_of, write_rows,
+    };
 
     fn note(i: usize) -> QualityRow {
         QualityRow {
             run_id: format!("r{}", i % 3),
             source: "test".into(),
-            severity: "info".into(),
+            severity: Severity::Info,
             message: format!("note {i}"),
             time_ns: i.is_multiple_of(2).then_some(i as i64),
             cpu: Some(i as i32),

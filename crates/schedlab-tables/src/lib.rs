@@ -20,8 +20,44 @@
 //!
 //! Schemas are derived from the row types (`serde_arrow`), not written twice. Strings are plain
 //! `Utf8` and lists plain `List`, so pyarrow, polars and DuckDB open the files without casts.
+//! Closed sets of words (a note's severity, a monitor's status, a comparison's verdict) are enums
+//! in code and the same plain `Utf8` words in the files, so that a typo is a compile error, not a
+//! row that no filter matches.
 //! Every file is written to a temporary name in the same directory and renamed into place, so a
 //! crash or Ctrl-C never leaves a half-written table.
+
+/// Declares a unit-only enum whose every variant is written as the given word, in JSON and in
+/// Parquet (a plain `Utf8` column, see `parquet_io`), with `as_str` and `Display` giving the same
+/// word: one list of words, so the serialized and the printed forms cannot drift apart.
+macro_rules! word_enum {
+    ($(#[$meta:meta])* pub enum $name:ident {
+        $($(#[$vmeta:meta])* $variant:ident = $word:literal,)*
+    }) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+        pub enum $name {
+            $($(#[$vmeta])* #[serde(rename = $word)] $variant,)*
+        }
+
+        impl $name {
+            /// Every variant, in declaration order.
+            pub const ALL: &[$name] = &[$($name::$variant),*];
+
+            /// The word the files hold for this variant.
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $($name::$variant => $word,)*
+                }
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.pad(self.as_str())
+            }
+        }
+    };
+}
 
 pub mod aggregates;
 mod background;

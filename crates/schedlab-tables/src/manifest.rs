@@ -12,6 +12,8 @@ use std::collections::BTreeMap;
 use schedlab_topology::CpuInfo;
 use serde::{Deserialize, Serialize};
 
+use crate::Severity;
+
 /// The manifest's file name inside a run directory.
 pub const MANIFEST_FILE: &str = "manifest.json";
 
@@ -23,24 +25,28 @@ pub fn raw_file(name: &str) -> String {
     format!("{RAW_DIR}/{name}")
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum RunStatus {
-    /// Every workload ended with exit code 0.
-    Completed,
-    /// Collection finished but a workload or a required monitor failed.
-    Failed,
-    /// Ctrl-C or SIGTERM stopped the collection; what was recorded is kept.
-    Interrupted,
+word_enum! {
+    /// How a run's collection ended.
+    pub enum RunStatus {
+        /// Every workload ended with exit code 0.
+        Completed = "completed",
+        /// Collection finished but a workload or a required monitor failed.
+        Failed = "failed",
+        /// Ctrl-C or SIGTERM stopped the collection; what was recorded is kept.
+        Interrupted = "interrupted",
+    }
 }
 
-impl RunStatus {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            RunStatus::Completed => "completed",
-            RunStatus::Failed => "failed",
-            RunStatus::Interrupted => "interrupted",
-        }
+word_enum! {
+    /// What became of a monitor in a run.
+    pub enum MonitorStatus {
+        /// It started and recorded.
+        Ran = "ran",
+        /// An optional monitor the machine could not start (a missing tool, file or
+        /// permission); the reason says what.
+        Skipped = "skipped",
+        /// It could not open its recording window or did not stop cleanly; the reason says how.
+        Failed = "failed",
     }
 }
 
@@ -69,7 +75,7 @@ pub struct ProcessRecord {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Note {
     pub source: String,
-    pub severity: String,
+    pub severity: Severity,
     pub message: String,
 }
 
@@ -148,8 +154,7 @@ pub struct MonitorRecord {
     pub kind: String,
     /// The exact command line, for external tools.
     pub argv: Vec<String>,
-    /// `ran`, `skipped` or `failed`.
-    pub status: String,
+    pub status: MonitorStatus,
     pub reason: Option<String>,
     /// Raw files it wrote, relative to the run directory.
     pub files: Vec<String>,

@@ -23,11 +23,27 @@ fn tracing_options() -> TracingOptions {
         .strings_as_large_utf8(false)
         .sequence_as_large_list(false)
         .allow_null_fields(true)
+        .enums_without_data_as_strings(true)
 }
 
 fn fields_of<T: Table>() -> Vec<FieldRef> {
-    Vec::<FieldRef>::from_type::<T>(tracing_options())
-        .unwrap_or_else(|err| panic!("row type of table {} has no Arrow schema: {err}", T::NAME))
+    let fields = Vec::<FieldRef>::from_type::<T>(tracing_options())
+        .unwrap_or_else(|err| panic!("row type of table {} has no Arrow schema: {err}", T::NAME));
+    fields.into_iter().map(plain_strings).collect()
+}
+
+/// serde_arrow traces a unit-only enum (a severity, a verdict) as a dictionary of strings; the
+/// tables hold it as a plain `Utf8` column instead, the same column a `String` field had, so
+/// that files written before the enum existed and after it have one schema and read alike.
+/// serde_arrow writes and reads such an enum to and from a `Utf8` column by its variant name.
+fn plain_strings(field: FieldRef) -> FieldRef {
+    match field.data_type() {
+        DataType::Dictionary(_, values) => {
+            let values = values.as_ref().clone();
+            Arc::new(field.as_ref().clone().with_data_type(values))
+        }
+        _ => field,
+    }
 }
 
 /// The Arrow schema of table `T`, derived from its row type.
@@ -429,6 +445,146 @@ mod tests {
         writer.write(&[slice(1, &comm, None)]).unwrap();
         drop(writer);
         assert!(files_in(dir.path()).is_empty());
+    }
+}
+
+/// The enums of closed word sets are plain `Utf8` columns holding their words, and a file whose
+/// column was written from a `String` reads back into the enum.
+#[cfg(test)]
+mod word_column_tests {
+    use arrow_array::{Array, StringArray};
+    use serde::{Deserialize, Serialize};
+
+    use super::*;
+    use crate::manifest::RunStatus;
+    use crate::{ComparisonRow, QualityRow, RunRow, Severity, Verdict};
+
+    /// Writes `rows`, checks that `column` is `Utf8` in the file and holds `words`, and reads the
+    /// rows back unchanged.
+    fn check<T: Table + PartialEq + std::fmt::Debug>(rows: &[T], column: &str, words: &[&str]) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.parquet");
+        write_rows(&path, rows).unwrap();
+        let batches = read_batches(&path).unwrap();
+        let batch = &batches[0];
+        let values = batch.column_by_name(column).unwrap();
+        assert_eq!(values.data_type(), &DataType::Utf8, "{column}");
+        let values = values.as_any().downcast_ref::<StringArray>().unwrap();
+        assert_eq!(values.iter().flatten().collect::<Vec<_>>(), words);
+        let schema = schema_of::<T>();
+        assert_eq!(
+            schema.field_with_name(column).unwrap().data_type(),
+            &DataType::Utf8
+        );
+        assert_eq!(read_rows::<T>(&path).unwrap(), rows);
+    }
+
+    fn quality(severity: Severity) -> QualityRow {
+        QualityRow {
+            run_id: "r1".into(),
+            source: "perf".into(),
+            severity,
+            message: "lost 3 events".into(),
+            time_ns: None,
+            cpu: Some(1),
+        }
+    }
+
+    #[test]
+    fn severities_are_utf8_words() {
+        let rows: Vec<_> = Severity::ALL.iter().copied().map(quality).collect();
+        check(&rows, "severity", &["info", "warning", "error"]);
+    }
+
+    #[test]
+    fn run_statuses_are_utf8_words() {
+        let rows: Vec<_> = (RunStatus::ALL.iter().copied())
+            .map(|status| RunRow {
+                run_id: "r1".into(),
+                pipeline: "p".into(),
+                label: None,
+                variant: String::new(),
+                repetition: 0,
+                host: "h".into(),
+                kernel: "6.8".into(),
+                cpu_model: "x".into(),
+                started_at: "2026-01-01T00:00:00Z".into(),
+                status,
+                duration_ns: 1,
+                trace_window_start_ns: None,
+                trace_window_end_ns: None,
+            })
+            .collect();
+        check(&rows, "status", &["completed", "failed", "interrupted"]);
+    }
+
+    #[test]
+    fn verdicts_are_utf8_words_spaces_included() {
+        let rows: Vec<_> = (Verdict::ALL.iter().copied())
+            .map(|verdict| ComparisonRow {
+                run_ids: "r1,r2".into(),
+                by: "label".into(),
+                context: String::new(),
+                group: "new".into(),
+                baseline: "old".into(),
+                workload: "w".into(),
+                metric: "runner/wall_s".into(),
+                unit: "s".into(),
+                runs: 2,
+                mean: 1.0,
+                stddev: None,
+                ci_low: None,
+                ci_high: None,
+                diff_pct: None,
+                diff_ci_low_pct: None,
+                diff_ci_high_pct: None,
+                verdict,
+            })
+            .collect();
+        let words = [
+            "baseline",
+            "higher",
+            "lower",
+            "within noise",
+            "too few runs",
+            "no baseline runs",
+        ];
+        check(&rows, "verdict", &words);
+    }
+
+    /// The quality row as it was when `severity` was a `String`.
+    #[derive(Serialize, Deserialize)]
+    struct StringQualityRow {
+        run_id: String,
+        source: String,
+        severity: String,
+        message: String,
+        time_ns: Option<i64>,
+        cpu: Option<i32>,
+    }
+
+    impl Table for StringQualityRow {
+        const NAME: &'static str = "quality";
+    }
+
+    #[test]
+    fn a_table_written_with_string_words_reads_into_the_enum() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("quality.parquet");
+        let old: Vec<_> = (Severity::ALL.iter())
+            .map(|severity| StringQualityRow {
+                run_id: "r1".into(),
+                source: "perf".into(),
+                severity: severity.as_str().to_owned(),
+                message: "lost 3 events".into(),
+                time_ns: None,
+                cpu: Some(1),
+            })
+            .collect();
+        write_rows(&path, &old).unwrap();
+        assert_eq!(schema_of::<StringQualityRow>(), schema_of::<QualityRow>());
+        let expected: Vec<_> = Severity::ALL.iter().copied().map(quality).collect();
+        assert_eq!(read_rows::<QualityRow>(&path).unwrap(), expected);
     }
 }
 

@@ -14,6 +14,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use crate::Table;
+use crate::manifest::RunStatus;
 
 macro_rules! table {
     ($ty:ident, $name:literal) => {
@@ -37,8 +38,7 @@ pub struct RunRow {
     pub cpu_model: String,
     /// RFC 3339 wall-clock time the run started.
     pub started_at: String,
-    /// `completed`, `failed` or `interrupted`.
-    pub status: String,
+    pub status: RunStatus,
     /// Wall-clock length of the collection in nanoseconds.
     pub duration_ns: i64,
     /// Span of the run's perf trace in which every CPU has data (null without a trace): numbers
@@ -247,14 +247,25 @@ pub struct WorkloadMetricRow {
 }
 table!(WorkloadMetricRow, "workload_metrics");
 
+word_enum! {
+    /// How much a quality note weighs on a run's numbers.
+    pub enum Severity {
+        /// Worth knowing; the numbers stand (a monitor's own cost, a tool's version).
+        Info = "info",
+        /// Some numbers may be off (lost events, a skipped monitor).
+        Warning = "warning",
+        /// Numbers are missing or wrong (a monitor or a workload failed, a parse error).
+        Error = "error",
+    }
+}
+
 /// Something that makes a run's numbers less trustworthy.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct QualityRow {
     pub run_id: String,
     /// What reported it: a monitor or workload name, or a parser.
     pub source: String,
-    /// `info`, `warning` or `error`.
-    pub severity: String,
+    pub severity: Severity,
     pub message: String,
     pub time_ns: Option<i64>,
     pub cpu: Option<i32>,

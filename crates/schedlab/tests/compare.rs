@@ -3,7 +3,7 @@
 
 mod util;
 
-use schedlab_tables::{ComparisonRow, read_rows};
+use schedlab_tables::{ComparisonRow, Verdict, read_rows};
 use util::{Need, Sandbox, can_run};
 
 /// stress-ng stops after a fixed number of bogo operations, so the second variant does three
@@ -63,8 +63,8 @@ fn three_times_the_work_is_higher_and_the_rate_is_compared_too() {
         (3, 500.0, Some(0.0))
     );
     assert_eq!((large.mean, large.diff_pct), (1500.0, Some(200.0)));
-    assert_eq!(large.verdict, "higher");
-    assert_eq!(small.verdict, "baseline");
+    assert_eq!(large.verdict, Verdict::Higher);
+    assert_eq!(small.verdict, Verdict::Baseline);
     assert_eq!(small.baseline, "ops=500", "the matrix's first value");
 
     // The runner's wall time of the process, from its own clock: three times the work takes

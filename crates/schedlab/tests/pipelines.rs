@@ -2,7 +2,10 @@
 
 mod util;
 
-use schedlab_tables::{PlacementRow, ProcessRow, QualityRow, RunRow, WorkloadMetricRow, read_rows};
+use schedlab_tables::manifest::RunStatus;
+use schedlab_tables::{
+    PlacementRow, ProcessRow, QualityRow, RunRow, Severity, WorkloadMetricRow, read_rows,
+};
 use util::{Need, Sandbox, can_run, read_json};
 
 /// A pipeline of about one second: one periodic thread sampled from /proc.
@@ -268,7 +271,7 @@ fn tables_are_written_as_parquet_and_read_back() {
 
     let runs: Vec<RunRow> = read_rows(&sandbox.data("small", "tables/runs.parquet")).unwrap();
     assert_eq!(runs.len(), 1);
-    assert_eq!(runs[0].status, "completed");
+    assert_eq!(runs[0].status, RunStatus::Completed);
     let processes: Vec<ProcessRow> =
         read_rows(&sandbox.data("small", "tables/processes.parquet")).unwrap();
     assert_eq!(processes.len(), 1);
@@ -385,7 +388,7 @@ fn a_failing_workload_marks_its_run_failed_with_its_stderr() {
     let quality: Vec<QualityRow> =
         read_rows(&sandbox.data("fail", "tables/quality.parquet")).unwrap();
     assert!(
-        quality.iter().any(|q| q.severity == "error"
+        quality.iter().any(|q| q.severity == Severity::Error
             && q.message.contains("exited with code 2")
             && q.message.contains("/no/such/path")),
         "{quality:?}"

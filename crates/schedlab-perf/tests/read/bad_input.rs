@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use schedlab_perf::{PerfError, SchedOptions, SchedTables, read_sched};
+use schedlab_perf::{PerfError, SchedOptions, SchedTables, Severity, read_sched};
 
 use crate::util::fixture;
 
@@ -131,7 +131,11 @@ fn damaged_record_gives_partial_tables_and_an_error_row() {
     let (r, path, _dir) = read_bytes(&b);
     let t = r.unwrap();
     assert!(!t.sched_slices.is_empty() && t.sched_slices.len() < full.sched_slices.len());
-    let errors: Vec<_> = t.quality.iter().filter(|q| q.severity == "error").collect();
+    let errors: Vec<_> = t
+        .quality
+        .iter()
+        .filter(|q| q.severity == Severity::Error)
+        .collect();
     assert_eq!(errors.len(), 1, "{:?}", t.quality);
     let msg = &errors[0].message;
     assert!(

@@ -1,5 +1,7 @@
 //! Lost events and the window in which every CPU has data.
 
+use schedlab_perf::Severity;
+
 use crate::util::{fixture, listing, read, us};
 
 #[test]
@@ -65,7 +67,7 @@ fn a_cpu_whose_idle_context_went_unrecorded_is_flagged() {
         .collect();
     assert_eq!(flagged.len(), 1, "{:#?}", bursty.quality);
     assert_eq!(flagged[0].cpu, Some(1));
-    assert_eq!(flagged[0].severity, "warning");
+    assert_eq!(flagged[0].severity, Severity::Warning);
     assert!(flagged[0].message.contains("run times on cpu 1"));
     // Where both CPUs stay busy, going idle is too rare to judge: no warning.
     assert!(read("contended.data").quality.is_empty());

@@ -1,6 +1,8 @@
 //! The `traces` row of each recording against what `perf report --header-only` prints for it
 //! (`X.header.txt`), and the clock check.
 
+use schedlab_perf::Severity;
+
 use crate::util::{fixture, read};
 
 /// The value of `# key : value` in perf's header listing.
@@ -89,7 +91,7 @@ fn a_trace_recorded_without_k_clock_monotonic_is_flagged() {
         .filter(|q| q.message.contains("not CLOCK_MONOTONIC"))
         .collect();
     assert_eq!(flagged.len(), 1, "{:?}", default.quality);
-    assert_eq!(flagged[0].severity, "warning");
+    assert_eq!(flagged[0].severity, Severity::Warning);
     assert!(flagged[0].message.contains("-k CLOCK_MONOTONIC"));
 }
 
