@@ -137,9 +137,24 @@ impl Checker<'_> {
         }
     }
 
+    /// The pipeline's name is its data directory's (`data/<name>/`), never part of a run
+    /// directory's name, so `.` is allowed (`kernel-6.8`), but not a name of dots alone, which
+    /// would leave `data/`.
+    fn pipeline_name(&mut self, name: &Spanned<String>) {
+        let text = &name.value;
+        let allowed = |c: char| c.is_ascii_alphanumeric() || "-_.".contains(c);
+        if text.chars().all(|c| c == '.') || !text.chars().all(allowed) {
+            self.error_at(
+                name,
+                format!("pipeline name `{text}` is not usable as a directory name"),
+                Some("use letters, digits, `-`, `_` and `.`".into()),
+            );
+        }
+    }
+
     fn plan(&mut self, raw: RawPipeline) -> Plan {
         let name = raw.name.value.clone();
-        self.directory_name_part(Place::from(raw.name.referenced), "pipeline name", &name);
+        self.pipeline_name(&raw.name);
         let topology = (raw.topology.iter().flatten())
             .map(|(class, items)| {
                 let cpus = self.cpu_list(&yaml_path!["topology", class], items, &BTreeMap::new());
