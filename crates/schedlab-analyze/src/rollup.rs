@@ -100,7 +100,9 @@ pub fn residency_rollup(residency: &[ResidencyRow]) -> Vec<ResidencyRollupRow> {
 
 /// Threads, CPU time and migrations summed per process and per workload. `cpu_time` and
 /// `migrations` are `None` when the pipeline does not aggregate them; a group's sum is null
-/// when its table has no row of the group.
+/// when its table has no row of the group. Threads (and their lost events) are those of
+/// `cpu_time` when it is there, as the summary always counted them: with `window: trace` on one
+/// step only, the two tables can hold different threads.
 pub fn totals(
     cpu_time: Option<&[CpuTimeRow]>,
     migrations: Option<&[MigrationSummaryRow]>,
@@ -140,12 +142,15 @@ pub fn totals(
             );
             (thread, None, Some(m.migrations))
         }));
+    let threads_from_migrations = cpu_time.is_none();
     for ((run_id, workload, pid, tid, source, lost), cpu_time_ns, migrations) in rows {
+        let counts_thread = cpu_time_ns.is_some() || threads_from_migrations;
         for (scope, pid, _) in &scopes(pid, tid)[1..] {
             let group = groups.entry((run_id, workload, scope, *pid)).or_default();
             group.source = source;
-            // A thread's lost events count once per group, whichever table has its row.
-            if group.threads.insert(tid)
+            // A thread's lost events count once per group.
+            if counts_thread
+                && group.threads.insert(tid)
                 && let Some(lost) = lost
             {
                 *group.lost_events.get_or_insert(0) += lost;
@@ -277,7 +282,7 @@ mod tests {
     }
 
     #[test]
-    fn totals_count_each_thread_and_its_losses_once_and_leave_a_missing_table_null() {
+    fn totals_count_the_cpu_time_threads_and_their_losses_once_and_leave_a_missing_table_null() {
         let times = [
             cpu_time(1, 1, 100),
             cpu_time(1, 2, 200),
@@ -305,12 +310,18 @@ mod tests {
             seen,
             [
                 ("process", Some(1), 2, Some(300), Some(7), Some(20)),
-                ("process", Some(5), 2, Some(400), Some(1), Some(20)),
-                ("workload", None, 4, Some(700), Some(8), Some(40)),
+                // tid 6 has migrations but no CPU-time row (another window): its migrations
+                // count, but it is not one of the threads the summary lists.
+                ("process", Some(5), 1, Some(400), Some(1), Some(10)),
+                ("workload", None, 3, Some(700), Some(8), Some(30)),
             ]
         );
         let without_migrations = totals(Some(&times), None);
         assert_eq!(without_migrations[2].migrations, None);
         assert_eq!(without_migrations[2].threads, 3);
+        let without_cpu_time = totals(None, Some(&moves));
+        assert_eq!(without_cpu_time[2].cpu_time_ns, None);
+        assert_eq!(without_cpu_time[2].threads, 3);
+        assert_eq!(without_cpu_time[1].threads, 1);
     }
 }
