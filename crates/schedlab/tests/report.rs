@@ -174,13 +174,11 @@ fn html_and_plots_show_every_cpu_and_workload_of_the_run() {
 
 #[test]
 fn a_comm_with_markup_reaches_summary_md_escaped_and_index_html_as_text() {
-    let Some(openssl) = std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
-        .map(|dir| dir.join("openssl"))
-        .find(|path| path.is_file())
-    else {
-        eprintln!("skipped: no openssl on PATH");
+    let test = "a_comm_with_markup_reaches_summary_md_escaped_and_index_html_as_text";
+    if !can_run(test, &[Need::Program("openssl")]) {
         return;
-    };
+    }
+    let openssl = schedlab_collect::process::find_program("openssl").unwrap();
     let sandbox = Sandbox::new();
     // A process's comm is the name it was executed by: a link's name, markup and all.
     let link = sandbox.path("bin/a|<script>");
