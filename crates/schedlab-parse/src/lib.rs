@@ -210,7 +210,8 @@ impl Parsed {
             written.push(write_table(dir, &self.perf_stat)?);
         }
         if kinds.contains(&ParserKind::Turbostat) {
-            let path = dir.join(format!("{}.parquet", schedlab_tables::turbostat::TURBOSTAT));
+            let path =
+                schedlab_tables::table_path_named(dir, schedlab_tables::turbostat::TURBOSTAT);
             schedlab_tables::write_batch(&path, &concat_turbostat(&self.turbostat))?;
             written.push(path);
         }

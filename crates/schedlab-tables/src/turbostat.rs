@@ -39,7 +39,7 @@ pub struct TurbostatSample {
 
 /// Reads `DIR/turbostat.parquet`; a table that was never written reads as empty.
 pub fn read_turbostat(dir: &Path) -> Result<Vec<TurbostatSample>, TableError> {
-    let path = dir.join(format!("{TURBOSTAT}.parquet"));
+    let path = crate::table_path_named(dir, TURBOSTAT);
     if !path.exists() {
         return Ok(Vec::new());
     }
