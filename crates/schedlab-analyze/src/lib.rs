@@ -26,14 +26,14 @@ pub mod thread;
 pub mod throughput;
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use rayon::prelude::*;
 use schedlab_spec::{AggregateStep, StepKind, Window};
 use schedlab_tables::{
     CpuRow, CpuSampleRow, CpuShareRow, CpuTimeRow, LossRow, MigrationRow, MigrationSummaryRow,
     PlacementRow, PowerStepRow, ProcessRow, ResidencyRow, RunRow, SchedDelayRow, SchedSliceRow,
-    TableError, ThroughputRow, WorkloadMetricRow, read_table, write_table,
+    TableDir, TableError, ThroughputRow, WorkloadMetricRow, read_table, write_table,
 };
 
 #[derive(Debug, thiserror::Error)]
@@ -58,7 +58,7 @@ pub struct Tables {
 
 impl Tables {
     /// Reads the tables under `dir`; a table that was not produced reads as empty.
-    pub fn load(dir: &Path) -> Result<Tables, TableError> {
+    pub fn load(dir: &(impl TableDir + ?Sized)) -> Result<Tables, TableError> {
         Ok(Tables {
             cpus: read_table(dir)?,
             processes: read_table(dir)?,
@@ -214,12 +214,13 @@ pub fn compute(
     (all, in_window)
 }
 
-/// Runs the aggregate steps of a pipeline: reads `tables_dir`, writes one file per step into
-/// `out_dir`. Without steps, every aggregate is written.
+/// Runs the aggregate steps of a pipeline: reads `tables_dir`, writes one table per step into
+/// `out_dir`. Without steps, every aggregate is written. The runner calls it once per run, with
+/// that run's partitions as both places, so that adding a run aggregates that run only.
 pub fn aggregate(
-    tables_dir: &Path,
+    tables_dir: &(impl TableDir + ?Sized),
     steps: &[AggregateStep],
-    out_dir: &Path,
+    out_dir: &(impl TableDir + ?Sized),
 ) -> Result<Vec<PathBuf>, AnalyzeError> {
     let tables = Tables::load(tables_dir)?;
     let startup_ns = steps

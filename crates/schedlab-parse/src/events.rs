@@ -12,8 +12,8 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 use schedlab_perf::CompactBatch;
 use schedlab_tables::{
-    BackgroundWriter, MigrationRow, SchedSliceRow, Table, TableError, WakeupRow, concat_parts,
-    table_path, write_rows,
+    BackgroundWriter, MigrationRow, SchedSliceRow, Table, TableDir, TableError, WakeupRow,
+    concat_parts, create_parent, table_path, write_rows,
 };
 use tempfile::TempDir;
 
@@ -27,11 +27,19 @@ pub struct EventTables {
 }
 
 impl EventTables {
-    fn create(dir: &Path) -> Result<Self, TableError> {
+    /// Starts the three event tables in `dir` (a flat directory, or a run's partition).
+    pub fn create(dir: &(impl TableDir + ?Sized)) -> Result<Self, TableError> {
+        fn start<T: Table + Send + 'static>(
+            dir: &(impl TableDir + ?Sized),
+        ) -> Result<BackgroundWriter<T>, TableError> {
+            let path = table_path::<T>(dir);
+            create_parent(&path)?;
+            BackgroundWriter::create(&path)
+        }
         Ok(EventTables {
-            slices: BackgroundWriter::create(&table_path::<SchedSliceRow>(dir))?,
-            migrations: BackgroundWriter::create(&table_path::<MigrationRow>(dir))?,
-            wakeups: BackgroundWriter::create(&table_path::<WakeupRow>(dir))?,
+            slices: start(dir)?,
+            migrations: start(dir)?,
+            wakeups: start(dir)?,
         })
     }
 
@@ -61,8 +69,8 @@ impl EventTables {
         self.wakeups.send(std::mem::take(&mut parsed.wakeups));
     }
 
-    /// Waits for the queued rows to be encoded and completes the part.
-    fn finish(self) -> Result<(), TableError> {
+    /// Waits for the queued rows to be encoded and completes the tables.
+    pub fn finish(self) -> Result<(), TableError> {
         self.slices.finish()?;
         self.migrations.finish()?;
         self.wakeups.finish()?;
@@ -115,7 +123,7 @@ impl EventParts {
 
     /// The tables of input number `index` (0-based; the order of the joined tables).
     fn part(&self, index: usize) -> Result<EventTables, TableError> {
-        EventTables::create(&self.dir.path().join(index.to_string()))
+        EventTables::create(self.dir.path().join(index.to_string()).as_path())
     }
 
     /// Joins the parts of inputs `0..count` (each [`finish`](EventTables::finish)ed) into

@@ -32,7 +32,7 @@
 //! feed them fixture text and fuzzers feed them garbage. Only the perf.data reader takes a path,
 //! because it maps the file instead of reading it into memory.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use arrow_array::RecordBatch;
 use schedlab_tables::{
@@ -168,7 +168,7 @@ impl Parsed {
         self.trace_window = self.trace_window.or(other.trace_window);
     }
 
-    /// Writes every table as `DIR/<table>.parquet`, each atomically, except the per-event
+    /// Writes every table into `dir` (`DIR/<table>.parquet`, or a run's partition), each atomically, except the per-event
     /// tables: those stream through [`EventParts`], which [`EventTables::take_from`] moves
     /// a parser's event rows into first. Tables that no parser of these kinds produces are
     /// skipped; tables they produce are written even when empty, so a reader can tell "nothing
@@ -177,7 +177,11 @@ impl Parsed {
     /// # Panics
     ///
     /// If event rows are still here: they would be lost (a bug in the caller, not in the input).
-    pub fn write_to(&self, dir: &Path, kinds: &[ParserKind]) -> Result<Vec<PathBuf>, TableError> {
+    pub fn write_to(
+        &self,
+        dir: &(impl schedlab_tables::TableDir + ?Sized),
+        kinds: &[ParserKind],
+    ) -> Result<Vec<PathBuf>, TableError> {
         use schedlab_tables::write_table;
         assert!(
             self.sched_slices.is_empty() && self.migrations.is_empty() && self.wakeups.is_empty(),
@@ -212,6 +216,7 @@ impl Parsed {
         if kinds.contains(&ParserKind::Turbostat) {
             let path =
                 schedlab_tables::table_path_named(dir, schedlab_tables::turbostat::TURBOSTAT);
+            schedlab_tables::create_parent(&path)?;
             schedlab_tables::write_batch(&path, &concat_turbostat(&self.turbostat))?;
             written.push(path);
         }

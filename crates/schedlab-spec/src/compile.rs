@@ -29,6 +29,9 @@ pub struct CompileOptions<'a> {
     /// or value); if not, the rule in words. The runner names the directories, so the rule is
     /// its own (`schedlab_runner::layout::check_name_part`, which also checks `--label`).
     pub name_part: fn(&str) -> Result<(), String>,
+    /// Repetitions instead of the pipeline's `repeat` (the command line's `--repeat`). Run ids do
+    /// not depend on it, so raising it adds the missing repetitions only.
+    pub repeat: Option<u32>,
 }
 
 /// The most runs a pipeline may expand to (matrix × repeat): more is a typo, and expanding it
@@ -152,7 +155,10 @@ impl Checker<'_> {
         }
     }
 
-    fn plan(&mut self, raw: RawPipeline) -> Plan {
+    fn plan(&mut self, mut raw: RawPipeline) -> Plan {
+        if let Some(repeat) = self.options.repeat {
+            raw.repeat = Some(repeat);
+        }
         let name = raw.name.value.clone();
         self.pipeline_name(&raw.name);
         let topology = (raw.topology.iter().flatten())
@@ -162,7 +168,7 @@ impl Checker<'_> {
             })
             .collect();
         self.aggregate(&raw);
-        self.matrix(&raw.matrix);
+        let matrix = self.matrix(&raw.matrix, &self.base_vars(&raw));
         self.at_least_one(&yaml_path!["repeat"], "repeat", raw.repeat);
         let runs_count = (raw.matrix.values())
             .fold(1_usize, |count, values| count.saturating_mul(values.len()))
@@ -181,7 +187,7 @@ impl Checker<'_> {
             );
             (Vec::new(), Vec::new())
         } else {
-            let variants = matrix_combinations(&raw.matrix);
+            let variants = matrix_combinations(&matrix);
             let runs = self.runs(&raw, &variants);
             (variants, runs)
         };
@@ -237,9 +243,18 @@ impl Checker<'_> {
         }
     }
 
-    /// Matrix variables and values become part of run directory names, and a variable without
-    /// values would leave the pipeline without runs.
-    fn matrix(&mut self, matrix: &BTreeMap<String, Vec<Scalar>>) {
+    /// Matrix variables become part of run directory names, and a variable without values would
+    /// leave the pipeline without runs. Values may be any text (`0.5`, `1.2GHz`, `a/b`): the
+    /// runner makes them safe for a directory name and the manifest keeps them as written. A
+    /// value may use the pipeline's `vars` and `${nproc}` (`workers: [1, 2, "${nproc}"]`); one
+    /// that comes out equal to another value of its variable is an error, since both would be
+    /// the same runs. Returns the values, substituted.
+    fn matrix(
+        &mut self,
+        matrix: &BTreeMap<String, Vec<Scalar>>,
+        vars: &BTreeMap<String, String>,
+    ) -> BTreeMap<String, Vec<String>> {
+        let mut substituted = BTreeMap::new();
         for (variable, values) in matrix {
             let at = yaml_path!["matrix", variable];
             let place = self.positions.place(&at, Part::Key);
@@ -252,13 +267,43 @@ impl Checker<'_> {
                     Some(format!("list one or more: `{variable}: [1, 2]`")),
                 );
             }
+            let mut texts: Vec<String> = Vec::new();
             for (index, value) in values.iter().enumerate() {
-                let place = self
-                    .positions
-                    .place(&yaml_path!["matrix", variable, index], Part::Value);
-                self.directory_name_part(place, "matrix value", &value.to_string());
+                let written = value.to_string();
+                let at = yaml_path!["matrix", variable, index];
+                let text = match substitute(&written, vars) {
+                    Ok(text) => text,
+                    Err(unknown) => {
+                        let hint = closest(&unknown, vars.keys().map(String::as_str))
+                            .map(|best| format!("did you mean `${{{best}}}`?"))
+                            .or_else(|| Some("matrix values may use `vars:` and `${nproc}`".into()));
+                        let message = format!("undefined variable `${{{unknown}}}`");
+                        self.error_at_path(&at, Part::Value, message, hint);
+                        continue;
+                    }
+                };
+                if texts.contains(&text) {
+                    let message = if text == written {
+                        format!("matrix value `{text}` is listed twice")
+                    } else {
+                        format!("matrix value `{written}` is `{text}` here, which `{variable}` already lists")
+                    };
+                    self.error_at_path(&at, Part::Value, message, None);
+                    continue;
+                }
+                texts.push(text);
             }
+            substituted.insert(variable.clone(), texts);
         }
+        substituted
+    }
+
+    /// The variables every run has: the pipeline's `vars` and `nproc`.
+    fn base_vars(&self, raw: &RawPipeline) -> BTreeMap<String, String> {
+        let mut vars: BTreeMap<String, String> =
+            (raw.vars.iter()).map(|(k, v)| (k.clone(), v.to_string())).collect();
+        vars.insert("nproc".into(), self.options.nproc.to_string());
+        vars
     }
 
     /// Expands matrix × repeat, interleaving variants: rep 1 of every variant, then rep 2, …
@@ -272,12 +317,7 @@ impl Checker<'_> {
                 rng.shuffle(&mut order);
             }
             for variant in order {
-                let mut vars: BTreeMap<String, String> = raw
-                    .vars
-                    .iter()
-                    .map(|(k, v)| (k.clone(), v.to_string()))
-                    .collect();
-                vars.insert("nproc".into(), self.options.nproc.to_string());
+                let mut vars = self.base_vars(raw);
                 vars.extend(variant.clone());
                 let errors_before = self.errors.len();
                 let collect = self.collect_plan(raw, &vars);
@@ -731,7 +771,7 @@ pub fn substitute(text: &str, vars: &BTreeMap<String, String>) -> Result<String,
 
 /// Every combination of the matrix values, keys in name order (one empty combination without a
 /// matrix).
-fn matrix_combinations(matrix: &BTreeMap<String, Vec<Scalar>>) -> Vec<BTreeMap<String, String>> {
+fn matrix_combinations(matrix: &BTreeMap<String, Vec<String>>) -> Vec<BTreeMap<String, String>> {
     matrix
         .iter()
         .fold(vec![BTreeMap::new()], |combos, (key, values)| {
@@ -740,7 +780,7 @@ fn matrix_combinations(matrix: &BTreeMap<String, Vec<Scalar>>) -> Vec<BTreeMap<S
                 .flat_map(|combo| {
                     values.iter().map(move |value| {
                         let mut next = combo.clone();
-                        next.insert(key.clone(), value.to_string());
+                        next.insert(key.clone(), value.clone());
                         next
                     })
                 })

@@ -228,6 +228,7 @@ fn check(source: &str) {
         parsers: &["perf-sched", "stress-ng", "openssl", "time", "turbostat"],
         nproc: 8,
         name_part,
+        repeat: None,
     };
     let Err(errors) = compile("fuzz.yaml", source, &options) else {
         return;

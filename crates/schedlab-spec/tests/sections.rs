@@ -1,11 +1,12 @@
-//! The stage sections of every shipped pipeline, byte for byte. Their JSON is digested into each
-//! stage's fingerprint, and the collect digest prefixes every run id: a change in how the plan
-//! serializes (a renamed field, a duration written another way) would collect every existing run
-//! again. A deliberate change is recorded with `SCHEDLAB_BLESS=1 cargo test --test sections`.
+//! The stage sections and run identities of every shipped pipeline, byte for byte. A section's
+//! JSON is digested into its stage's fingerprint, and a run identity's digest prefixes the run's
+//! id: a change in how the plan serializes (a renamed field, a duration written another way, a
+//! new field without `skip_serializing_if`) would collect every existing run again. A deliberate
+//! change is recorded with `SCHEDLAB_BLESS=1 cargo test --test sections`.
 
 use std::path::{Path, PathBuf};
 
-use schedlab_spec::{CompileOptions, Plan, compile};
+use schedlab_spec::{CompileOptions, Plan, compile, variant_text};
 
 const PARSERS: &[&str] = &["perf-sched", "stress-ng", "openssl", "time"];
 
@@ -19,8 +20,19 @@ fn sections(plan: &Plan) -> String {
     ]
     .iter()
     .map(|(name, json)| format!("{name} {json}\n"))
+    .chain(
+        (plan.runs.iter().filter(|run| run.repetition == 1))
+            .map(|run| format!("identity {} {}\n", variant_text(&run.variant), run.identity())),
+    )
     .collect()
 }
+
+const OPTIONS: CompileOptions = CompileOptions {
+    parsers: PARSERS,
+    nproc: 8,
+    name_part: |_| Ok(()),
+    repeat: None,
+};
 
 fn pipelines(dir: &Path) -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
@@ -39,16 +51,11 @@ fn sections_serialize_as_recorded() {
     let mut files = pipelines(&root.join("../../pipelines"));
     assert!(files.len() >= 8, "shipped pipelines missing: {files:?}");
     files.extend(pipelines(&expected_dir));
-    let options = CompileOptions {
-        parsers: PARSERS,
-        nproc: 8,
-        name_part: |_| Ok(()),
-    };
     let bless = std::env::var_os("SCHEDLAB_BLESS").is_some();
     let mut differing = Vec::new();
     for file in &files {
         let source = std::fs::read_to_string(file).unwrap();
-        let plan = compile(&file.display().to_string(), &source, &options)
+        let plan = compile(&file.display().to_string(), &source, &OPTIONS)
             .unwrap_or_else(|errors| panic!("{}: {errors:?}", file.display()));
         let stem = file.file_stem().unwrap().to_string_lossy();
         let expected_file = expected_dir.join(format!("{stem}.sections"));
@@ -64,4 +71,31 @@ fn sections_serialize_as_recorded() {
         "sections differ from {differing:?}: every run would be collected again; \
          if that is meant, record them with SCHEDLAB_BLESS=1"
     );
+}
+
+/// How often and in which order runs are collected is not what a run does: `repeat` (in the file
+/// or from the command line), `cooldown` and `shuffle` leave every identity as it was, while a
+/// workload's argument changes it.
+#[test]
+fn identities_ignore_repeat_cooldown_and_shuffle() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let source = std::fs::read_to_string(root.join("../../pipelines/scaling-workers.yaml")).unwrap();
+    let identities = |source: &str, repeat: Option<u32>| {
+        let options = CompileOptions { repeat, ..OPTIONS };
+        let plan = compile("p.yaml", source, &options).unwrap();
+        (plan.runs.iter())
+            .map(|run| (variant_text(&run.variant), run.identity().to_string()))
+            .collect::<std::collections::BTreeSet<_>>()
+    };
+    let before = identities(&source, None);
+    assert!(before.len() >= 2, "{before:?}");
+    assert_eq!(identities(&source, Some(7)), before);
+    let edited = (source.replace("repeat: 3", "repeat: 5\nshuffle: 42"))
+        .replace("cooldown: 10s", "cooldown: 9s");
+    assert!(edited.contains("cooldown: 9s") && edited.contains("shuffle"), "the edit did not apply");
+    assert_eq!(identities(&edited, None), before);
+    let other_work = source.replace("--timeout, 30s", "--timeout, 31s");
+    assert_ne!(other_work, source);
+    let changed = identities(&other_work, None);
+    assert!(changed.is_disjoint(&before), "{changed:?}");
 }

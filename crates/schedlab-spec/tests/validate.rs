@@ -19,6 +19,7 @@ fn compile_text(yaml: &str) -> Result<Plan, String> {
         parsers: PARSERS,
         nproc: 8,
         name_part,
+        repeat: None,
     };
     compile("p.yaml", yaml, &options).map_err(|errors| {
         errors
@@ -318,23 +319,33 @@ fn zero_intervals_and_limits_are_errors_at_their_value() {
 }
 
 #[test]
-fn matrix_names_and_values_follow_the_runners_rule_for_directory_names() {
-    let yaml = GOOD.replace(
-        "{ workers: [1, 2, 4] }",
-        "{ workers: [1, \"${nproc}\", 1.5] }",
-    );
+fn matrix_names_follow_the_runners_rule_and_values_are_any_text() {
+    let yaml = (GOOD.replace("{ workers: [1, 2, 4] }", "{ work.ers: [1, 2] }"))
+        .replace("${workers}", "1");
     assert_eq!(
         errors(&yaml),
-        "p.yaml:3:24: error: matrix value `${nproc}` is not usable in a directory name
+        "p.yaml:3:11: error: matrix variable `work.ers` is not usable in a directory name
   |
-3 | matrix: { workers: [1, \"${nproc}\", 1.5] }
-  |                        ^
-  = hint: the runner's rule
-p.yaml:3:36: error: matrix value `1.5` is not usable in a directory name
-  |
-3 | matrix: { workers: [1, \"${nproc}\", 1.5] }
-  |                                    ^
+3 | matrix: { work.ers: [1, 2] }
+  |           ^
   = hint: the runner's rule"
+    );
+    // Values are any text; `vars` and `${nproc}` are substituted, and the plan keeps the text.
+    let yaml = GOOD.replace(
+        "{ workers: [1, 2, 4] }",
+        "{ workers: [0.5, \"1.2GHz\", \"a/b\", \"with space\", \"${nproc}\", \"${load}x\"] }",
+    );
+    let plan = compile_text(&yaml).unwrap();
+    let values: Vec<&str> = (plan.variants.iter()).map(|v| v["workers"].as_str()).collect();
+    assert_eq!(values, ["0.5", "1.2GHz", "a/b", "with space", "8", "20x"]);
+    // A value that comes out equal to another would be the same runs twice.
+    let yaml = GOOD.replace("{ workers: [1, 2, 4] }", "{ workers: [8, \"${nproc}\", 8] }");
+    assert_eq!(
+        headlines(&yaml),
+        [
+            "p.yaml:3:24: error: matrix value `${nproc}` is `8` here, which `workers` already lists",
+            "p.yaml:3:36: error: matrix value `8` is listed twice",
+        ]
     );
     // The pipeline's name is a directory of its own, not part of a run's: `.` is allowed
     // there, a name of dots alone is not.

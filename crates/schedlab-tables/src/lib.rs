@@ -62,6 +62,7 @@ macro_rules! word_enum {
 pub mod aggregates;
 mod background;
 mod concat;
+pub mod dataset;
 pub mod manifest;
 mod parquet_io;
 pub mod periodic_report;
@@ -72,9 +73,11 @@ pub mod turbostat;
 pub use aggregates::*;
 pub use background::BackgroundWriter;
 pub use concat::concat_parts;
+pub use dataset::{
+    Partition, TableDir, create_parent, read_table, table_path, table_path_named, write_table,
+};
 pub use parquet_io::{
-    TableWriter, read_batches, read_rows, read_table, schema_of, table_path, table_path_named,
-    write_batch, write_file_atomic, write_rows, write_table,
+    TableWriter, read_batches, read_rows, schema_of, write_batch, write_file_atomic, write_rows,
 };
 pub use rows::*;
 

@@ -285,34 +285,6 @@ pub fn read_batches(path: &Path) -> Result<Vec<RecordBatch>, TableError> {
         })
 }
 
-/// `DIR/<table>.parquet`: where table `T` lives in every stage directory.
-pub fn table_path<T: Table>(dir: &Path) -> PathBuf {
-    table_path_named(dir, T::NAME)
-}
-
-/// `DIR/<name>.parquet`, for code that knows a table by its name only (a list of the tables a
-/// stage reads).
-pub fn table_path_named(dir: &Path, name: &str) -> PathBuf {
-    dir.join(format!("{name}.parquet"))
-}
-
-/// Writes `rows` as `DIR/<table>.parquet` (the layout every stage directory uses); returns the path.
-pub fn write_table<T: Table>(dir: &Path, rows: &[T]) -> Result<std::path::PathBuf, TableError> {
-    let path = table_path::<T>(dir);
-    write_rows(&path, rows)?;
-    Ok(path)
-}
-
-/// Reads `DIR/<table>.parquet`; a table that was never written reads as empty.
-pub fn read_table<T: Table>(dir: &Path) -> Result<Vec<T>, TableError> {
-    let path = table_path::<T>(dir);
-    if path.exists() {
-        read_rows(&path)
-    } else {
-        Ok(Vec::new())
-    }
-}
-
 /// Reads the Parquet file `path` back into rows of table `T`.
 pub fn read_rows<T: Table>(path: &Path) -> Result<Vec<T>, TableError> {
     let mut rows = Vec::new();

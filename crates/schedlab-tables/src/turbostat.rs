@@ -11,7 +11,7 @@ use arrow_array::cast::AsArray;
 use arrow_array::types::{ArrowPrimitiveType, Float64Type, Int32Type, Int64Type};
 use arrow_array::{Array, RecordBatch};
 
-use crate::{TableError, read_batches};
+use crate::{TableDir, TableError, read_batches};
 
 /// The file stem of the turbostat table under `tables/`.
 pub const TURBOSTAT: &str = "turbostat";
@@ -37,16 +37,20 @@ pub struct TurbostatSample {
     pub pkg_watt: Option<f64>,
 }
 
-/// Reads `DIR/turbostat.parquet`; a table that was never written reads as empty.
-pub fn read_turbostat(dir: &Path) -> Result<Vec<TurbostatSample>, TableError> {
-    let path = crate::table_path_named(dir, TURBOSTAT);
-    if !path.exists() {
-        return Ok(Vec::new());
-    }
+/// Reads the turbostat table of `dir` (every partition: their columns may differ, so each file is
+/// read by name); a table that was never written reads as empty.
+pub fn read_turbostat(dir: &(impl TableDir + ?Sized)) -> Result<Vec<TurbostatSample>, TableError> {
     let mut rows = Vec::new();
-    for batch in read_batches(&path)? {
+    for path in dir.files_of(TURBOSTAT)? {
+        read_file(&path, &mut rows)?;
+    }
+    Ok(rows)
+}
+
+fn read_file(path: &Path, rows: &mut Vec<TurbostatSample>) -> Result<(), TableError> {
+    for batch in read_batches(path)? {
         let wrong = |column: &str| TableError::Schema {
-            path: path.clone(),
+            path: path.to_owned(),
             message: format!("column `{column}` is missing or of another type"),
         };
         let run_ids = (batch.column_by_name("run_id"))
@@ -87,7 +91,7 @@ pub fn read_turbostat(dir: &Path) -> Result<Vec<TurbostatSample>, TableError> {
             });
         }
     }
-    Ok(rows)
+    Ok(())
 }
 
 /// Column `name` as a nullable lookup by row (null everywhere when absent).

@@ -509,6 +509,7 @@ fn load_plan(path: &Path) -> anyhow::Result<Plan> {
         parsers: &parsers,
         nproc,
         name_part: check_name_part,
+        repeat: None,
     };
     schedlab_spec::compile(&path.display().to_string(), &source, &options).map_err(|errors| {
         let count = errors.len();

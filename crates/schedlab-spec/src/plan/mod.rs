@@ -34,7 +34,10 @@ pub struct Plan {
 }
 
 impl Plan {
-    /// The part of the pipeline that decides what is collected: a change here means new runs.
+    /// Every run of the pipeline, as compiled: what the first schedlab versions named run sets by
+    /// (its digest prefixed their run ids, so raising `repeat` re-keyed every run). Kept only so
+    /// that the runner can recognise the runs those versions collected and rename them to their
+    /// [`RunPlan::identity`] names once.
     pub fn collect_section(&self) -> serde_json::Value {
         serde_json::json!({ "runs": self.runs })
     }
@@ -53,6 +56,12 @@ impl Plan {
     }
 }
 
+/// The version of [`RunPlan::identity`]'s form, part of the identity itself. Raise it only when
+/// runs must no longer match the runs collected before; a field added to the plan stays out of
+/// the identity while it holds its default (`skip_serializing_if`), so that adding it re-keys no
+/// run. `crates/schedlab-spec/tests/sections.rs` pins every shipped pipeline's identities.
+pub const RUN_IDENTITY_VERSION: u32 = 1;
+
 #[derive(Debug, Clone, Serialize)]
 pub struct RunPlan {
     /// `workers=4-r2`, or `r2` without a matrix: unique within the plan.
@@ -62,6 +71,24 @@ pub struct RunPlan {
     /// 1-based repetition number.
     pub repetition: u32,
     pub collect: CollectPlan,
+}
+
+impl RunPlan {
+    /// What this run does, in a canonical, versioned form: its matrix values and what its
+    /// collection runs (duration, monitors, workloads, all substituted). Not its repetition
+    /// number, nor `repeat`, `cooldown` or `shuffle`: they say how often and when runs are
+    /// collected, not what one does. The runner names a run by this form's digest, its label,
+    /// matrix values and repetition, so raising `repeat` or continuing a label in a later boot
+    /// finds the runs already collected and adds only the missing ones.
+    pub fn identity(&self) -> serde_json::Value {
+        serde_json::json!({
+            "identity": RUN_IDENTITY_VERSION,
+            "variant": self.variant,
+            "duration": self.collect.duration,
+            "monitors": self.collect.monitors,
+            "workloads": self.collect.workloads,
+        })
+    }
 }
 
 /// Matrix values as `k=v,k=v` (empty without a matrix): the `variant` column of `runs`.
