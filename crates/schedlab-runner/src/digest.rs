@@ -18,6 +18,11 @@ pub struct Stamp {
 }
 
 impl Stamp {
+    /// True when `path` is still the file this stamp was taken of, judged by stat alone.
+    pub fn describes(&self, path: &Path) -> bool {
+        std::fs::metadata(path).is_ok_and(|meta| self.same_file(&meta))
+    }
+
     fn same_file(&self, meta: &std::fs::Metadata) -> bool {
         self.size == meta.len() && self.mtime_ns == mtime_ns(meta) && self.inode == meta.ino()
     }
@@ -46,6 +51,21 @@ pub fn stamp(path: &Path) -> io::Result<Stamp> {
 pub struct Digests(pub BTreeMap<String, Stamp>);
 
 impl Digests {
+    /// The cache kept in `path`; empty when there is none or it cannot be read (a lost cache
+    /// costs hashing again, never a wrong answer).
+    pub fn load(path: &Path) -> Digests {
+        std::fs::read(path)
+            .ok()
+            .and_then(|bytes| serde_json::from_slice(&bytes).ok())
+            .unwrap_or_default()
+    }
+
+    /// Writes the cache to `path` atomically. Parallel `analyze --runs` jobs each write theirs;
+    /// the last one wins, and the others' entries are hashed again when next needed.
+    pub fn save(&self, path: &Path) -> Result<(), crate::RunnerError> {
+        crate::write_json(path, self)
+    }
+
     /// The digest of `path`, known as `key`; `None` when the file does not exist.
     pub fn digest(&mut self, key: &str, path: &Path) -> io::Result<Option<String>> {
         let meta = match std::fs::metadata(path) {

@@ -4,11 +4,14 @@
 //! data/<pipeline>/runs/<run_id>/{manifest.json, raw/}   one directory per collected run
 //! data/<pipeline>/runs/<run_id>.partial/                 a run being collected
 //! data/<pipeline>/runs/<run_id>.interrupted-<n>/         a run stopped by Ctrl-C, kept
-//! data/<pipeline>/tables/*.parquet                       parse output
-//! data/<pipeline>/aggregates/*.parquet                   aggregate output
+//! data/<pipeline>/tables/<table>/run_id=<run_id>/part-0.parquet      parse output, per run
+//! data/<pipeline>/aggregates/<name>/run_id=<run_id>/part-0.parquet   aggregate output, per run
 //! data/<pipeline>/report/{summary.md, index.html}        summarize output
 //! data/<pipeline>/report/<plot>-<run_id>.svg             its plots
-//! data/<pipeline>/state.json                             stage fingerprints
+//! data/<pipeline>/state/{parse,aggregate}/<run_id>.json  what each run's results came from
+//! data/<pipeline>/state/summarize.json                   what the report came from
+//! data/<pipeline>/state/digests.json                     digests of files, trusted while stat matches
+//! data/<pipeline>/state/locks/<run_id>.lock              held while a command computes that run
 //! data/<pipeline>/.lock                                  held while a command writes
 //! data/<pipeline>/compare/by-<key>.{parquet,md}          `schedlab compare` output
 //! ```
@@ -16,11 +19,16 @@
 //! Inside a run directory, the names are the manifest format's
 //! ([`schedlab_tables::manifest::MANIFEST_FILE`], [`RAW_DIR`]), because the manifest records its
 //! raw files relative to the run directory; the functions here are still the only place that
-//! joins them onto a path.
+//! joins them onto a path. Inside `tables/` and `aggregates/`, the partition names are the table
+//! contract's ([`schedlab_tables::Partition`]): DuckDB, polars and Spark read them as Hive
+//! partitions.
 
 use std::path::{Path, PathBuf};
 
+use schedlab_tables::Partition;
 use schedlab_tables::manifest::{MANIFEST_FILE, RAW_DIR};
+
+use crate::state::Stage;
 
 /// Whether `text` may be part of a directory name: a `--label` or a matrix variable or value
 /// (parts of a run directory's name, `<set>-<label>-<variable>=<value>-r<n>`), or a pipeline's
@@ -98,9 +106,59 @@ impl Layout {
         self.report().join("summary.md")
     }
 
-    /// The table named `name` under `tables/`.
-    pub fn table(&self, name: &str) -> PathBuf {
-        schedlab_tables::table_path_named(&self.tables(), name)
+    /// Run `run_id`'s partition of every table under `root` (`tables/` or `aggregates/`).
+    pub fn partition<'a>(root: &'a Path, run_id: &'a str) -> Partition<'a> {
+        Partition { root, run_id }
+    }
+
+    /// The directory a stage's staging area for one run is made in: beside the dataset, so that
+    /// moving a finished partition into place is a rename.
+    pub fn staging(dir: &Path, run_id: &str) -> std::io::Result<tempfile::TempDir> {
+        std::fs::create_dir_all(dir)?;
+        tempfile::Builder::new()
+            .prefix(&format!(".staging-{run_id}-"))
+            .tempdir_in(dir)
+    }
+
+    pub fn state_dir(&self) -> PathBuf {
+        self.root.join("state")
+    }
+
+    /// The records of one per-run stage (parse, aggregate).
+    pub fn records(&self, stage: Stage) -> PathBuf {
+        self.state_dir().join(stage.name())
+    }
+
+    /// What `stage` computed for `run_id` came from (parse, aggregate), or, for summarize, what
+    /// the report came from.
+    pub fn record(&self, stage: Stage, run_id: Option<&str>) -> PathBuf {
+        match run_id {
+            Some(run_id) => self.records(stage).join(format!("{run_id}.json")),
+            None => self.state_dir().join(format!("{}.json", stage.name())),
+        }
+    }
+
+    /// The run a record file is of.
+    pub fn record_run(path: &Path) -> Option<String> {
+        let name = path.file_name()?.to_str()?;
+        name.strip_suffix(".json").map(str::to_owned)
+    }
+
+    pub fn digest_cache(&self) -> PathBuf {
+        self.state_dir().join("digests.json")
+    }
+
+    /// Held while a command computes `run_id`'s tables or aggregates.
+    pub fn run_lock(&self, run_id: &str) -> PathBuf {
+        self.state_dir()
+            .join("locks")
+            .join(format!("{run_id}.lock"))
+    }
+
+    /// The one state file of the first schedlab versions (one record per stage, tables of all
+    /// runs in one file each): found, it means the data directory is of that layout.
+    pub fn legacy_state(&self) -> PathBuf {
+        self.root.join("state.json")
     }
 
     /// `schedlab compare`'s output: `by-<key>.parquet` and `by-<key>.md`.
@@ -123,8 +181,9 @@ impl Layout {
     }
 
     /// Removes what an earlier stage killed mid-write left in the stage directory `dir`:
-    /// temporary tables (`.tmp-*`) and unjoined parts (`.parts-*`). Only safe under the data
-    /// lock, when no other schedlab writes there.
+    /// temporary tables (`.tmp-*`), unjoined parts (`.parts-*`) and unfinished partitions
+    /// (`.staging-*`). Only safe under the exclusive data lock, when no other schedlab writes
+    /// there.
     pub fn sweep_leftovers(dir: &Path) {
         let Ok(entries) = std::fs::read_dir(dir) else {
             return;
@@ -132,7 +191,8 @@ impl Layout {
         for entry in entries.flatten() {
             let name = entry.file_name();
             let name = name.to_string_lossy();
-            if !(name.starts_with(".tmp-") || name.starts_with(".parts-")) {
+            let ours = [".tmp-", ".parts-", ".staging-"];
+            if !ours.iter().any(|prefix| name.starts_with(prefix)) {
                 continue;
             }
             let path = entry.path();

@@ -3,44 +3,53 @@
 //! # Brief overview
 //!
 //! [`Runner::execute`] runs a [`schedlab_spec::Plan`]'s stages over the data layout of
-//! [`layout`]; [`Runner::status`] says which runs are on disk and which stages are fresh.
+//! [`layout`]; [`Runner::status`] says which runs are on disk and which runs' stages are fresh.
 //! Collection is per run: a run whose directory exists was collected and is never collected again
-//! (unless forced). Later stages are fingerprinted ([`state`]): the stage's part of the YAML, the
-//! program build (version and executable digest) and the digests of its input files. A stage
-//! whose fingerprint is unchanged is skipped, and a stale one is explained.
+//! (unless forced), and runs are named by what they do ([`identity`]), so that more repetitions or
+//! a label continued later add runs instead of replacing them. Parse and aggregate are per run
+//! too: each run has its own partition of every table and aggregate, and its own record of what
+//! they were computed from ([`state`]: the stage's part of the YAML, the program build, the
+//! digests of its input files). Only new or changed runs are computed; the others' files are not
+//! touched. Summarize reads every run's partitions and is recomputed when any of them changed.
 //!
 //! # Key design decision
 //!
 //! A stage reads files and writes files; nothing passes between stages in memory, so any stage
 //! can run alone and an analyst reruns only the analysis. Digests are cheap on gigabytes of raw
 //! data ([`digest`]): raw files are hashed once, when their run ends, and trusted afterwards while
-//! their size, mtime and inode are unchanged. The collect fingerprint names the run set
-//! (`<set>-<variant>-r<n>`), so an edited collect section collects new runs beside the old ones.
+//! their size, mtime and inode are unchanged. Cost grows with what is new: adding run 21 to 20
+//! parses and aggregates one run, then summarizes.
 
 pub mod digest;
+pub mod identity;
 pub mod layout;
 mod lock;
+mod migrate;
 mod parse_stage;
+mod partitions;
 pub mod progress;
 pub mod state;
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use rayon::prelude::*;
 use schedlab_analyze::compare::CompareInputs;
 use schedlab_collect::RunRequest;
 use schedlab_spec::{Plan, variant_text};
 use schedlab_tables::manifest::{Manifest, RawFile, RunStatus};
 use schedlab_tables::{ComparisonRow, read_table};
 
+use digest::Digests;
+pub use identity::RunIds;
 pub use layout::Layout;
 pub use parse_stage::CollectedRun;
 pub use schedlab_analyze::compare::GroupBy;
 pub use schedlab_report::comparison_table;
 pub use state::Stage;
-use state::{Inputs, StageRecord, State};
+use state::{Inputs, Record};
 
 /// Everything that can stop a command.
 #[derive(Debug, thiserror::Error)]
@@ -62,6 +71,8 @@ pub enum RunnerError {
     },
     #[error("no collected runs for this pipeline's collect section under {} (hint: `schedlab run` collects them{})", dir.display(), if *older { "; the runs on disk were collected with an earlier collect section" } else { "" })]
     NothingCollected { dir: PathBuf, older: bool },
+    #[error("no collected run {run_id} of this pipeline under {} (hint: `schedlab status` lists the runs)", dir.display())]
+    UnknownRun { run_id: String, dir: PathBuf },
     #[error("run {run_id}: declared topology: {message}")]
     Topology { run_id: String, message: String },
     #[error("{}: {message}", path.display())]
@@ -137,6 +148,9 @@ pub struct RunnerOptions {
     /// Set by the Ctrl-C / SIGTERM handler.
     pub interrupt: Arc<AtomicBool>,
     pub progress: bool,
+    /// Parse and aggregate only these runs (`analyze --runs`), and do not summarize: one job of
+    /// a batch system that analyses runs in parallel. `None`: every run.
+    pub runs: Option<Vec<String>>,
 }
 
 /// What a command did.
@@ -163,8 +177,11 @@ pub struct RunOnDisk {
     pub run_id: String,
     pub status: String,
     pub started_at: String,
-    /// Collected with the pipeline's current collect section.
+    /// A run of the pipeline as it is now (what its collect section makes runs do).
     pub current: bool,
+    /// Per stage computed per run (parse, aggregate): why this run's result is stale. Empty
+    /// when fresh, and for runs that are not current.
+    pub stale: Vec<(Stage, Vec<String>)>,
 }
 
 /// What `schedlab status` prints.
@@ -172,7 +189,8 @@ pub struct RunOnDisk {
 pub struct StatusReport {
     pub root: PathBuf,
     pub runs: Vec<RunOnDisk>,
-    /// Per stage: the reasons it is stale; empty when fresh.
+    /// Per stage: the reasons it is stale; empty when fresh. For parse and aggregate, how many
+    /// runs are stale (each run's reasons are in [`RunOnDisk::stale`]).
     pub stages: Vec<(Stage, Vec<String>)>,
 }
 
@@ -180,19 +198,30 @@ pub struct Runner<'a> {
     plan: &'a Plan,
     options: &'a RunnerOptions,
     layout: Layout,
-    set: String,
-    say: &'a dyn Fn(&str),
+    ids: RunIds,
+    say: &'a (dyn Fn(&str) + Sync),
+}
+
+/// A stage's decision for one run: what its result would be computed from, and why it must be
+/// (empty: fresh).
+struct RunWork<'r> {
+    run: &'r CollectedRun,
+    inputs: Inputs,
+    reasons: Vec<String>,
 }
 
 impl<'a> Runner<'a> {
     /// `say` receives one line per decision ("parse: fresh, nothing to do").
-    pub fn new(plan: &'a Plan, options: &'a RunnerOptions, say: &'a dyn Fn(&str)) -> Runner<'a> {
-        let set = digest::of_json(&plan.collect_section())[..8].to_owned();
+    pub fn new(
+        plan: &'a Plan,
+        options: &'a RunnerOptions,
+        say: &'a (dyn Fn(&str) + Sync),
+    ) -> Runner<'a> {
         Runner {
             plan,
             options,
             layout: Layout::new(&options.data_dir, &plan.name),
-            set,
+            ids: RunIds::new(plan, options.label.as_deref()),
             say,
         }
     }
@@ -201,83 +230,74 @@ impl<'a> Runner<'a> {
         &self.layout
     }
 
-    fn run_id(&self, key: &str) -> String {
-        match &self.options.label {
-            Some(label) => format!("{}-{label}-{key}", self.set),
-            None => format!("{}-{key}", self.set),
-        }
-    }
-
     /// Runs the selected stages.
     pub fn execute(&self) -> Result<Outcome, RunnerError> {
-        let _lock = lock::acquire(&self.layout.lock(), "schedlab run")?;
-        let mut state = State::load(&self.layout.state());
-        let mut outcome = Outcome::default();
         let selection = &self.options.selection;
+        // `analyze --runs` shares the pipeline with other such jobs; anything else owns it.
+        let shared = self.options.runs.is_some() && !selection.stages.contains(&Stage::Collect);
+        let mode = if shared {
+            lock::Mode::Shared
+        } else {
+            lock::Mode::Exclusive
+        };
+        let _lock = lock::acquire_as(&self.layout.lock(), "schedlab run", mode)?;
+        if !shared {
+            migrate::migrate(&self.layout, &self.ids, self.say)?;
+        }
+        let mut cache = Digests::load(&self.layout.digest_cache());
+        let mut outcome = Outcome::default();
         if selection.stages.contains(&Stage::Collect) {
-            self.collect(&mut state, &mut outcome)?;
-            self.save(&state)?;
+            self.collect(&mut cache, &mut outcome)?;
+            cache.save(&self.layout.digest_cache())?;
             if outcome.interrupted {
                 return Ok(outcome);
             }
         }
-        let later: Vec<Stage> = selection
-            .stages
-            .iter()
-            .copied()
+        let later: Vec<Stage> = (selection.stages.iter().copied())
             .filter(|s| *s != Stage::Collect)
             .collect();
         if later.is_empty() {
             return Ok(outcome);
         }
         let runs = self.collected_runs()?;
+        let selected = self.selected(&runs)?;
+        if !shared {
+            for dir in [self.layout.tables(), self.layout.aggregates()] {
+                Layout::sweep_leftovers(&dir);
+            }
+            self.forget_runs_not_in(&runs)?;
+        }
         for stage in later {
-            // Stages are atomic: stopping between two leaves every finished stage recorded.
+            // A stage is never half done: stopping leaves every finished run recorded.
             if self.options.interrupt.load(Ordering::SeqCst) {
                 (self.say)(&format!("{}: not started (interrupted)", stage.name()));
                 outcome.interrupted = true;
-                return Ok(outcome);
+                break;
             }
-            let inputs = self.inputs(stage, &runs, &mut state)?;
-            let reasons = if selection.forced.contains(&stage) {
-                vec!["forced".to_owned()]
-            } else {
-                state.staleness(
-                    stage,
-                    &inputs,
-                    &self.layout.root,
-                    &self.options.pipeline_file,
-                )
-            };
-            if reasons.is_empty() {
-                (self.say)(&format!("{}: fresh, nothing to do", stage.name()));
-            } else {
-                (self.say)(&format!(
-                    "{}: running ({})",
-                    stage.name(),
-                    reasons.join("; ")
-                ));
-                let outputs = self.run_stage(stage, &runs, &mut outcome)?;
-                self.record(&mut state, stage, inputs, &outputs)?;
-                self.save(&state)?;
+            match stage {
+                Stage::Collect => unreachable!("collected above"),
+                Stage::Parse | Stage::Aggregate => {
+                    self.per_run_stage(stage, &selected, &mut cache, &mut outcome)?
+                }
+                Stage::Summarize if self.options.runs.is_some() => (self.say)(
+                    "summarize: not with --runs (`schedlab analyze` without --runs summarizes \
+                     every run once all are analysed)",
+                ),
+                Stage::Summarize => self.summarize_stage(&runs, &mut cache, &mut outcome)?,
             }
+            cache.save(&self.layout.digest_cache())?;
         }
-        if outcome.summary.is_none() {
+        if outcome.summary.is_none() && self.options.runs.is_none() {
             outcome.summary = std::fs::read_to_string(self.layout.summary_md()).ok();
         }
         Ok(outcome)
     }
 
-    /// Writes state.json atomically.
-    fn save(&self, state: &State) -> Result<(), RunnerError> {
-        write_json(&self.layout.state(), state)
-    }
-
-    fn collect(&self, state: &mut State, outcome: &mut Outcome) -> Result<(), RunnerError> {
+    fn collect(&self, cache: &mut Digests, outcome: &mut Outcome) -> Result<(), RunnerError> {
         let force = self.options.selection.forced.contains(&Stage::Collect);
         let (mut done, mut collected) = (0, 0);
         for plan in &self.plan.runs {
-            let run_id = self.run_id(&plan.key);
+            let run_id = self.ids.id(plan);
             let final_dir = self.layout.run(&run_id);
             if Layout::manifest(&final_dir).exists() && !force {
                 done += 1;
@@ -335,7 +355,7 @@ impl<'a> Runner<'a> {
             };
             manifest.raw_files = stamp_raw_files(&partial)?;
             for raw in &manifest.raw_files {
-                state.files.0.insert(
+                cache.0.insert(
                     self.layout
                         .relative(&self.layout.run_file(&run_id, &raw.path)),
                     digest::Stamp {
@@ -382,9 +402,9 @@ impl<'a> Runner<'a> {
         Ok(())
     }
 
-    /// The completed or failed runs of the current run set on disk, by run id.
+    /// The completed or failed runs of the pipeline as it is now on disk (every label), by run
+    /// id.
     pub fn collected_runs(&self) -> Result<Vec<CollectedRun>, RunnerError> {
-        let prefix = format!("{}-", self.set);
         let mut runs = Vec::new();
         let mut older = false;
         for entry in std::fs::read_dir(self.layout.runs())
@@ -396,7 +416,7 @@ impl<'a> Runner<'a> {
             if name.contains('.') {
                 continue;
             }
-            if !name.starts_with(&prefix) {
+            if !self.ids.is_current(&name) {
                 older = true;
                 continue;
             }
@@ -418,180 +438,358 @@ impl<'a> Runner<'a> {
         Ok(runs)
     }
 
-    fn inputs(
+    /// The runs this command analyses: all, or those `--runs` names (each must be collected).
+    fn selected<'r>(&self, runs: &'r [CollectedRun]) -> Result<Vec<&'r CollectedRun>, RunnerError> {
+        let Some(wanted) = &self.options.runs else {
+            return Ok(runs.iter().collect());
+        };
+        (wanted.iter())
+            .map(|id| {
+                (runs.iter().find(|r| r.manifest.run_id == *id)).ok_or_else(|| {
+                    RunnerError::UnknownRun {
+                        run_id: id.clone(),
+                        dir: self.layout.runs(),
+                    }
+                })
+            })
+            .collect()
+    }
+
+    /// Removes the partitions and records of runs that are no longer analysed: deleted from
+    /// `runs/`, or collected by an earlier collect section. Summaries and comparisons read
+    /// every partition, so what is left must be exactly the current runs'.
+    fn forget_runs_not_in(&self, runs: &[CollectedRun]) -> Result<(), RunnerError> {
+        let current: BTreeSet<&str> = runs.iter().map(|r| r.manifest.run_id.as_str()).collect();
+        let mut gone: BTreeSet<String> = BTreeSet::new();
+        for root in [self.layout.tables(), self.layout.aggregates()] {
+            gone.extend(schedlab_tables::dataset::partitioned_runs(&root)?);
+        }
+        for stage in [Stage::Parse, Stage::Aggregate] {
+            let records = std::fs::read_dir(self.layout.records(stage)).into_iter();
+            let runs = records.flatten().flatten().map(|e| e.path());
+            gone.extend(runs.filter_map(|path| Layout::record_run(&path)));
+        }
+        gone.retain(|run| !current.contains(run.as_str()));
+        for run in &gone {
+            for root in [self.layout.tables(), self.layout.aggregates()] {
+                partitions::remove_run(&root, run)?;
+            }
+            for stage in [Stage::Parse, Stage::Aggregate] {
+                remove_if_exists(&self.layout.record(stage, Some(run)))?;
+            }
+            let why = if self.layout.run(run).exists() {
+                "it was collected by an earlier collect section"
+            } else {
+                "it is no longer in runs/"
+            };
+            (self.say)(&format!(
+                "run {run}: its tables and aggregates were removed ({why})"
+            ));
+        }
+        Ok(())
+    }
+
+    /// Each run's inputs for `stage` and why it is stale.
+    fn plan_runs<'r>(
         &self,
         stage: Stage,
-        runs: &[CollectedRun],
-        state: &mut State,
-    ) -> Result<Inputs, RunnerError> {
-        let (config, files) = match stage {
-            Stage::Collect => unreachable!("collect is not fingerprinted"),
+        runs: &[&'r CollectedRun],
+        cache: &mut Digests,
+    ) -> Result<Vec<RunWork<'r>>, RunnerError> {
+        let forced = self.options.selection.forced.contains(&stage);
+        let mut work = Vec::new();
+        for run in runs {
+            let id = &run.manifest.run_id;
+            let inputs = self.run_inputs(stage, run, cache)?;
+            let reasons = if forced {
+                vec!["forced".to_owned()]
+            } else {
+                let record = Record::load(&self.layout.record(stage, Some(id)));
+                Record::staleness(
+                    record.as_ref(),
+                    stage,
+                    &inputs,
+                    &self.layout.root,
+                    &self.options.pipeline_file,
+                )
+            };
+            work.push(RunWork {
+                run,
+                inputs,
+                reasons,
+            });
+        }
+        Ok(work)
+    }
+
+    /// Parse or aggregate: computes the runs whose results are stale, in parallel, each into its
+    /// own partitions; fresh runs are not touched.
+    fn per_run_stage(
+        &self,
+        stage: Stage,
+        runs: &[&CollectedRun],
+        cache: &mut Digests,
+        outcome: &mut Outcome,
+    ) -> Result<(), RunnerError> {
+        let work = self.plan_runs(stage, runs, cache)?;
+        let stale: Vec<&RunWork<'_>> = work.iter().filter(|w| !w.reasons.is_empty()).collect();
+        if stale.is_empty() {
+            (self.say)(&format!(
+                "{}: all {} runs fresh, nothing to do",
+                stage.name(),
+                work.len()
+            ));
+            return Ok(());
+        }
+        let listed: Vec<String> = (stale.iter().take(8))
+            .map(|w| format!("{} ({})", w.run.manifest.run_id, w.reasons.join("; ")))
+            .collect();
+        let more = match stale.len().saturating_sub(listed.len()) {
+            0 => String::new(),
+            n => format!(", and {n} more"),
+        };
+        (self.say)(&format!(
+            "{}: {} of {} runs to compute: {}{more}",
+            stage.name(),
+            stale.len(),
+            work.len(),
+            listed.join(", ")
+        ));
+        let bar =
+            (self.options.progress).then(|| progress::count_bar(stage.name(), stale.len() as u64));
+        let interrupt = &self.options.interrupt;
+        let done: Vec<Option<Record>> = (stale.par_iter())
+            .map(|w| {
+                if interrupt.load(Ordering::SeqCst) {
+                    return Ok(None);
+                }
+                let record = self.compute_run(stage, w)?;
+                if let Some(bar) = &bar {
+                    bar.inc(1);
+                }
+                Ok(Some(record))
+            })
+            .collect::<Result<_, RunnerError>>()?;
+        if let Some(bar) = &bar {
+            bar.finish_and_clear();
+        }
+        for record in done.iter().flatten() {
+            cache.0.extend(record.outputs.clone());
+        }
+        let skipped = done.iter().filter(|r| r.is_none()).count();
+        if skipped > 0 {
+            (self.say)(&format!(
+                "{}: interrupted; {skipped} runs not computed",
+                stage.name()
+            ));
+            outcome.interrupted = true;
+        }
+        Ok(())
+    }
+
+    /// Computes one run's partitions of `stage` in a staging directory, moves them into place
+    /// and records them. The record goes first, so a run stopped half way is stale next time.
+    fn compute_run(&self, stage: Stage, work: &RunWork<'_>) -> Result<Record, RunnerError> {
+        let id = &work.run.manifest.run_id;
+        let _lock = lock::acquire(&self.layout.run_lock(id), "schedlab analyze")?;
+        let record_path = self.layout.record(stage, Some(id));
+        remove_if_exists(&record_path)?;
+        let (tables, aggregates) = (self.layout.tables(), self.layout.aggregates());
+        let root = match stage {
+            Stage::Parse => &tables,
+            _ => &aggregates,
+        };
+        let staging = Layout::staging(root, id).map_err(|source| RunnerError::Io {
+            path: root.clone(),
+            source,
+        })?;
+        let into = Layout::partition(staging.path(), id);
+        match stage {
             Stage::Parse => {
-                let mut files = Vec::new();
-                for run in runs {
-                    let id = &run.manifest.run_id;
-                    files.push(
-                        self.layout
-                            .relative(&Layout::manifest(&self.layout.run(id))),
-                    );
-                    files.extend(
-                        run.manifest
-                            .raw_files
-                            .iter()
-                            .map(|raw| self.layout.relative(&self.layout.run_file(id, &raw.path))),
-                    );
+                parse_stage::parse_run_into(work.run, &self.plan.topology, into)?;
+            }
+            _ => {
+                let from = Layout::partition(&tables, id);
+                schedlab_analyze::aggregate(&from, &self.plan.aggregate, &into)?;
+            }
+        }
+        let files = partitions::replace_run(staging.path(), root, id)?;
+        let mut outputs = BTreeMap::new();
+        for file in files {
+            let stamp = digest::stamp(&file).map_err(|source| RunnerError::Io {
+                path: file.clone(),
+                source,
+            })?;
+            outputs.insert(self.layout.relative(&file), stamp);
+        }
+        let record = Record {
+            inputs: work.inputs.clone(),
+            outputs,
+        };
+        write_json(&record_path, &record)?;
+        Ok(record)
+    }
+
+    /// What `stage` computes one run from: for parse, its manifest and raw files; for aggregate,
+    /// its partitions of the tables.
+    fn run_inputs(
+        &self,
+        stage: Stage,
+        run: &CollectedRun,
+        cache: &mut Digests,
+    ) -> Result<Inputs, RunnerError> {
+        let id = &run.manifest.run_id;
+        let (config, files) = match stage {
+            Stage::Parse => {
+                let mut files = vec![self.layout.relative(&Layout::manifest(&run.dir))];
+                for raw in &run.manifest.raw_files {
+                    let key = self.layout.relative(&self.layout.run_file(id, &raw.path));
+                    // The manifest's stamp, taken when the run ended, saves hashing it again.
+                    cache.0.entry(key.clone()).or_insert_with(|| digest::Stamp {
+                        size: raw.size,
+                        mtime_ns: raw.mtime_ns,
+                        inode: raw.inode,
+                        blake3: raw.blake3.clone(),
+                    });
+                    files.push(key);
                 }
                 (self.plan.parse_section(), files)
             }
-            Stage::Aggregate => (
-                self.plan.aggregate_section(),
-                self.outputs_of(state, Stage::Parse),
-            ),
-            Stage::Summarize => {
-                let mut files = self.outputs_of(state, Stage::Aggregate);
-                let tables = schedlab_report::TABLES_READ.iter();
-                files.extend(tables.map(|table| self.layout.relative(&self.layout.table(table))));
-                (self.plan.summarize_section(), files)
+            _ => {
+                let record = Record::load(&self.layout.record(Stage::Parse, Some(id)));
+                let files = record
+                    .map(|r| r.outputs.into_keys().collect())
+                    .unwrap_or_default();
+                (self.plan.aggregate_section(), files)
             }
         };
-        let mut digests = std::collections::BTreeMap::new();
+        self.inputs_of(config, files, cache)
+    }
+
+    /// Inputs from a stage's part of the YAML and its input files (relative to the pipeline root).
+    fn inputs_of(
+        &self,
+        config: serde_json::Value,
+        files: Vec<String>,
+        cache: &mut Digests,
+    ) -> Result<Inputs, RunnerError> {
+        let mut digests = BTreeMap::new();
         for file in files {
             let path = self.layout.root.join(&file);
-            let digest = state
-                .files
+            let digest = cache
                 .digest(&file, &path)
-                .map_err(|source| RunnerError::Io {
-                    path: path.clone(),
-                    source,
-                })?;
+                .map_err(|source| RunnerError::Io { path, source })?;
             digests.insert(file, digest.unwrap_or_else(|| "missing".into()));
         }
         Ok(Inputs {
             config: digest::of_json(&config),
-            version: self.program(state),
+            version: self.program(cache),
             files: digests,
         })
+    }
+
+    /// What the report is computed from: every run's aggregates and the tables it reads.
+    fn summarize_inputs(
+        &self,
+        runs: &[CollectedRun],
+        cache: &mut Digests,
+    ) -> Result<Inputs, RunnerError> {
+        let mut files = Vec::new();
+        for run in runs {
+            let id = Some(run.manifest.run_id.as_str());
+            if let Some(record) = Record::load(&self.layout.record(Stage::Aggregate, id)) {
+                files.extend(record.outputs.into_keys());
+            }
+            if let Some(record) = Record::load(&self.layout.record(Stage::Parse, id)) {
+                let read = |file: &String| {
+                    let table = file
+                        .strip_prefix("tables/")
+                        .and_then(|t| t.split('/').next());
+                    table.is_some_and(|t| schedlab_report::TABLES_READ.contains(&t))
+                };
+                files.extend(record.outputs.into_keys().filter(read));
+            }
+        }
+        self.inputs_of(self.plan.summarize_section(), files, cache)
+    }
+
+    fn summarize_stage(
+        &self,
+        runs: &[CollectedRun],
+        cache: &mut Digests,
+        outcome: &mut Outcome,
+    ) -> Result<(), RunnerError> {
+        let stage = Stage::Summarize;
+        let inputs = self.summarize_inputs(runs, cache)?;
+        let record_path = self.layout.record(stage, None);
+        let before = Record::load(&record_path);
+        let reasons = if self.options.selection.forced.contains(&stage) {
+            vec!["forced".to_owned()]
+        } else {
+            Record::staleness(
+                before.as_ref(),
+                stage,
+                &inputs,
+                &self.layout.root,
+                &self.options.pipeline_file,
+            )
+        };
+        if reasons.is_empty() {
+            (self.say)("summarize: fresh, nothing to do");
+            return Ok(());
+        }
+        (self.say)(&format!("summarize: running ({})", reasons.join("; ")));
+        Layout::sweep_leftovers(&self.layout.report());
+        let paths = schedlab_report::SummaryPaths {
+            tables: &self.layout.tables(),
+            aggregates: &self.layout.aggregates(),
+            report: &self.layout,
+        };
+        let summary = schedlab_report::summarize(&self.plan.name, &paths, &self.plan.summarize)?;
+        let mut text = summary.table;
+        for table in &summary.sections {
+            text.push('\n');
+            text.push_str(table);
+        }
+        for warning in &summary.warnings {
+            text.push_str(&format!("warning: {warning}\n"));
+        }
+        outcome.summary = Some(text);
+        let mut outputs = BTreeMap::new();
+        for file in &summary.written {
+            let stamp = digest::stamp(file).map_err(|source| RunnerError::Io {
+                path: file.clone(),
+                source,
+            })?;
+            outputs.insert(self.layout.relative(file), stamp);
+        }
+        // Plots of runs that are gone are not written again: remove them.
+        for stale in before.iter().flat_map(|r| r.outputs.keys()) {
+            if !outputs.contains_key(stale) {
+                remove_if_exists(&self.layout.root.join(stale))?;
+            }
+        }
+        write_json(&record_path, &Record { inputs, outputs })
     }
 
     /// The program in stage fingerprints: its version and a digest of the executable. The
     /// version alone stays the same between builds, which left the tables and aggregates of older
     /// code "fresh" after an upgrade; with the digest, a rebuilt schedlab recomputes what its code
     /// computes (collection, never fingerprinted, is not repeated). The digest is cached in
-    /// `state.json` like any input's, so the executable is hashed again only when it changed.
-    fn program(&self, state: &mut State) -> String {
+    /// `state/digests.json` like any input's, so the executable is hashed again only when it changed.
+    fn program(&self, cache: &mut Digests) -> String {
         let version = env!("CARGO_PKG_VERSION");
-        match state.files.digest("program", &self.options.self_exe) {
+        match cache.digest("program", &self.options.self_exe) {
             Ok(Some(hash)) => format!("{version}+{}", &hash[..12]),
             _ => version.to_owned(),
         }
-    }
-
-    fn outputs_of(&self, state: &State, stage: Stage) -> Vec<String> {
-        state
-            .stages
-            .get(&stage)
-            .map(|r| r.outputs.clone())
-            .unwrap_or_default()
-    }
-
-    fn run_stage(
-        &self,
-        stage: Stage,
-        runs: &[CollectedRun],
-        outcome: &mut Outcome,
-    ) -> Result<Vec<PathBuf>, RunnerError> {
-        let out = match stage {
-            Stage::Collect => unreachable!("collect runs per run"),
-            Stage::Parse => self.layout.tables(),
-            Stage::Aggregate => self.layout.aggregates(),
-            Stage::Summarize => self.layout.report(),
-        };
-        Layout::sweep_leftovers(&out);
-        match stage {
-            Stage::Collect => unreachable!("collect runs per run"),
-            Stage::Parse => {
-                let bar = self
-                    .options
-                    .progress
-                    .then(|| progress::count_bar("parse", runs.len() as u64));
-                let tick = || {
-                    if let Some(bar) = &bar {
-                        bar.inc(1);
-                    }
-                };
-                let written = parse_stage::parse_runs(runs, &self.plan.topology, &out, &tick);
-                if let Some(bar) = &bar {
-                    bar.finish_and_clear();
-                }
-                written
-            }
-            Stage::Aggregate => Ok(schedlab_analyze::aggregate(
-                &self.layout.tables(),
-                &self.plan.aggregate,
-                &out,
-            )?),
-            Stage::Summarize => {
-                let paths = schedlab_report::SummaryPaths {
-                    tables: &self.layout.tables(),
-                    aggregates: &self.layout.aggregates(),
-                    report: &self.layout,
-                };
-                let summary =
-                    schedlab_report::summarize(&self.plan.name, &paths, &self.plan.summarize)?;
-                let mut text = summary.table;
-                for table in &summary.sections {
-                    text.push('\n');
-                    text.push_str(table);
-                }
-                for warning in &summary.warnings {
-                    text.push_str(&format!("warning: {warning}\n"));
-                }
-                outcome.summary = Some(text);
-                Ok(summary.written)
-            }
-        }
-    }
-
-    /// Records a stage's result; outputs of an earlier computation that were not written again
-    /// are removed, so the directory holds exactly what the fingerprint describes.
-    fn record(
-        &self,
-        state: &mut State,
-        stage: Stage,
-        inputs: Inputs,
-        outputs: &[PathBuf],
-    ) -> Result<(), RunnerError> {
-        let relative: Vec<String> = outputs.iter().map(|p| self.layout.relative(p)).collect();
-        if let Some(old) = state.stages.get(&stage) {
-            for stale in old.outputs.iter().filter(|o| !relative.contains(o)) {
-                let _ = std::fs::remove_file(self.layout.root.join(stale));
-                state.files.0.remove(stale);
-            }
-        }
-        for (rel, path) in relative.iter().zip(outputs) {
-            state
-                .files
-                .digest(rel, path)
-                .map_err(|source| RunnerError::Io {
-                    path: path.clone(),
-                    source,
-                })?;
-        }
-        state.stages.insert(
-            stage,
-            StageRecord {
-                inputs,
-                outputs: relative,
-            },
-        );
-        Ok(())
     }
 
     /// What `run` would collect, run by run in execution order, without starting anything.
     pub fn dry_run(&self) -> Vec<String> {
         let mut lines = Vec::new();
         for plan in &self.plan.runs {
-            let run_id = self.run_id(&plan.key);
+            let run_id = self.ids.id(plan);
             let dir = self.layout.run(&run_id);
             if Layout::manifest(&dir).exists()
                 && !self.options.selection.forced.contains(&Stage::Collect)
@@ -658,7 +856,59 @@ impl<'a> Runner<'a> {
 
     /// Runs on disk and each stage's freshness, computing nothing.
     pub fn status(&self) -> Result<StatusReport, RunnerError> {
-        let mut state = State::load(&self.layout.state());
+        let mut cache = Digests::load(&self.layout.digest_cache());
+        let collected = match self.collected_runs() {
+            Ok(runs) => runs,
+            Err(RunnerError::NothingCollected { .. }) => Vec::new(),
+            Err(err) => return Err(err),
+        };
+        let selected: Vec<&CollectedRun> = collected.iter().collect();
+        let mut stale_runs: BTreeMap<String, Vec<(Stage, Vec<String>)>> = BTreeMap::new();
+        let mut stages = Vec::new();
+        let missing: Vec<String> = (self.plan.runs.iter())
+            .map(|p| self.ids.id(p))
+            .filter(|id| !Layout::manifest(&self.layout.run(id)).exists())
+            .collect();
+        let mut collect_reasons = Vec::new();
+        if !missing.is_empty() {
+            collect_reasons.push(format!(
+                "{} of {} runs not collected: {}",
+                missing.len(),
+                self.plan.runs.len(),
+                missing.join(", ")
+            ));
+        }
+        stages.push((Stage::Collect, collect_reasons));
+        if collected.is_empty() {
+            for stage in [Stage::Parse, Stage::Aggregate, Stage::Summarize] {
+                stages.push((stage, vec!["no collected runs yet".into()]));
+            }
+        } else {
+            for stage in [Stage::Parse, Stage::Aggregate] {
+                let work = self.plan_runs(stage, &selected, &mut cache)?;
+                let stale: Vec<&RunWork<'_>> =
+                    work.iter().filter(|w| !w.reasons.is_empty()).collect();
+                for w in &stale {
+                    (stale_runs.entry(w.run.manifest.run_id.clone()).or_default())
+                        .push((stage, w.reasons.clone()));
+                }
+                let reasons = match stale.len() {
+                    0 => Vec::new(),
+                    n => vec![format!("{n} of {} runs stale", work.len())],
+                };
+                stages.push((stage, reasons));
+            }
+            let inputs = self.summarize_inputs(&collected, &mut cache)?;
+            let record = Record::load(&self.layout.record(Stage::Summarize, None));
+            let reasons = Record::staleness(
+                record.as_ref(),
+                Stage::Summarize,
+                &inputs,
+                &self.layout.root,
+                &self.options.pipeline_file,
+            );
+            stages.push((Stage::Summarize, reasons));
+        }
         let mut runs = Vec::new();
         for entry in std::fs::read_dir(self.layout.runs())
             .into_iter()
@@ -668,7 +918,7 @@ impl<'a> Runner<'a> {
             let name = entry.file_name().to_string_lossy().into_owned();
             let manifest = read_manifest(&Layout::manifest(&entry.path())).ok();
             runs.push(RunOnDisk {
-                current: name.starts_with(&format!("{}-", self.set)) && !name.contains('.'),
+                current: self.ids.is_current(&name),
                 status: manifest.as_ref().map_or_else(
                     || {
                         if name.ends_with(".partial") {
@@ -680,65 +930,37 @@ impl<'a> Runner<'a> {
                     |m| m.status.as_str().to_owned(),
                 ),
                 started_at: manifest.map(|m| m.started_at).unwrap_or_default(),
+                stale: stale_runs.remove(&name).unwrap_or_default(),
                 run_id: name,
             });
         }
         runs.sort_by(|a, b| a.run_id.cmp(&b.run_id));
-        let missing: Vec<String> = self
-            .plan
-            .runs
-            .iter()
-            .map(|p| self.run_id(&p.key))
-            .filter(|id| !Layout::manifest(&self.layout.run(id)).exists())
-            .collect();
-        let mut stages = Vec::new();
-        let collect_reasons = if missing.is_empty() {
-            Vec::new()
-        } else {
-            let mut why = vec![format!(
-                "{} of {} runs not collected: {}",
-                missing.len(),
-                self.plan.runs.len(),
-                missing.join(", ")
-            )];
-            if runs.iter().any(|r| !r.current && !r.run_id.contains('.'))
-                && missing.len() == self.plan.runs.len()
-            {
-                why.push(format!(
-                    "the `collect` section of {} changed since the runs on disk",
-                    self.options.pipeline_file
-                ));
-            }
-            why
-        };
-        stages.push((Stage::Collect, collect_reasons));
-        match self.collected_runs() {
-            Ok(collected) => {
-                for stage in [Stage::Parse, Stage::Aggregate, Stage::Summarize] {
-                    let inputs = self.inputs(stage, &collected, &mut state)?;
-                    stages.push((
-                        stage,
-                        state.staleness(
-                            stage,
-                            &inputs,
-                            &self.layout.root,
-                            &self.options.pipeline_file,
-                        ),
-                    ));
-                }
-            }
-            Err(RunnerError::NothingCollected { .. }) => {
-                for stage in [Stage::Parse, Stage::Aggregate, Stage::Summarize] {
-                    stages.push((stage, vec!["no collected runs yet".into()]));
-                }
-            }
-            Err(err) => return Err(err),
+        if !missing.is_empty()
+            && missing.len() == self.plan.runs.len()
+            && runs.iter().any(|r| !r.current && !r.run_id.contains('.'))
+        {
+            stages[0].1.push(format!(
+                "the runs on disk do other work than the `collect` section of {} describes now",
+                self.options.pipeline_file
+            ));
         }
         Ok(StatusReport {
             root: self.layout.root.clone(),
             runs,
             stages,
         })
+    }
+}
+
+/// Removes `path`; one that is not there is fine.
+fn remove_if_exists(path: &Path) -> Result<(), RunnerError> {
+    match std::fs::remove_file(path) {
+        Ok(()) => Ok(()),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(source) => Err(RunnerError::Io {
+            path: path.to_owned(),
+            source,
+        }),
     }
 }
 
@@ -758,6 +980,9 @@ fn write_json<T: serde::Serialize>(path: &Path, value: &T) -> Result<(), RunnerE
         path: path.to_owned(),
         source,
     };
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(io)?;
+    }
     let bytes = serde_json::to_vec_pretty(value)
         .map_err(std::io::Error::other)
         .map_err(io)?;

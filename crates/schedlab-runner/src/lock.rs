@@ -1,6 +1,8 @@
 //! One writer per pipeline data directory: an exclusive `flock` on `data/<pipeline>/.lock`, held
-//! for the life of the command. The kernel drops it when the process dies, so a crash never
-//! leaves a stale lock; the file's text only says who holds it.
+//! for the life of the command. `analyze --runs` takes it shared instead, with an exclusive lock
+//! on each run it computes, so that a batch system can analyse runs in parallel jobs while
+//! nothing else writes. The kernel drops a lock when the process dies, so a crash never leaves a
+//! stale one; the file's text only says who holds it.
 
 use std::fs::File;
 use std::io::{Read, Seek, Write};
@@ -14,7 +16,20 @@ pub struct Lock {
     _file: File,
 }
 
+/// Whether a lock excludes every other holder or only exclusive ones.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    Exclusive,
+    Shared,
+}
+
+/// The exclusive lock on `path`, for the life of the returned value.
 pub fn acquire(path: &Path, command: &str) -> Result<Lock, RunnerError> {
+    acquire_as(path, command, Mode::Exclusive)
+}
+
+/// The lock on `path` in `mode`; fails at once (never waits) when another command holds it.
+pub fn acquire_as(path: &Path, command: &str, mode: Mode) -> Result<Lock, RunnerError> {
     let io = |source| RunnerError::Io {
         path: path.to_owned(),
         source,
@@ -29,13 +44,21 @@ pub fn acquire(path: &Path, command: &str) -> Result<Lock, RunnerError> {
         .truncate(false)
         .open(path)
         .map_err(io)?;
-    if flock(&file, FlockOperation::NonBlockingLockExclusive).is_err() {
+    let operation = match mode {
+        Mode::Exclusive => FlockOperation::NonBlockingLockExclusive,
+        Mode::Shared => FlockOperation::NonBlockingLockShared,
+    };
+    if flock(&file, operation).is_err() {
         let mut holder = String::new();
         let _ = file.read_to_string(&mut holder);
         return Err(RunnerError::Locked {
             path: path.to_owned(),
             holder: holder.trim().to_owned(),
         });
+    }
+    if mode == Mode::Shared {
+        // Other holders share the file: its text stays the first one's.
+        return Ok(Lock { _file: file });
     }
     file.set_len(0).map_err(io)?;
     file.rewind().map_err(io)?;

@@ -1,19 +1,17 @@
-//! The parse stage: every collected run's manifest and raw files into `tables/*.parquet`.
-//! Runs are parsed in parallel (rayon); each run's files are independent. A run's event rows
-//! (perf traces: millions of rows) stream into its own part of the event tables while it is
-//! read, and the parts are joined in run order at the end; everything else a run yields is small
-//! and gathered in memory.
+//! The parse stage of one run: its manifest and raw files into its partition of every table
+//! (`tables/<table>/run_id=<run>/`). The runner parses runs in parallel (rayon) and only the
+//! runs that are new or changed. A run's event rows (perf traces: millions of rows) stream into
+//! their files while the trace is read; everything else a run yields is small and gathered in
+//! memory.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use schedlab_parse::{
-    EventParts, EventTables, ParseContext, Parsed, ParserKind, parse_file_streaming,
-};
+use schedlab_parse::{EventTables, ParseContext, Parsed, ParserKind, parse_file_streaming};
 use schedlab_tables::manifest::{Manifest, MonitorStatus};
 use schedlab_tables::periodic_report::Report;
 use schedlab_tables::{
-    CpuRow, CpuSampleRow, PlacementRow, ProcessRow, QualityRow, RunRow, Severity, Table,
-    write_table,
+    CpuRow, CpuSampleRow, MigrationRow, Partition, PlacementRow, ProcessRow, QualityRow, RunRow,
+    SchedSliceRow, Severity, Table, WakeupRow, table_path, write_table,
 };
 use schedlab_topology::format_cpu_list;
 
@@ -37,34 +35,28 @@ struct RunTables {
     cpu_samples: Vec<CpuSampleRow>,
 }
 
-/// Parses `runs` and writes the tables under `out`; returns the files written.
-pub fn parse_runs(
-    runs: &[CollectedRun],
+/// Parses one run into `dest`, its partition of every table; returns the files written. Every
+/// table is written, empty or not, so that a reader's glob over a table's partitions always
+/// finds every run. The event rows stream into their files while the trace is read.
+pub fn parse_run_into(
+    run: &CollectedRun,
     topology: &[(String, Vec<u32>)],
-    out: &Path,
-    on_run_done: &(dyn Fn() + Sync),
+    dest: Partition<'_>,
 ) -> Result<Vec<PathBuf>, RunnerError> {
-    let (per_run, mut written) = EventParts::parse_each(out, runs, |run, events| {
-        let tables = parse_run(run, topology, events)?;
-        on_run_done();
-        Ok::<_, RunnerError>(tables)
-    })?;
-    let mut all = RunTables::default();
-    for one in per_run {
-        all.parsed.extend(one.parsed);
-        all.runs.extend(one.runs);
-        all.cpus.extend(one.cpus);
-        all.processes.extend(one.processes);
-        all.placement.extend(one.placement);
-        all.cpu_samples.extend(one.cpu_samples);
-    }
-    // Every table is written, empty or not: notebooks and reports can rely on the files.
-    written.extend(all.parsed.write_to(out, &ParserKind::ALL)?);
-    written.push(write_table(out, &all.runs)?);
-    written.push(write_table(out, &all.cpus)?);
-    written.push(write_table(out, &all.processes)?);
-    written.push(write_table(out, &all.placement)?);
-    written.push(write_table(out, &all.cpu_samples)?);
+    let events = EventTables::create(&dest)?;
+    let tables = parse_run(run, topology, &events)?;
+    events.finish()?;
+    let mut written = vec![
+        table_path::<SchedSliceRow>(&dest),
+        table_path::<MigrationRow>(&dest),
+        table_path::<WakeupRow>(&dest),
+    ];
+    written.extend(tables.parsed.write_to(&dest, &ParserKind::ALL)?);
+    written.push(write_table(&dest, &tables.runs)?);
+    written.push(write_table(&dest, &tables.cpus)?);
+    written.push(write_table(&dest, &tables.processes)?);
+    written.push(write_table(&dest, &tables.placement)?);
+    written.push(write_table(&dest, &tables.cpu_samples)?);
     written.sort();
     written.dedup();
     Ok(written)

@@ -1,12 +1,12 @@
-//! state.json: per stage, what it was computed from, so that a rerun skips what is fresh and
-//! `status` can say exactly why a stage is stale.
+//! `state/`: per stage and run, what a result was computed from, so that a rerun computes only
+//! what is new or changed and `status` can say exactly why a run's stage is stale.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::digest::Digests;
+use crate::digest::Stamp;
 
 /// The stages after collection, in order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -50,37 +50,34 @@ pub struct Inputs {
     pub files: BTreeMap<String, String>,
 }
 
+/// What a stage computed for one run (parse, aggregate) or for all runs (summarize), kept in
+/// `state/`: its inputs, and the files it wrote with their stamps, so that a modified or deleted
+/// output is noticed by stat alone.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct StageRecord {
+pub struct Record {
     pub inputs: Inputs,
     /// Files the stage wrote, relative to the pipeline root.
-    pub outputs: Vec<String>,
+    pub outputs: BTreeMap<String, Stamp>,
 }
 
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct State {
-    pub stages: BTreeMap<Stage, StageRecord>,
-    /// Digests of every file the runner hashed, reused while size, mtime and inode match.
-    pub files: Digests,
-}
-
-impl State {
-    pub fn load(path: &Path) -> State {
-        std::fs::read(path)
-            .ok()
-            .and_then(|bytes| serde_json::from_slice(&bytes).ok())
-            .unwrap_or_default()
+impl Record {
+    /// The record in `path`; `None` when there is none (or it cannot be read: then the stage is
+    /// recomputed, which is always safe).
+    pub fn load(path: &Path) -> Option<Record> {
+        let bytes = std::fs::read(path).ok()?;
+        serde_json::from_slice(&bytes).ok()
     }
 
-    /// Why `stage` must be recomputed given its current inputs; empty when it is fresh.
+    /// Why a result recorded as `record` must be recomputed given its current inputs; empty
+    /// when it is fresh. `stage` and `pipeline_file` are for the words.
     pub fn staleness(
-        &self,
+        record: Option<&Record>,
         stage: Stage,
         now: &Inputs,
         root: &Path,
         pipeline_file: &str,
     ) -> Vec<String> {
-        let Some(record) = self.stages.get(&stage) else {
+        let Some(record) = record else {
             return vec!["never computed".into()];
         };
         let mut reasons = Vec::new();
@@ -98,8 +95,8 @@ impl State {
             ));
         }
         reasons.extend(describe_input_changes(&before.files, &now.files));
-        for output in &record.outputs {
-            if !self.files.unchanged(output, &root.join(output)) {
+        for (output, stamp) in &record.outputs {
+            if !stamp.describes(&root.join(output)) {
                 reasons.push(format!("output {output} is missing or was modified"));
             }
         }
@@ -107,14 +104,14 @@ impl State {
     }
 }
 
-const RUNS: &str = "runs/";
-
-/// The group an input belongs to in messages: a run's files (`runs/<id>/…`) are one group.
-fn group_of(file: &str) -> &str {
-    match file.strip_prefix(RUNS).and_then(|rest| rest.find('/')) {
-        Some(end) => &file[..RUNS.len() + end],
-        None => file,
-    }
+/// The run an input belongs to in messages: a run's raw files (`runs/<id>/…`) and its
+/// partitions (`…/run_id=<id>/…`) are one group.
+fn run_of(file: &str) -> Option<&str> {
+    let rest = match file.strip_prefix("runs/") {
+        Some(rest) => rest,
+        None => &file[file.find("/run_id=")? + "/run_id=".len()..],
+    };
+    Some(rest.split('/').next().unwrap_or(rest))
 }
 
 /// Says which inputs are new, gone or changed; a run whose files are all new (or all gone) is
@@ -125,25 +122,30 @@ fn describe_input_changes(
 ) -> Vec<String> {
     // Each group's files before and now, in one pass over each side.
     type Sides<'a> = (Vec<&'a String>, Vec<&'a String>);
-    let mut groups: BTreeMap<&str, Sides<'_>> = BTreeMap::new();
+    let mut groups: BTreeMap<(Option<&str>, &str), Sides<'_>> = BTreeMap::new();
+    fn group(file: &str) -> (Option<&str>, &str) {
+        match run_of(file) {
+            Some(run) => (Some(run), ""),
+            None => (None, file),
+        }
+    }
     for file in before.keys() {
-        groups.entry(group_of(file)).or_default().0.push(file);
+        groups.entry(group(file)).or_default().0.push(file);
     }
     for file in now.keys() {
-        groups.entry(group_of(file)).or_default().1.push(file);
+        groups.entry(group(file)).or_default().1.push(file);
     }
     let mut reasons = Vec::new();
-    for (group, (in_before, in_now)) in groups {
-        let (what, run) = match group.strip_prefix(RUNS) {
-            Some(run) => ("run", run),
-            None => ("input", group),
-        };
+    for ((run, file), (in_before, in_now)) in groups {
         if in_before.is_empty() {
-            reasons.push(format!("new {what} {run}"));
+            reasons.push(match run {
+                Some(run) => format!("new run {run}"),
+                None => format!("new input {file}"),
+            });
         } else if in_now.is_empty() {
-            reasons.push(match what {
-                "run" => format!("run {run} is no longer an input"),
-                _ => format!("input {group} is gone"),
+            reasons.push(match run {
+                Some(run) => format!("run {run} is no longer an input"),
+                None => format!("input {file} is gone"),
             });
         } else {
             for file in &in_now {

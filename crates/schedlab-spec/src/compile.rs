@@ -276,7 +276,9 @@ impl Checker<'_> {
                     Err(unknown) => {
                         let hint = closest(&unknown, vars.keys().map(String::as_str))
                             .map(|best| format!("did you mean `${{{best}}}`?"))
-                            .or_else(|| Some("matrix values may use `vars:` and `${nproc}`".into()));
+                            .or_else(|| {
+                                Some("matrix values may use `vars:` and `${nproc}`".into())
+                            });
                         let message = format!("undefined variable `${{{unknown}}}`");
                         self.error_at_path(&at, Part::Value, message, hint);
                         continue;
@@ -286,7 +288,9 @@ impl Checker<'_> {
                     let message = if text == written {
                         format!("matrix value `{text}` is listed twice")
                     } else {
-                        format!("matrix value `{written}` is `{text}` here, which `{variable}` already lists")
+                        format!(
+                            "matrix value `{written}` is `{text}` here, which `{variable}` already lists"
+                        )
                     };
                     self.error_at_path(&at, Part::Value, message, None);
                     continue;
@@ -300,8 +304,9 @@ impl Checker<'_> {
 
     /// The variables every run has: the pipeline's `vars` and `nproc`.
     fn base_vars(&self, raw: &RawPipeline) -> BTreeMap<String, String> {
-        let mut vars: BTreeMap<String, String> =
-            (raw.vars.iter()).map(|(k, v)| (k.clone(), v.to_string())).collect();
+        let mut vars: BTreeMap<String, String> = (raw.vars.iter())
+            .map(|(k, v)| (k.clone(), v.to_string()))
+            .collect();
         vars.insert("nproc".into(), self.options.nproc.to_string());
         vars
     }

@@ -21,8 +21,13 @@ fn sections(plan: &Plan) -> String {
     .iter()
     .map(|(name, json)| format!("{name} {json}\n"))
     .chain(
-        (plan.runs.iter().filter(|run| run.repetition == 1))
-            .map(|run| format!("identity {} {}\n", variant_text(&run.variant), run.identity())),
+        (plan.runs.iter().filter(|run| run.repetition == 1)).map(|run| {
+            format!(
+                "identity {} {}\n",
+                variant_text(&run.variant),
+                run.identity()
+            )
+        }),
     )
     .collect()
 }
@@ -79,7 +84,8 @@ fn sections_serialize_as_recorded() {
 #[test]
 fn identities_ignore_repeat_cooldown_and_shuffle() {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let source = std::fs::read_to_string(root.join("../../pipelines/scaling-workers.yaml")).unwrap();
+    let source =
+        std::fs::read_to_string(root.join("../../pipelines/scaling-workers.yaml")).unwrap();
     let identities = |source: &str, repeat: Option<u32>| {
         let options = CompileOptions { repeat, ..OPTIONS };
         let plan = compile("p.yaml", source, &options).unwrap();
@@ -92,7 +98,10 @@ fn identities_ignore_repeat_cooldown_and_shuffle() {
     assert_eq!(identities(&source, Some(7)), before);
     let edited = (source.replace("repeat: 3", "repeat: 5\nshuffle: 42"))
         .replace("cooldown: 10s", "cooldown: 9s");
-    assert!(edited.contains("cooldown: 9s") && edited.contains("shuffle"), "the edit did not apply");
+    assert!(
+        edited.contains("cooldown: 9s") && edited.contains("shuffle"),
+        "the edit did not apply"
+    );
     assert_eq!(identities(&edited, None), before);
     let other_work = source.replace("--timeout, 30s", "--timeout, 31s");
     assert_ne!(other_work, source);

@@ -320,8 +320,8 @@ fn zero_intervals_and_limits_are_errors_at_their_value() {
 
 #[test]
 fn matrix_names_follow_the_runners_rule_and_values_are_any_text() {
-    let yaml = (GOOD.replace("{ workers: [1, 2, 4] }", "{ work.ers: [1, 2] }"))
-        .replace("${workers}", "1");
+    let yaml =
+        (GOOD.replace("{ workers: [1, 2, 4] }", "{ work.ers: [1, 2] }")).replace("${workers}", "1");
     assert_eq!(
         errors(&yaml),
         "p.yaml:3:11: error: matrix variable `work.ers` is not usable in a directory name
@@ -336,10 +336,15 @@ fn matrix_names_follow_the_runners_rule_and_values_are_any_text() {
         "{ workers: [0.5, \"1.2GHz\", \"a/b\", \"with space\", \"${nproc}\", \"${load}x\"] }",
     );
     let plan = compile_text(&yaml).unwrap();
-    let values: Vec<&str> = (plan.variants.iter()).map(|v| v["workers"].as_str()).collect();
+    let values: Vec<&str> = (plan.variants.iter())
+        .map(|v| v["workers"].as_str())
+        .collect();
     assert_eq!(values, ["0.5", "1.2GHz", "a/b", "with space", "8", "20x"]);
     // A value that comes out equal to another would be the same runs twice.
-    let yaml = GOOD.replace("{ workers: [1, 2, 4] }", "{ workers: [8, \"${nproc}\", 8] }");
+    let yaml = GOOD.replace(
+        "{ workers: [1, 2, 4] }",
+        "{ workers: [8, \"${nproc}\", 8] }",
+    );
     assert_eq!(
         headlines(&yaml),
         [

@@ -51,7 +51,11 @@ impl TableDir for Path {
             return Ok(files);
         }
         let flat = self.file_for(name);
-        Ok(if flat.exists() { vec![flat] } else { Vec::new() })
+        Ok(if flat.exists() {
+            vec![flat]
+        } else {
+            Vec::new()
+        })
     }
 }
 
@@ -75,7 +79,9 @@ pub struct Partition<'a> {
 impl Partition<'_> {
     /// `<root>/<table>/run_id=<run>`.
     pub fn dir(&self, name: &str) -> PathBuf {
-        self.root.join(name).join(format!("{RUN_KEY}{}", self.run_id))
+        self.root
+            .join(name)
+            .join(format!("{RUN_KEY}{}", self.run_id))
     }
 }
 

@@ -42,9 +42,14 @@ enum Command {
         #[command(flatten)]
         common: Common,
         /// Tag every run of this invocation (e.g. the kernel under test); tagged runs are
-        /// collected beside untagged ones.
+        /// collected beside untagged ones. The same label in a later invocation (after a
+        /// reboot, say) continues its runs: only the missing repetitions are collected.
         #[arg(long)]
         label: Option<String>,
+        /// Repetitions instead of the pipeline's `repeat`. Run ids do not depend on it: raising
+        /// it collects only the repetitions not yet on disk.
+        #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+        repeat: Option<u32>,
         /// Start at this stage (collect, parse, aggregate, summarize) and recompute it and every
         /// later stage.
         #[arg(long, value_parser = parse_stage, conflicts_with = "only")]
@@ -60,6 +65,12 @@ enum Command {
         dry_run: bool,
     },
     /// Parse, aggregate and summarize from the runs on disk; never collects.
+    ///
+    /// Only runs that are new or changed are parsed and aggregated (each run has its own
+    /// partition of every table, `tables/<table>/run_id=<run>/`); the summary is then made from
+    /// every run. With --runs, only those runs are parsed and aggregated and nothing is
+    /// summarized, and several such commands may run at once on one data directory: a batch
+    /// system can analyse one run per job, then run `schedlab analyze` once to summarize.
     Analyze {
         pipeline: PathBuf,
         #[command(flatten)]
@@ -67,6 +78,9 @@ enum Command {
         /// Recompute every stage, fresh or not.
         #[arg(long)]
         force: bool,
+        /// Parse and aggregate only these runs (ids as `schedlab status` lists them).
+        #[arg(long, num_args = 1.., value_name = "RUN_ID")]
+        runs: Vec<String>,
     },
     /// Compare groups of runs: is a difference real, or noise?
     ///
@@ -107,11 +121,18 @@ enum Command {
         #[arg(required = true)]
         pipelines: Vec<PathBuf>,
     },
-    /// List the runs on disk and say, per stage, whether it is fresh or what made it stale.
+    /// List the runs on disk and say, per stage and run, whether it is fresh or what made it
+    /// stale.
     Status {
         pipeline: PathBuf,
         #[command(flatten)]
         common: Common,
+        /// Which label's runs count as missing (as `run --label`).
+        #[arg(long)]
+        label: Option<String>,
+        /// Repetitions instead of the pipeline's `repeat` (as `run --repeat`).
+        #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+        repeat: Option<u32>,
     },
     /// Run one parser on existing files and write its tables as Parquet into --out.
     ///
@@ -289,6 +310,7 @@ fn run(args: Args) -> anyhow::Result<ExitCode> {
             pipeline,
             common,
             label,
+            repeat,
             from,
             only,
             force,
@@ -304,22 +326,32 @@ fn run(args: Args) -> anyhow::Result<ExitCode> {
             } else {
                 selection
             };
+            let scope = Scope {
+                label,
+                repeat,
+                ..Scope::default()
+            };
             if dry_run {
-                return dry_run_timeline(&pipeline, &common, label, selection);
+                return dry_run_timeline(&pipeline, &common, scope, selection);
             }
-            execute(&pipeline, &common, label, selection)
+            execute(&pipeline, &common, scope, selection)
         }
         Command::Analyze {
             pipeline,
             common,
             force,
+            runs,
         } => {
             let selection = if force {
                 StageSelection::analysis().forcing_all()
             } else {
                 StageSelection::analysis()
             };
-            execute(&pipeline, &common, None, selection)
+            let scope = Scope {
+                runs: (!runs.is_empty()).then_some(runs),
+                ..Scope::default()
+            };
+            execute(&pipeline, &common, scope, selection)
         }
         Command::Compare {
             pipeline,
@@ -329,7 +361,20 @@ fn run(args: Args) -> anyhow::Result<ExitCode> {
             metric,
         } => compare(&pipeline, &common, &by, baseline.as_deref(), &metric),
         Command::Validate { pipelines } => Ok(validate(&pipelines)),
-        Command::Status { pipeline, common } => status(&pipeline, &common),
+        Command::Status {
+            pipeline,
+            common,
+            label,
+            repeat,
+        } => status(
+            &pipeline,
+            &common,
+            Scope {
+                label,
+                repeat,
+                ..Scope::default()
+            },
+        ),
         Command::Parse {
             kind,
             inputs,
@@ -379,11 +424,11 @@ fn run(args: Args) -> anyhow::Result<ExitCode> {
 fn dry_run_timeline(
     pipeline: &Path,
     common: &Common,
-    label: Option<String>,
+    scope: Scope,
     selection: StageSelection,
 ) -> anyhow::Result<ExitCode> {
-    let plan = load_plan(pipeline)?;
-    let options = runner_options(pipeline, common, label, selection)?;
+    let plan = load_plan(pipeline, scope.repeat)?;
+    let options = runner_options(pipeline, common, scope, selection)?;
     let say = |_: &str| {};
     for line in Runner::new(&plan, &options, &say).dry_run() {
         println!("{line}");
@@ -401,43 +446,49 @@ fn compare(
     metric: &[String],
 ) -> anyhow::Result<ExitCode> {
     let analysis = StageSelection::analysis();
-    execute_then(pipeline, common, None, analysis, |runner, outcome| {
-        if outcome.interrupted {
-            return Ok(ExitCode::from(EXIT_INTERRUPTED));
-        }
-        let by = schedlab_runner::GroupBy::from_name(by);
-        let comparison = runner.compare(&by, baseline)?;
-        let shown: Vec<_> = (comparison.rows.into_iter())
-            .filter(|r| metric.is_empty() || metric.iter().any(|m| r.metric.contains(m)))
-            .collect();
-        if shown.is_empty() && !metric.is_empty() {
-            bail!(
-                "no figure's name contains {} (see {})",
-                metric.join(" or "),
-                comparison.markdown.display()
-            );
-        }
-        if shown.is_empty() {
-            bail!(
-                "the runs have no figures to compare (hint: a workload with `parse:`, or the \
+    execute_then(
+        pipeline,
+        common,
+        Scope::default(),
+        analysis,
+        |runner, outcome| {
+            if outcome.interrupted {
+                return Ok(ExitCode::from(EXIT_INTERRUPTED));
+            }
+            let by = schedlab_runner::GroupBy::from_name(by);
+            let comparison = runner.compare(&by, baseline)?;
+            let shown: Vec<_> = (comparison.rows.into_iter())
+                .filter(|r| metric.is_empty() || metric.iter().any(|m| r.metric.contains(m)))
+                .collect();
+            if shown.is_empty() && !metric.is_empty() {
+                bail!(
+                    "no figure's name contains {} (see {})",
+                    metric.join(" or "),
+                    comparison.markdown.display()
+                );
+            }
+            if shown.is_empty() {
+                bail!(
+                    "the runs have no figures to compare (hint: a workload with `parse:`, or the \
                  cpu_time, cpu_share or cpu_activity aggregates, give them)"
+                );
+            }
+            print!("{}", schedlab_runner::comparison_table(&shown));
+            eprintln!(
+                "compare: wrote {} and {}",
+                comparison.markdown.display(),
+                comparison.parquet.display()
             );
-        }
-        print!("{}", schedlab_runner::comparison_table(&shown));
-        eprintln!(
-            "compare: wrote {} and {}",
-            comparison.markdown.display(),
-            comparison.parquet.display()
-        );
-        Ok(ExitCode::SUCCESS)
-    })
+            Ok(ExitCode::SUCCESS)
+        },
+    )
 }
 
 /// `validate`: every pipeline's diagnostics, and exit 2 when any has one.
 fn validate(pipelines: &[PathBuf]) -> ExitCode {
     let mut failed = false;
     for pipeline in pipelines {
-        match load_plan(pipeline) {
+        match load_plan(pipeline, None) {
             Ok(plan) => println!("{}: ok ({} runs)", pipeline.display(), plan.runs.len()),
             Err(err) => {
                 eprintln!("{err}");
@@ -453,9 +504,9 @@ fn validate(pipelines: &[PathBuf]) -> ExitCode {
 }
 
 /// `status`: the runs on disk and each stage's freshness.
-fn status(pipeline: &Path, common: &Common) -> anyhow::Result<ExitCode> {
-    let plan = load_plan(pipeline)?;
-    let options = runner_options(pipeline, common, None, StageSelection::all())?;
+fn status(pipeline: &Path, common: &Common, scope: Scope) -> anyhow::Result<ExitCode> {
+    let plan = load_plan(pipeline, scope.repeat)?;
+    let options = runner_options(pipeline, common, scope, StageSelection::all())?;
     let say = |_: &str| {};
     let status = Runner::new(&plan, &options, &say).status()?;
     println!("pipeline {} ({})", plan.name, status.root.display());
@@ -473,6 +524,9 @@ fn status(pipeline: &Path, common: &Common) -> anyhow::Result<ExitCode> {
             "  {:<40} {:<12} {}{tag}",
             run.run_id, run.status, run.started_at
         );
+        for (stage, reasons) in &run.stale {
+            println!("    {} stale: {}", stage.name(), reasons.join("; "));
+        }
     }
     println!("stages:");
     for (stage, reasons) in &status.stages {
@@ -497,8 +551,9 @@ impl std::fmt::Display for InvalidPipeline {
 
 impl std::error::Error for InvalidPipeline {}
 
-/// Reads and compiles a pipeline; the error is the rendered list of diagnostics.
-fn load_plan(path: &Path) -> anyhow::Result<Plan> {
+/// Reads and compiles a pipeline (with `repeat` instead of its own, if given); the error is the
+/// rendered list of diagnostics.
+fn load_plan(path: &Path, repeat: Option<u32>) -> anyhow::Result<Plan> {
     let source =
         std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
     let parsers: Vec<&str> = ParserKind::ALL.iter().map(|k| k.name()).collect();
@@ -509,7 +564,7 @@ fn load_plan(path: &Path) -> anyhow::Result<Plan> {
         parsers: &parsers,
         nproc,
         name_part: check_name_part,
-        repeat: None,
+        repeat,
     };
     schedlab_spec::compile(&path.display().to_string(), &source, &options).map_err(|errors| {
         let count = errors.len();
@@ -523,12 +578,22 @@ fn load_plan(path: &Path) -> anyhow::Result<Plan> {
     })
 }
 
+/// Which runs a command is about: collected under which label, how many repetitions, and for
+/// `analyze --runs`, which runs alone.
+#[derive(Default)]
+struct Scope {
+    label: Option<String>,
+    repeat: Option<u32>,
+    runs: Option<Vec<String>>,
+}
+
 fn runner_options(
     pipeline: &Path,
     common: &Common,
-    label: Option<String>,
+    scope: Scope,
     selection: StageSelection,
 ) -> anyhow::Result<RunnerOptions> {
+    let Scope { label, runs, .. } = scope;
     if let Some(label) = &label
         && let Err(rule) = check_name_part(label)
     {
@@ -542,6 +607,7 @@ fn runner_options(
         self_exe: std::env::current_exe().context("cannot find the schedlab executable")?,
         interrupt: Arc::new(AtomicBool::new(false)),
         progress: std::io::stderr().is_terminal(),
+        runs,
     })
 }
 
@@ -564,10 +630,10 @@ fn stop_on_interrupt(options: &RunnerOptions) -> anyhow::Result<()> {
 fn execute(
     pipeline: &Path,
     common: &Common,
-    label: Option<String>,
+    scope: Scope,
     selection: StageSelection,
 ) -> anyhow::Result<ExitCode> {
-    execute_then(pipeline, common, label, selection, |_, outcome| {
+    execute_then(pipeline, common, scope, selection, |_, outcome| {
         if let Some(summary) = &outcome.summary {
             println!("{summary}");
         }
@@ -591,12 +657,12 @@ fn execute(
 fn execute_then(
     pipeline: &Path,
     common: &Common,
-    label: Option<String>,
+    scope: Scope,
     selection: StageSelection,
     then: impl FnOnce(&Runner<'_>, Outcome) -> anyhow::Result<ExitCode>,
 ) -> anyhow::Result<ExitCode> {
-    let plan = load_plan(pipeline)?;
-    let options = runner_options(pipeline, common, label, selection)?;
+    let plan = load_plan(pipeline, scope.repeat)?;
+    let options = runner_options(pipeline, common, scope, selection)?;
     stop_on_interrupt(&options)?;
     let say = |line: &str| eprintln!("{line}");
     let runner = Runner::new(&plan, &options, &say);

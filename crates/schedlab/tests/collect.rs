@@ -4,7 +4,7 @@ mod util;
 
 use std::time::Duration;
 
-use schedlab_tables::{ProcessRow, QualityRow, RunRow, read_rows};
+use schedlab_tables::{ProcessRow, QualityRow, RunRow, read_table};
 use util::{Need, Sandbox, can_run, perf_event_paranoid, read_json, skip, wait_for};
 
 fn manifest(sandbox: &Sandbox, pipeline: &str, run: &str) -> serde_json::Value {
@@ -93,7 +93,7 @@ fn perf_sched_records_a_real_trace() {
     assert!(size > 10_000, "perf.data has {size} bytes");
     // The trace is parsed: the periodic thread's slices are attributed to its workload.
     let slices: Vec<schedlab_tables::SchedSliceRow> =
-        read_rows(&sandbox.data("traced", "tables/sched_slices.parquet")).unwrap();
+        read_table(&sandbox.data("traced", "tables")).unwrap();
     let own: Vec<_> = slices
         .iter()
         .filter(|s| s.workload.as_deref() == Some("spin"))
@@ -106,22 +106,22 @@ fn perf_sched_records_a_real_trace() {
 
     // The file's own facts: recorded on the run clock, by the command the manifest shows.
     let traces: Vec<schedlab_tables::TraceRow> =
-        read_rows(&sandbox.data("traced", "tables/traces.parquet")).unwrap();
+        read_table(&sandbox.data("traced", "tables")).unwrap();
     assert_eq!(traces.len(), 1);
     assert_eq!(traces[0].clock, "CLOCK_MONOTONIC");
     let cmdline = traces[0].cmdline.as_deref().unwrap();
     assert!(cmdline.contains(&argv[1..].join(" ")), "{cmdline}");
 
     // cpu_time over the trace window only: never more than over the whole trace (residency).
-    let aggregates = |name: &str| sandbox.data("traced", &format!("aggregates/{name}.parquet"));
+    let aggregates = sandbox.data("traced", "aggregates");
     let tid = own[0].tid;
-    let whole: i64 = read_rows::<schedlab_tables::ResidencyRow>(&aggregates("residency"))
+    let whole: i64 = read_table::<schedlab_tables::ResidencyRow>(&aggregates)
         .unwrap()
         .iter()
         .filter(|r| r.tid == tid)
         .map(|r| r.run_ns)
         .sum();
-    let cpu_time = read_rows::<schedlab_tables::CpuTimeRow>(&aggregates("cpu_time")).unwrap();
+    let cpu_time = read_table::<schedlab_tables::CpuTimeRow>(&aggregates).unwrap();
     let windowed = cpu_time.iter().find(|c| c.tid == tid).unwrap();
     assert!(windowed.cpu_time_ns <= whole && windowed.cpu_time_ns > 0);
     assert_eq!(windowed.source, "sched");
@@ -140,8 +140,7 @@ fn optional_turbostat_runs_or_is_skipped_with_its_own_reason() {
     assert_eq!(done.code, 0, "{}", done.stderr);
     let m = manifest(&sandbox, "power", &sandbox.runs("power")[0]);
     let monitor = &m["monitors"][0];
-    let quality: Vec<QualityRow> =
-        read_rows(&sandbox.data("power", "tables/quality.parquet")).unwrap();
+    let quality: Vec<QualityRow> = read_table(&sandbox.data("power", "tables")).unwrap();
     if monitor["status"] == "skipped" {
         let reason = monitor["reason"].as_str().unwrap();
         assert!(!reason.is_empty());
@@ -173,7 +172,7 @@ fn matrix_runs_are_interleaved_and_labels_keep_runs_apart() {
     );
     let pipeline = pipeline.to_str().unwrap();
     assert_eq!(sandbox.schedlab(&["run", pipeline]).code, 0);
-    let runs: Vec<RunRow> = read_rows(&sandbox.data("grid", "tables/runs.parquet")).unwrap();
+    let runs: Vec<RunRow> = read_table(&sandbox.data("grid", "tables")).unwrap();
     assert_eq!(runs.len(), 4);
     let mut collected: Vec<(i64, String, u32)> = sandbox
         .runs("grid")
@@ -215,7 +214,7 @@ fn matrix_runs_are_interleaved_and_labels_keep_runs_apart() {
             .count(),
         4
     );
-    let runs: Vec<RunRow> = read_rows(&sandbox.data("grid", "tables/runs.parquet")).unwrap();
+    let runs: Vec<RunRow> = read_table(&sandbox.data("grid", "tables")).unwrap();
     assert_eq!(
         runs.len(),
         8,
@@ -240,8 +239,7 @@ fn repeat_until_monitors_restarts_a_short_workload() {
         sandbox.schedlab(&["run", pipeline.to_str().unwrap()]).code,
         0
     );
-    let processes: Vec<ProcessRow> =
-        read_rows(&sandbox.data("again", "tables/processes.parquet")).unwrap();
+    let processes: Vec<ProcessRow> = read_table(&sandbox.data("again", "tables")).unwrap();
     // At most 10 (each lasts 0.1 s); fewer when starting a process is slow on a busy machine,
     // but more than one: it was restarted.
     assert!(
@@ -355,7 +353,7 @@ fn perf_sched_window_records_only_part_of_the_run() {
     let m = manifest(&sandbox, "window", &sandbox.runs("window")[0]);
     let zero = m["zero_ns"].as_i64().unwrap();
     let slices: Vec<schedlab_tables::SchedSliceRow> =
-        read_rows(&sandbox.data("window", "tables/sched_slices.parquet")).unwrap();
+        read_table(&sandbox.data("window", "tables")).unwrap();
     let own: Vec<i64> = slices
         .iter()
         .filter(|s| s.workload.is_some())

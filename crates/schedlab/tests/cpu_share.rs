@@ -4,7 +4,7 @@
 
 mod util;
 
-use schedlab_tables::{CpuShareRow, WorkloadMetricRow, read_rows};
+use schedlab_tables::{CpuShareRow, WorkloadMetricRow, read_table};
 use util::{Need, Sandbox, can_run, skip};
 
 /// One background worker per CPU at nice 19 for 3 s; a normal-priority worker from 1 s to 2 s.
@@ -39,8 +39,7 @@ fn the_foreground_displaces_about_one_cpu_of_background_and_stress_ng_agrees_on_
     let pipeline = sandbox.write("share.yaml", PIPELINE);
     let run = sandbox.schedlab(&["run", pipeline.to_str().unwrap()]);
     assert_eq!(run.code, 0, "{}", run.stderr);
-    let rows: Vec<CpuShareRow> =
-        read_rows(&sandbox.data("share", "aggregates/cpu_share.parquet")).unwrap();
+    let rows: Vec<CpuShareRow> = read_table(&sandbox.data("share", "aggregates")).unwrap();
     let share = |workload: &str, phase: &str| {
         (rows.iter())
             .find(|r| r.workload == workload && r.phase == phase && r.class == "all")
@@ -78,8 +77,7 @@ fn the_foreground_displaces_about_one_cpu_of_background_and_stress_ng_agrees_on_
 
     // stress-ng's own usr+sys time (getrusage of its workers) against the trace's, summed
     // over the phases.
-    let metrics: Vec<WorkloadMetricRow> =
-        read_rows(&sandbox.data("share", "tables/workload_metrics.parquet")).unwrap();
+    let metrics: Vec<WorkloadMetricRow> = read_table(&sandbox.data("share", "tables")).unwrap();
     for workload in ["background", "foreground"] {
         let own: f64 = (metrics.iter())
             .filter(|m| m.workload == workload)

@@ -4,7 +4,7 @@ mod util;
 
 use schedlab_tables::manifest::RunStatus;
 use schedlab_tables::{
-    PlacementRow, ProcessRow, QualityRow, RunRow, Severity, WorkloadMetricRow, read_rows,
+    PlacementRow, ProcessRow, QualityRow, RunRow, Severity, WorkloadMetricRow, read_table,
 };
 use util::{Need, Sandbox, can_run, read_json};
 
@@ -39,8 +39,13 @@ fn second_run_recomputes_nothing_and_edits_rerun_only_what_they_touch() {
 
     let first = sandbox.schedlab(&["run", pipeline]);
     assert_eq!(first.code, 0, "{}", first.stderr);
+    let runs = sandbox.runs("small");
+    assert_eq!(runs.len(), 1);
     assert!(
-        first.stderr.contains("parse: running (never computed)"),
+        (first.stderr).contains(&format!(
+            "parse: 1 of 1 runs to compute: {} (never computed)",
+            runs[0]
+        )),
         "{}",
         first.stderr
     );
@@ -49,8 +54,6 @@ fn second_run_recomputes_nothing_and_edits_rerun_only_what_they_touch() {
         "summary table printed: {}",
         first.stdout
     );
-    let runs = sandbox.runs("small");
-    assert_eq!(runs.len(), 1);
 
     let second = sandbox.schedlab(&["run", pipeline]);
     assert_eq!(second.code, 0, "{}", second.stderr);
@@ -58,8 +61,8 @@ fn second_run_recomputes_nothing_and_edits_rerun_only_what_they_touch() {
         second.stderr.lines().collect::<Vec<_>>(),
         [
             "collect: all 1 runs collected already, nothing to collect",
-            "parse: fresh, nothing to do",
-            "aggregate: fresh, nothing to do",
+            "parse: all 1 runs fresh, nothing to do",
+            "aggregate: all 1 runs fresh, nothing to do",
             "summarize: fresh, nothing to do",
         ]
     );
@@ -73,28 +76,30 @@ fn second_run_recomputes_nothing_and_edits_rerun_only_what_they_touch() {
     let third = sandbox.schedlab(&["run", pipeline]);
     assert_eq!(third.code, 0, "{}", third.stderr);
     assert!(
-        third.stderr.contains("parse: fresh, nothing to do"),
+        third
+            .stderr
+            .contains("parse: all 1 runs fresh, nothing to do"),
         "{}",
         third.stderr
     );
     assert!(
         third.stderr.contains(&format!(
-            "aggregate: running (the `aggregate` section of {pipeline} changed)"
+            "aggregate: 1 of 1 runs to compute: {} (the `aggregate` section of {pipeline} changed)",
+            runs[0]
+        )),
+        "{}",
+        third.stderr
+    );
+    let partition = format!("aggregates/cpu_time/run_id={}", runs[0]);
+    assert!(
+        (third.stderr).contains(&format!(
+            "summarize: running (input {partition}/part-0.parquet is gone"
         )),
         "{}",
         third.stderr
     );
     assert!(
-        third
-            .stderr
-            .contains("summarize: running (input aggregates/cpu_time.parquet is gone"),
-        "{}",
-        third.stderr
-    );
-    assert!(
-        !sandbox
-            .data("small", "aggregates/cpu_time.parquet")
-            .exists(),
+        !sandbox.data("small", &partition).exists(),
         "an output no longer produced is removed"
     );
 
@@ -117,8 +122,15 @@ fn second_run_recomputes_nothing_and_edits_rerun_only_what_they_touch() {
     assert!(
         status
             .stdout
-            .contains("aggregate  stale: the `aggregate` section"),
+            .contains("aggregate  stale: 1 of 1 runs stale"),
         "{}",
+        status.stdout
+    );
+    assert!(
+        status
+            .stdout
+            .contains("    aggregate stale: the `aggregate` section"),
+        "the stale run says why: {}",
         status.stdout
     );
 
@@ -158,18 +170,26 @@ fn second_run_recomputes_nothing_and_edits_rerun_only_what_they_touch() {
     assert_eq!(after.len(), 2, "old run kept beside the new one: {after:?}");
     assert!(after.contains(&runs[0]));
     let new_run = after.iter().find(|r| **r != runs[0]).unwrap();
-    let parse_line = fourth
-        .stderr
-        .lines()
-        .find(|l| l.starts_with("parse: running"))
-        .unwrap();
     assert!(
-        parse_line.contains(&format!("new run {new_run}")),
-        "{parse_line}"
+        (fourth.stderr).contains(&format!(
+            "parse: 1 of 1 runs to compute: {new_run} (never computed)"
+        )),
+        "{}",
+        fourth.stderr
     );
     assert!(
-        parse_line.contains(&format!("run {} is no longer an input", runs[0])),
-        "{parse_line}"
+        (fourth.stderr).contains(&format!(
+            "run {}: its tables and aggregates were removed (it was collected by an earlier \
+             collect section)",
+            runs[0]
+        )),
+        "{}",
+        fourth.stderr
+    );
+    assert!(
+        !sandbox
+            .data("small", &format!("tables/runs/run_id={}", runs[0]))
+            .exists()
     );
 }
 
@@ -208,7 +228,7 @@ fn a_rebuilt_schedlab_recomputes_the_analysis_but_never_recollects() {
     );
     for (line, stage) in lines[1..4].iter().zip(["parse", "aggregate", "summarize"]) {
         assert!(
-            line.starts_with(&format!("{stage}: running (schedlab was rebuilt")),
+            line.starts_with(stage) && line.contains("(schedlab was rebuilt"),
             "{line}"
         );
     }
@@ -224,23 +244,28 @@ fn from_and_only_select_stages_and_force_them() {
     let only = sandbox.schedlab(&["run", pipeline, "--only", "aggregate"]);
     assert_eq!(
         only.stderr.lines().collect::<Vec<_>>(),
-        ["aggregate: running (forced)"]
+        [format!(
+            "aggregate: 1 of 1 runs to compute: {} (forced)",
+            sandbox.runs("small")[0]
+        )]
     );
 
     // What a killed stage leaves (a second Ctrl-C, SIGKILL) is swept when the stage runs again.
     let tmp = sandbox.write("data/small/tables/.tmp-abc.parquet", "half a table");
     let parts = sandbox.write(
-        "data/small/tables/.parts-xyz/0/sched_slices.parquet",
+        "data/small/tables/.staging-r1-xyz/sched_slices/run_id=r1/part-0.parquet",
         "part",
     );
     let from = sandbox.schedlab(&["run", pipeline, "--from", "parse"]);
-    assert!(!tmp.exists() && !parts.parent().unwrap().parent().unwrap().exists());
+    let staging = parts.ancestors().nth(3).unwrap();
+    assert!(!tmp.exists() && !staging.exists());
+    let run = &sandbox.runs("small")[0];
     assert_eq!(
         lines_starting(&from.stderr, ""),
         [
-            "parse: running (forced)",
-            "aggregate: running (forced)",
-            "summarize: running (forced)"
+            format!("parse: 1 of 1 runs to compute: {run} (forced)"),
+            format!("aggregate: 1 of 1 runs to compute: {run} (forced)"),
+            "summarize: running (forced)".to_owned()
         ]
     );
     let analyze = sandbox.schedlab(&["analyze", pipeline]);
@@ -269,11 +294,10 @@ fn tables_are_written_as_parquet_and_read_back() {
         0
     );
 
-    let runs: Vec<RunRow> = read_rows(&sandbox.data("small", "tables/runs.parquet")).unwrap();
+    let runs: Vec<RunRow> = read_table(&sandbox.data("small", "tables")).unwrap();
     assert_eq!(runs.len(), 1);
     assert_eq!(runs[0].status, RunStatus::Completed);
-    let processes: Vec<ProcessRow> =
-        read_rows(&sandbox.data("small", "tables/processes.parquet")).unwrap();
+    let processes: Vec<ProcessRow> = read_table(&sandbox.data("small", "tables")).unwrap();
     assert_eq!(processes.len(), 1);
     assert_eq!(processes[0].workload, "tick");
     assert_eq!(processes[0].exit_code, Some(0));
@@ -284,8 +308,7 @@ fn tables_are_written_as_parquet_and_read_back() {
     );
 
     // Placement samples every 50 ms over ~1 s, all of the workload's process.
-    let placement: Vec<PlacementRow> =
-        read_rows(&sandbox.data("small", "tables/placement.parquet")).unwrap();
+    let placement: Vec<PlacementRow> = read_table(&sandbox.data("small", "tables")).unwrap();
     let worker: Vec<&PlacementRow> = placement
         .iter()
         .filter(|p| p.pid == processes[0].pid)
@@ -297,8 +320,7 @@ fn tables_are_written_as_parquet_and_read_back() {
     assert!(worker.iter().all(|p| (0..nproc).contains(&p.cpu)));
 
     // The periodic thread's own report: 20 periods of 50 ms in 1 s.
-    let metrics: Vec<WorkloadMetricRow> =
-        read_rows(&sandbox.data("small", "tables/workload_metrics.parquet")).unwrap();
+    let metrics: Vec<WorkloadMetricRow> = read_table(&sandbox.data("small", "tables")).unwrap();
     let value = |name: &str| {
         metrics
             .iter()
@@ -367,8 +389,7 @@ fn nice_and_affinity_are_applied_and_output_kept() {
         stdout.lines().any(|l| l == "Cpus_allowed_list:\t0"),
         "{stdout}"
     );
-    let processes: Vec<ProcessRow> =
-        read_rows(&sandbox.data("probe", "tables/processes.parquet")).unwrap();
+    let processes: Vec<ProcessRow> = read_table(&sandbox.data("probe", "tables")).unwrap();
     assert_eq!(
         (processes[0].nice, processes[0].affinity.as_deref()),
         (7, Some("0"))
@@ -385,8 +406,7 @@ fn a_failing_workload_marks_its_run_failed_with_its_stderr() {
     let done = sandbox.schedlab(&["run", pipeline.to_str().unwrap()]);
     assert_eq!(done.code, 1, "{}", done.stderr);
     assert!(done.stderr.contains("1 run(s) failed"), "{}", done.stderr);
-    let quality: Vec<QualityRow> =
-        read_rows(&sandbox.data("fail", "tables/quality.parquet")).unwrap();
+    let quality: Vec<QualityRow> = read_table(&sandbox.data("fail", "tables")).unwrap();
     assert!(
         quality.iter().any(|q| q.severity == Severity::Error
             && q.message.contains("exited with code 2")
@@ -434,7 +454,7 @@ fn openssl_effective_throughput_comes_from_its_operation_count_and_wall_time() {
     let done = sandbox.schedlab(&["run", pipeline.to_str().unwrap()]);
     assert_eq!(done.code, 0, "{}", done.stderr);
     let rows: Vec<schedlab_tables::ThroughputRow> =
-        read_rows(&sandbox.data("speed", "aggregates/throughput.parquet")).unwrap();
+        read_table(&sandbox.data("speed", "aggregates")).unwrap();
     assert_eq!(rows.len(), 1, "{rows:?}");
     let row = &rows[0];
     assert_eq!(
@@ -445,8 +465,7 @@ fn openssl_effective_throughput_comes_from_its_operation_count_and_wall_time() {
         ),
         ("sha256/16384", 16384.0, "cpu")
     );
-    let processes: Vec<ProcessRow> =
-        read_rows(&sandbox.data("speed", "tables/processes.parquet")).unwrap();
+    let processes: Vec<ProcessRow> = read_table(&sandbox.data("speed", "tables")).unwrap();
     let wall_s = (processes[0].end_ns.unwrap() - processes[0].start_ns) as f64 / 1e9;
     assert!((row.wall_s - wall_s).abs() < 1e-9);
     assert!((row.effective_bytes_per_s - row.ops * 16384.0 / wall_s).abs() < 1.0);
@@ -474,9 +493,8 @@ fn a_workload_with_when_off_is_left_out_of_that_variant_only() {
     );
     let done = sandbox.schedlab(&["run", pipeline.to_str().unwrap()]);
     assert_eq!(done.code, 0, "{}", done.stderr);
-    let processes: Vec<ProcessRow> =
-        read_rows(&sandbox.data("ab", "tables/processes.parquet")).unwrap();
-    let runs: Vec<RunRow> = read_rows(&sandbox.data("ab", "tables/runs.parquet")).unwrap();
+    let processes: Vec<ProcessRow> = read_table(&sandbox.data("ab", "tables")).unwrap();
+    let runs: Vec<RunRow> = read_table(&sandbox.data("ab", "tables")).unwrap();
     let variant_of = |run_id: &str| {
         (runs.iter())
             .find(|r| r.run_id == run_id)

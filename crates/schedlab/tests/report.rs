@@ -3,7 +3,7 @@
 
 mod util;
 
-use schedlab_tables::{ProcessRow, read_rows};
+use schedlab_tables::{ProcessRow, read_table};
 use util::{Need, Sandbox, can_run};
 
 const PIPELINE: &str = "\
@@ -38,8 +38,7 @@ fn each_worker_shows_its_placement_and_the_throughput_openssl_printed() {
     let run_id = &sandbox.runs("workers")[0];
     let summary = std::fs::read_to_string(sandbox.data("workers", "report/summary.md")).unwrap();
     let section = summary.split("## Per worker").nth(1).expect(&summary);
-    let processes: Vec<ProcessRow> =
-        read_rows(&sandbox.data("workers", "tables/processes.parquet")).unwrap();
+    let processes: Vec<ProcessRow> = read_table(&sandbox.data("workers", "tables")).unwrap();
     for process in &processes {
         // openssl's own line: `sha256   1734196.24k`.
         let stdout = std::fs::read_to_string(sandbox.data(
@@ -89,7 +88,7 @@ fn a_workload_with_many_threads_gets_one_summary_line() {
     let run = sandbox.schedlab(&["run", pipeline.to_str().unwrap()]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     let cpu_time: Vec<schedlab_tables::CpuTimeRow> =
-        read_rows(&sandbox.data("many", "aggregates/cpu_time.parquet")).unwrap();
+        read_table(&sandbox.data("many", "aggregates")).unwrap();
     let pool: Vec<_> = cpu_time.iter().filter(|r| r.workload == "pool").collect();
     assert!(pool.len() > 16, "{} pool threads sampled", pool.len());
     let lines: Vec<&str> = (run.stdout.lines())
@@ -130,8 +129,7 @@ fn html_and_plots_show_every_cpu_and_workload_of_the_run() {
     let run = sandbox.schedlab(&["run", pipeline.to_str().unwrap()]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     let run_id = &sandbox.runs("plots")[0];
-    let cpus: Vec<schedlab_tables::CpuRow> =
-        read_rows(&sandbox.data("plots", "tables/cpus.parquet")).unwrap();
+    let cpus: Vec<schedlab_tables::CpuRow> = read_table(&sandbox.data("plots", "tables")).unwrap();
     assert!(!cpus.is_empty());
     for kind in ["cpu_timeline", "residency"] {
         let svg =
