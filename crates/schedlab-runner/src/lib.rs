@@ -111,20 +111,22 @@ impl StageSelection {
         }
     }
 
-    /// `--from STAGE`: that stage and the ones after it, all recomputed.
+    /// `--from STAGE`: that stage and the ones after it, all recomputed (collect: the missing
+    /// runs only; a collected run is replaced by `--force` alone).
     pub fn from(stage: Stage) -> StageSelection {
         let stages: BTreeSet<Stage> = Stage::ALL.into_iter().filter(|s| *s >= stage).collect();
         StageSelection {
-            forced: stages.clone(),
+            forced: stages.iter().copied().filter(|s| *s != Stage::Collect).collect(),
             stages,
         }
     }
 
-    /// `--only STAGE`: that stage alone, recomputed.
+    /// `--only STAGE`: that stage alone, recomputed (collect: the missing runs only, so that
+    /// `--only collect` on each test machine adds runs without replacing any).
     pub fn only(stage: Stage) -> StageSelection {
         StageSelection {
             stages: [stage].into(),
-            forced: [stage].into(),
+            forced: [stage].into_iter().filter(|s| *s != Stage::Collect).collect(),
         }
     }
 

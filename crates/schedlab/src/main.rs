@@ -51,10 +51,11 @@ enum Command {
         #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
         repeat: Option<u32>,
         /// Start at this stage (collect, parse, aggregate, summarize) and recompute it and every
-        /// later stage.
+        /// later stage (collect collects the missing runs; only --force collects again).
         #[arg(long, value_parser = parse_stage, conflicts_with = "only")]
         from: Option<Stage>,
-        /// Run this stage alone, recomputed.
+        /// Run this stage alone, recomputed (`--only collect` collects the missing runs and
+        /// analyses nothing: what each test machine runs before `schedlab gather`).
         #[arg(long, value_parser = parse_stage)]
         only: Option<Stage>,
         /// Recompute every selected stage, fresh or not (collect: every run again, replacing it).

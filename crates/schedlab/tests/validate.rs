@@ -153,18 +153,18 @@ fn a_window_on_a_step_it_does_not_apply_to_is_pointed_at() {
 }
 
 #[test]
-fn labels_and_matrix_values_follow_one_rule_that_the_message_states() {
+fn labels_and_matrix_variables_follow_one_rule_that_the_message_states() {
     let sandbox = Sandbox::new();
     let pipeline = sandbox.write(
         "m.yaml",
-        "name: m\nmatrix: { n: [1, a.b] }\ncollect:\n  workloads:\n    w: { run: [echo, \"${n}\"] }\n",
+        "name: m\nmatrix: { n.x: [1, a.b] }\ncollect:\n  workloads:\n    w: { run: [echo, \"${n.x}\"] }\n",
     );
     let file = pipeline.display().to_string();
     let done = sandbox.schedlab(&["validate", &file]);
     assert_eq!(done.code, 2);
     assert!(
         done.stderr.starts_with(&format!(
-            "{file}:2:18: error: matrix value `a.b` is not usable in a directory name"
+            "{file}:2:11: error: matrix variable `n.x` is not usable in a directory name"
         )),
         "{}",
         done.stderr
