@@ -70,13 +70,17 @@ def datasets(pipeline):
             if d.is_dir() and not d.name.startswith(".")]
 
 
+def duckdb_scan(dataset, **options):
+    """DuckDB's read_parquet over a table's partitions, with `options` (e.g. hive_partitioning)."""
+    if dataset.name in VARYING_COLUMNS:
+        options["union_by_name"] = True
+    settings = "".join(f", {name} = {str(value).lower()}" for name, value in options.items())
+    return f"read_parquet('{dataset}/*/*.parquet'{settings})"
+
+
 def duckdb_rows_per_run(dataset):
-    union = ", union_by_name = true" if dataset.name in VARYING_COLUMNS else ""
-    return dict(duckdb.sql(f"""
-        SELECT run_id, count(*)
-        FROM read_parquet('{dataset}/*/*.parquet', hive_partitioning = true{union})
-        GROUP BY run_id
-    """).fetchall())
+    scan = duckdb_scan(dataset, hive_partitioning=True)
+    return dict(duckdb.sql(f"SELECT run_id, count(*) FROM {scan} GROUP BY run_id").fetchall())
 
 
 def polars_rows_per_run(dataset):
@@ -133,11 +137,10 @@ def test_every_table_and_aggregate_has_one_partition_per_run(pipeline_dir):
 
 def test_each_file_holds_its_partitions_run_id(pipeline_dir):
     for dataset in datasets(pipeline_dir):
-        union = ", union_by_name = true" if dataset.name in VARYING_COLUMNS else ""
         # Without hive_partitioning, run_id is the file's own column.
+        scan = duckdb_scan(dataset, hive_partitioning=False, filename=True)
         strays = duckdb.sql(f"""
-            SELECT DISTINCT run_id, filename
-            FROM read_parquet('{dataset}/*/*.parquet', hive_partitioning = false, filename = true{union})
+            SELECT DISTINCT run_id, filename FROM {scan}
             WHERE NOT contains(filename, '/run_id=' || run_id || '/')
         """).fetchall()
         assert not strays, f"{dataset}: {strays}"
