@@ -101,10 +101,21 @@ def datafusion_rows_per_run(dataset):
     return {row["run_id"]: row["n"] for row in rows}
 
 
+def datafusion_sql_rows_per_run(dataset):
+    # The same in SQL alone (as in datafusion-cli): CREATE EXTERNAL TABLE would take run_id from
+    # the path as well, a duplicate, unless told not to infer partitions.
+    ctx = datafusion.SessionContext()
+    ctx.sql("SET datafusion.execution.listing_table_factory_infer_partitions = false").collect()
+    ctx.sql(f"CREATE EXTERNAL TABLE dataset STORED AS PARQUET LOCATION '{dataset}/'").collect()
+    rows = ctx.sql("SELECT run_id, count(*) AS n FROM dataset GROUP BY run_id").to_pylist()
+    return {row["run_id"]: row["n"] for row in rows}
+
+
 ENGINES = {
     "duckdb": duckdb_rows_per_run,
     "polars": polars_rows_per_run,
     "datafusion": datafusion_rows_per_run,
+    "datafusion-sql": datafusion_sql_rows_per_run,
 }
 
 
