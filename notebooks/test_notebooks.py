@@ -92,13 +92,18 @@ def polars_rows_per_run(dataset):
     return dict(frame.group_by("run_id").len().collect().rows())
 
 
+def datafusion_rows_per_run_of(ctx):
+    """Rows per run of the table registered in `ctx` as `dataset`."""
+    rows = ctx.sql("SELECT run_id, count(*) AS n FROM dataset GROUP BY run_id").to_pylist()
+    return {row["run_id"]: row["n"] for row in rows}
+
+
 def datafusion_rows_per_run(dataset):
     # A listing table over the directory; its run_id is the files' column (declaring it again
     # as a partition column is an error: the name would be there twice).
     ctx = datafusion.SessionContext()
     ctx.register_parquet("dataset", str(dataset))
-    rows = ctx.sql("SELECT run_id, count(*) AS n FROM dataset GROUP BY run_id").to_pylist()
-    return {row["run_id"]: row["n"] for row in rows}
+    return datafusion_rows_per_run_of(ctx)
 
 
 def datafusion_sql_rows_per_run(dataset):
@@ -107,8 +112,7 @@ def datafusion_sql_rows_per_run(dataset):
     ctx = datafusion.SessionContext()
     ctx.sql("SET datafusion.execution.listing_table_factory_infer_partitions = false").collect()
     ctx.sql(f"CREATE EXTERNAL TABLE dataset STORED AS PARQUET LOCATION '{dataset}/'").collect()
-    rows = ctx.sql("SELECT run_id, count(*) AS n FROM dataset GROUP BY run_id").to_pylist()
-    return {row["run_id"]: row["n"] for row in rows}
+    return datafusion_rows_per_run_of(ctx)
 
 
 ENGINES = {
