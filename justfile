@@ -46,7 +46,7 @@ test: python-env
 # The Python environment the notebooks (and their tests) use.
 python-env:
     test -x {{venv}}/bin/python || python3 -m venv {{venv}}
-    {{venv}}/bin/python -c "import duckdb, polars, pyarrow, nbclient, pytest" 2>/dev/null || {{venv}}/bin/pip install -q -r notebooks/requirements.txt
+    {{venv}}/bin/python -c "import datafusion, duckdb, polars, pyarrow, nbclient, pytest" 2>/dev/null || {{venv}}/bin/pip install -q -r notebooks/requirements.txt
 
 # Open the notebooks (Jupyter installed into .venv on first use).
 notebooks: python-env
