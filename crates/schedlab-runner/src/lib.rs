@@ -18,6 +18,7 @@
 //! (`<set>-<variant>-r<n>`), so an edited collect section collects new runs beside the old ones.
 
 pub mod digest;
+pub mod gather;
 pub mod layout;
 mod lock;
 mod parse_stage;
@@ -66,6 +67,8 @@ pub enum RunnerError {
     Topology { run_id: String, message: String },
     #[error("{}: {message}", path.display())]
     BadManifest { path: PathBuf, message: String },
+    #[error("{}: {}, so no runs to gather (hint: give a data directory, holding <pipeline>/runs/<run>/, or a pipeline directory, holding runs/<run>/)", path.display(), if *missing { "no such directory" } else { "neither a data directory nor a pipeline directory" })]
+    NoRuns { path: PathBuf, missing: bool },
     #[error(transparent)]
     Table(#[from] schedlab_tables::TableError),
     #[error(transparent)]
