@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! data/<pipeline>/runs/<run_id>/{manifest.json, raw/}   one directory per collected run
-//! data/<pipeline>/runs/<run_id>.partial/                 a run being collected
+//! data/<pipeline>/runs/<run_id>.partial/                 a run being collected or gathered
 //! data/<pipeline>/runs/<run_id>.interrupted-<n>/         a run stopped by Ctrl-C, kept
 //! data/<pipeline>/tables/*.parquet                       parse output
 //! data/<pipeline>/aggregates/*.parquet                   aggregate output

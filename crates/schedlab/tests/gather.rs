@@ -238,3 +238,41 @@ fn a_directory_without_runs_is_an_error_before_anything_is_copied() {
     );
     assert!(!sandbox.path("data").exists(), "nothing was gathered");
 }
+
+#[test]
+fn pipeline_narrows_a_data_directory_to_one_pipeline() {
+    let sandbox = Sandbox::new();
+    let source = collect(&sandbox, "host-one", Some("one"), 1);
+    let other = sandbox.write(
+        "other.yaml",
+        "name: other\ncollect:\n  workloads:\n    w: { run: [\"true\"] }\n",
+    );
+    let done = sandbox.schedlab(&[
+        "run",
+        other.to_str().unwrap(),
+        "--only",
+        "collect",
+        "--data",
+        source.to_str().unwrap(),
+    ]);
+    assert_eq!(done.code, 0, "{}", done.stderr);
+    assert_eq!(names(&source), ["grid", "other"]);
+
+    let only = sandbox.schedlab(&["gather", source.to_str().unwrap(), "--pipeline", "other"]);
+    assert_eq!(only.code, 0, "{}", only.stderr);
+    assert_eq!(names(&sandbox.path("data")), ["other"]);
+    assert_eq!(sandbox.runs("other"), names(&source.join("other/runs")));
+
+    // A pipeline directory of another pipeline than the one asked for is refused.
+    let grid = source.join("grid");
+    let wrong = sandbox.schedlab(&["gather", grid.to_str().unwrap(), "--pipeline", "other"]);
+    assert_eq!(wrong.code, 2, "{}", wrong.stderr);
+    assert!(
+        wrong
+            .stderr
+            .contains("a run of pipeline `grid`, not of `other` (--pipeline)"),
+        "{}",
+        wrong.stderr
+    );
+    assert_eq!(names(&sandbox.path("data")), ["other"]);
+}
