@@ -48,6 +48,12 @@ python-env:
     test -x {{venv}}/bin/python || python3 -m venv {{venv}}
     {{venv}}/bin/python -c "import datafusion, duckdb, polars, pyarrow, nbclient, pytest" 2>/dev/null || {{venv}}/bin/pip install -q -r notebooks/requirements.txt
 
+# Optional: read PIPELINE's tables and aggregates with Spark (local mode) and check the rows per run against DuckDB's (docs/scale.md). First use installs Java (apt, as root) and pyspark into .venv. ARGS: --dataset NAME, --master URL.
+spark-check PIPELINE *ARGS: python-env
+    command -v java >/dev/null || { apt-get update -q && apt-get install -y -q default-jre-headless; }
+    {{venv}}/bin/python -c "import pyspark" 2>/dev/null || {{venv}}/bin/pip install -q pyspark
+    {{venv}}/bin/python scripts/spark_check.py "${SCHEDLAB_DATA:-data}/{{PIPELINE}}" {{ARGS}}
+
 # Open the notebooks (Jupyter installed into .venv on first use).
 notebooks: python-env
     {{venv}}/bin/python -c "import notebook" 2>/dev/null || {{venv}}/bin/pip install -q notebook

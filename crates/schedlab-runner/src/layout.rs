@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! data/<pipeline>/runs/<run_id>/{manifest.json, raw/}   one directory per collected run
-//! data/<pipeline>/runs/<run_id>.partial/                 a run being collected
+//! data/<pipeline>/runs/<run_id>.partial/                 a run being collected or gathered
 //! data/<pipeline>/runs/<run_id>.interrupted-<n>/         a run stopped by Ctrl-C, kept
 //! data/<pipeline>/tables/<table>/run_id=<run_id>/part-0.parquet      parse output, per run
 //! data/<pipeline>/aggregates/<name>/run_id=<run_id>/part-0.parquet   aggregate output, per run
@@ -56,6 +56,20 @@ impl Layout {
         }
     }
 
+    /// The layout of the pipeline directory `root` itself, whatever its name (`schedlab gather`
+    /// reads one copied under a machine's name).
+    pub fn at(root: &Path) -> Layout {
+        Layout {
+            root: root.to_owned(),
+        }
+    }
+
+    /// Whether `name`, an entry of `runs/`, is a complete run: partial and interrupted runs
+    /// carry a `.` (`<run>.partial`, `<run>.interrupted-<n>`), which no run id holds.
+    pub fn is_complete_run_name(name: &str) -> bool {
+        !name.contains('.')
+    }
+
     pub fn runs(&self) -> PathBuf {
         self.root.join("runs")
     }
@@ -84,9 +98,15 @@ impl Layout {
         run_dir.join(RAW_DIR)
     }
 
+    /// A file of the run in `run_dir` (complete, partial or interrupted), given as its manifest
+    /// names it (relative to the run directory).
+    pub fn file_of_run(run_dir: &Path, file: &str) -> PathBuf {
+        run_dir.join(file)
+    }
+
     /// A file of run `run_id`, given as its manifest names it (relative to the run directory).
     pub fn run_file(&self, run_id: &str, file: &str) -> PathBuf {
-        self.run(run_id).join(file)
+        Layout::file_of_run(&self.run(run_id), file)
     }
 
     pub fn tables(&self) -> PathBuf {

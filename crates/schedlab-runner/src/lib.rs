@@ -21,6 +21,7 @@
 //! parses and aggregates one run, then summarizes.
 
 pub mod digest;
+pub mod gather;
 pub mod identity;
 pub mod layout;
 mod lock;
@@ -77,6 +78,8 @@ pub enum RunnerError {
     Topology { run_id: String, message: String },
     #[error("{}: {message}", path.display())]
     BadManifest { path: PathBuf, message: String },
+    #[error("{}: {}, so no runs to gather (hint: give a data directory, holding <pipeline>/runs/<run>/, or a pipeline directory, holding runs/<run>/)", path.display(), if *missing { "no such directory" } else { "neither a data directory nor a pipeline directory" })]
+    NoRuns { path: PathBuf, missing: bool },
     #[error(transparent)]
     Table(#[from] schedlab_tables::TableError),
     #[error(transparent)]
@@ -116,7 +119,11 @@ impl StageSelection {
     pub fn from(stage: Stage) -> StageSelection {
         let stages: BTreeSet<Stage> = Stage::ALL.into_iter().filter(|s| *s >= stage).collect();
         StageSelection {
-            forced: stages.iter().copied().filter(|s| *s != Stage::Collect).collect(),
+            forced: stages
+                .iter()
+                .copied()
+                .filter(|s| *s != Stage::Collect)
+                .collect(),
             stages,
         }
     }
@@ -126,7 +133,10 @@ impl StageSelection {
     pub fn only(stage: Stage) -> StageSelection {
         StageSelection {
             stages: [stage].into(),
-            forced: [stage].into_iter().filter(|s| *s != Stage::Collect).collect(),
+            forced: [stage]
+                .into_iter()
+                .filter(|s| *s != Stage::Collect)
+                .collect(),
         }
     }
 

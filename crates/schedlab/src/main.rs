@@ -135,6 +135,38 @@ enum Command {
         #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
         repeat: Option<u32>,
     },
+    /// Bring runs collected on other machines into one data directory (--data), verified.
+    ///
+    /// The many-machines workflow (docs/scale.md):
+    ///   1. on each test machine:  schedlab run P.yaml --only collect --label HOST
+    ///   2. bring each machine's data directory here: a mounted share, or
+    ///      rsync -a HOST:schedlab/data/ hosts/HOST/
+    ///   3. here:                  schedlab gather hosts/* --data data
+    ///   4. once:                  schedlab analyze P.yaml --data data
+    ///
+    /// Each SRC is a data directory (SRC/PIPELINE/runs/RUN/: every pipeline in it, or
+    /// --pipeline's) or a pipeline directory (SRC/runs/RUN/, named as you like: its runs go to
+    /// the pipeline their manifests name). Only complete runs are gathered; partial and
+    /// interrupted ones (names with a `.`) are left out. Every raw file is checked against the
+    /// size and BLAKE3 digest its run's manifest recorded, and a file the manifest does not list
+    /// refuses the run too. A refused run is not copied at all; the others still are.
+    ///
+    /// A run id already in DATA is skipped when its manifest is the same byte for byte (gathering
+    /// a source again copies only its new runs), and refused as a duplicate otherwise: without
+    /// --label, two machines give their runs the same ids. A run is copied as RUN.partial and
+    /// renamed when all of it is verified and synced, under DATA/PIPELINE/.lock; Ctrl-C removes
+    /// the run being copied. Exit code 2 when a run was refused.
+    #[command(verbatim_doc_comment)]
+    Gather {
+        /// Data directories or pipeline directories to gather from.
+        #[arg(required = true)]
+        sources: Vec<PathBuf>,
+        #[command(flatten)]
+        common: Common,
+        /// Gather only the runs of this pipeline.
+        #[arg(long)]
+        pipeline: Option<String>,
+    },
     /// Run one parser on existing files and write its tables as Parquet into --out.
     ///
     /// The rows of all INPUTS go into one file per table, in the order the inputs are given;
@@ -376,6 +408,11 @@ fn run(args: Args) -> anyhow::Result<ExitCode> {
                 ..Scope::default()
             },
         ),
+        Command::Gather {
+            sources,
+            common,
+            pipeline,
+        } => gather(&sources, &common, pipeline.as_deref()),
         Command::Parse {
             kind,
             inputs,
@@ -614,16 +651,14 @@ fn runner_options(
 
 /// The first Ctrl-C or SIGTERM sets the runner's flag (it stops workloads and monitors, or
 /// stops after the running stage); a second exits at once.
-fn stop_on_interrupt(options: &RunnerOptions) -> anyhow::Result<()> {
-    let flag = options.interrupt.clone();
+fn stop_on_interrupt(flag: &Arc<AtomicBool>, what_happens: &'static str) -> anyhow::Result<()> {
+    let flag = flag.clone();
     ctrlc::set_handler(move || {
         if flag.swap(true, Ordering::SeqCst) {
             eprintln!("schedlab: second interrupt, exiting now");
             std::process::exit(i32::from(EXIT_INTERRUPTED));
         }
-        eprintln!(
-            "schedlab: interrupted: stopping workloads and monitors, or after the running stage…"
-        );
+        eprintln!("schedlab: interrupted: {what_happens}…");
     })
     .context("cannot install the Ctrl-C handler")
 }
@@ -664,9 +699,42 @@ fn execute_then(
 ) -> anyhow::Result<ExitCode> {
     let plan = load_plan(pipeline, scope.repeat)?;
     let options = runner_options(pipeline, common, scope, selection)?;
-    stop_on_interrupt(&options)?;
+    stop_on_interrupt(
+        &options.interrupt,
+        "stopping workloads and monitors, or after the running stage",
+    )?;
     let say = |line: &str| eprintln!("{line}");
     let runner = Runner::new(&plan, &options, &say);
     let outcome = runner.execute()?;
     then(&runner, outcome)
+}
+
+/// `gather`: copies the complete runs of `sources` into --data, verified; exits 2 when a run was
+/// refused. The first Ctrl-C stops after removing the run being copied; a second exits at once.
+fn gather(
+    sources: &[PathBuf],
+    common: &Common,
+    pipeline: Option<&str>,
+) -> anyhow::Result<ExitCode> {
+    let interrupt = Arc::new(AtomicBool::new(false));
+    stop_on_interrupt(&interrupt, "removing the run being copied")?;
+    let options = schedlab_runner::gather::GatherOptions {
+        pipeline,
+        interrupt: &interrupt,
+        progress: std::io::stderr().is_terminal(),
+    };
+    let say = |line: &str| eprintln!("{line}");
+    let report = schedlab_runner::gather::gather(sources, &common.data, &options, &say)?;
+    println!("{}", report.summary());
+    if report.interrupted {
+        return Ok(ExitCode::from(EXIT_INTERRUPTED));
+    }
+    if !report.refused.is_empty() {
+        eprintln!(
+            "schedlab: {} run(s) refused (see above); nothing of them was copied",
+            report.refused.len()
+        );
+        return Ok(ExitCode::from(EXIT_INPUT));
+    }
+    Ok(ExitCode::SUCCESS)
 }

@@ -46,7 +46,9 @@ fn three_times_the_work_is_higher_and_the_rate_is_compared_too() {
     let compare = sandbox.schedlab(&["compare", pipeline, "--by", "ops"]);
     assert_eq!(compare.code, 0, "{}", compare.stderr);
     assert!(
-        compare.stderr.contains("parse: all 6 runs fresh, nothing to do"),
+        compare
+            .stderr
+            .contains("parse: all 6 runs fresh, nothing to do"),
         "the analysis is brought up to date first: {}",
         compare.stderr
     );

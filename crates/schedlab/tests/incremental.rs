@@ -72,7 +72,10 @@ fn more_repetitions_and_a_continued_label_collect_only_the_missing_runs() {
     assert_eq!(first.code, 0, "{}", first.stderr);
     let two = sandbox.runs("small");
     assert_eq!(two.len(), 2, "{two:?}");
-    assert!(two[0].ends_with("-r1") && two[1].ends_with("-r2"), "{two:?}");
+    assert!(
+        two[0].ends_with("-r1") && two[1].ends_with("-r2"),
+        "{two:?}"
+    );
 
     // `repeat: 3` in the file: the two runs stay, one is collected.
     sandbox.write("small.yaml", &SMALL.replace("repeat: 2", "repeat: 3"));
@@ -109,7 +112,9 @@ fn more_repetitions_and_a_continued_label_collect_only_the_missing_runs() {
     let ids: Vec<&str> = runs.iter().map(|r| r.run_id.as_str()).collect();
     assert_eq!(ids, all.iter().map(String::as_str).collect::<Vec<_>>());
     assert_eq!(
-        runs.iter().filter(|r| r.label.as_deref() == Some("b")).count(),
+        runs.iter()
+            .filter(|r| r.label.as_deref() == Some("b"))
+            .count(),
         2
     );
     let again = sandbox.schedlab(&["run", pipeline, "--label", "b", "--repeat", "2"]);
@@ -126,12 +131,14 @@ fn more_repetitions_and_a_continued_label_collect_only_the_missing_runs() {
 fn matrix_values_of_any_text_go_through_every_stage() {
     let sandbox = Sandbox::new();
     // Each value reaches a workload's command line, which prints it back.
-    let yaml = (SMALL.replace("repeat: 2\n", "matrix: { t: [0.5, \"a/b\", \"with space\"] }\n"))
-        .replace(
-            "  workloads:\n",
-            "  workloads:\n    echo:\n      run: [echo, \"${t}\"]\n",
-        )
-        + "  - cpu_share: {}\n";
+    let yaml = (SMALL.replace(
+        "repeat: 2\n",
+        "matrix: { t: [0.5, \"a/b\", \"with space\"] }\n",
+    ))
+    .replace(
+        "  workloads:\n",
+        "  workloads:\n    echo:\n      run: [echo, \"${t}\"]\n",
+    ) + "  - cpu_share: {}\n";
     let pipeline = sandbox.write("matrix.yaml", &yaml.replace("name: small", "name: grid"));
     let done = sandbox.schedlab(&["run", pipeline.to_str().unwrap()]);
     assert_eq!(done.code, 0, "{}", done.stderr);
@@ -139,7 +146,8 @@ fn matrix_values_of_any_text_go_through_every_stage() {
     assert_eq!(dirs.len(), 3, "{dirs:?}");
     for dir in &dirs {
         assert!(
-            dir.chars().all(|c| c.is_ascii_alphanumeric() || "-_".contains(c)),
+            dir.chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-_".contains(c)),
             "{dir}"
         );
     }
@@ -157,7 +165,10 @@ fn matrix_values_of_any_text_go_through_every_stage() {
             .iter()
             .find(|p| p["workload"] == "echo")
             .unwrap();
-        let stdout = sandbox.data("grid", &format!("runs/{dir}/{}", echo["stdout"].as_str().unwrap()));
+        let stdout = sandbox.data(
+            "grid",
+            &format!("runs/{dir}/{}", echo["stdout"].as_str().unwrap()),
+        );
         assert_eq!(std::fs::read_to_string(stdout).unwrap().trim(), value);
         for aggregate in ["residency", "cpu_time", "cpu_share"] {
             let partition = format!("aggregates/{aggregate}/run_id={dir}/part-0.parquet");
@@ -189,7 +200,9 @@ fn adding_a_run_computes_that_run_only_and_deleting_one_removes_its_partitions()
     let new_run = after.iter().find(|r| !before.contains(r)).unwrap().clone();
     let status = sandbox.schedlab(&["status", pipeline, "--repeat", "3"]);
     assert!(
-        status.stdout.contains("parse      stale: 1 of 3 runs stale"),
+        status
+            .stdout
+            .contains("parse      stale: 1 of 3 runs stale"),
         "{}",
         status.stdout
     );
@@ -218,7 +231,11 @@ fn adding_a_run_computes_that_run_only_and_deleting_one_removes_its_partitions()
     for run in &before {
         // Byte for byte and never rewritten (the same mtime).
         assert_eq!(of_run(&new.0, run), of_run(&old.0, run), "tables of {run}");
-        assert_eq!(of_run(&new.1, run), of_run(&old.1, run), "aggregates of {run}");
+        assert_eq!(
+            of_run(&new.1, run),
+            of_run(&old.1, run),
+            "aggregates of {run}"
+        );
     }
     assert!(!of_run(&new.0, &new_run).is_empty());
     let runs: Vec<RunRow> = read_table(&tables).unwrap();
@@ -241,7 +258,11 @@ fn adding_a_run_computes_that_run_only_and_deleting_one_removes_its_partitions()
     assert_eq!(of_run(&left.0, &before[1]), of_run(&old.0, &before[1]));
     let runs: Vec<RunRow> = read_table(&tables).unwrap();
     assert_eq!(runs.len(), 2);
-    assert!(!sandbox.data("small", &format!("state/parse/{}.json", before[0])).exists());
+    assert!(
+        !sandbox
+            .data("small", &format!("state/parse/{}.json", before[0]))
+            .exists()
+    );
 }
 
 #[test]
@@ -257,7 +278,10 @@ fn analyze_runs_computes_only_the_named_runs_and_leaves_the_summary_to_a_full_an
     assert_eq!(one.code, 0, "{}", one.stderr);
     assert_eq!(
         stage_line(&one.stderr, "parse"),
-        format!("parse: 1 of 1 runs to compute: {} (never computed)", runs[1])
+        format!(
+            "parse: 1 of 1 runs to compute: {} (never computed)",
+            runs[1]
+        )
     );
     assert!(stage_line(&one.stderr, "summarize").contains("not with --runs"));
     assert!(!sandbox.data("small", "report/summary.md").exists());
@@ -279,7 +303,10 @@ fn analyze_runs_computes_only_the_named_runs_and_leaves_the_summary_to_a_full_an
     assert_eq!(rest.code, 0, "{}", rest.stderr);
     assert_eq!(
         stage_line(&rest.stderr, "parse"),
-        format!("parse: 1 of 2 runs to compute: {} (never computed)", runs[0])
+        format!(
+            "parse: 1 of 2 runs to compute: {} (never computed)",
+            runs[0]
+        )
     );
     assert!(sandbox.data("small", "report/summary.md").exists());
 }
@@ -309,13 +336,20 @@ fn runs_of_the_first_layout_are_renamed_once_and_their_tables_recomputed() {
         let manifest = root.join(format!("runs/{run}/manifest.json"));
         let text = std::fs::read_to_string(&manifest).unwrap();
         std::fs::write(&manifest, text.replace(run.as_str(), &old_id)).unwrap();
-        std::fs::rename(root.join(format!("runs/{run}")), root.join(format!("runs/{old_id}")))
-            .unwrap();
+        std::fs::rename(
+            root.join(format!("runs/{run}")),
+            root.join(format!("runs/{old_id}")),
+        )
+        .unwrap();
     }
     std::fs::remove_dir_all(root.join("tables")).unwrap();
     std::fs::remove_dir_all(root.join("state")).unwrap();
     std::fs::create_dir_all(root.join("tables")).unwrap();
-    std::fs::write(root.join("tables/runs.parquet"), "a table of the old layout").unwrap();
+    std::fs::write(
+        root.join("tables/runs.parquet"),
+        "a table of the old layout",
+    )
+    .unwrap();
     std::fs::write(root.join("state.json"), "{}").unwrap();
 
     let migrated = sandbox.schedlab(&["run", pipeline]);
