@@ -145,7 +145,9 @@ fn block_sizes(header: &str) -> Option<Vec<u64>> {
         .collect()
 }
 
-/// `sha256   110761.34k   360789.57k …`: one bytes/s metric per block size.
+/// `sha256   110761.34k   360789.57k …`: one bytes/s metric per block size. openssl prints
+/// a rate above 10,000 bytes/s in thousands with a `k`, and a lower one in bytes/s without it
+/// (apps/speed.c, `print_result`): a starved nice-19 worker's row can mix both.
 fn read_block_row(line: &str, sizes: &[u64], metrics: &mut Metrics<'_>) -> Option<()> {
     let (name, tokens) = split_last_tokens(line, sizes.len())?;
     if name.is_empty() {
@@ -153,15 +155,18 @@ fn read_block_row(line: &str, sizes: &[u64], metrics: &mut Metrics<'_>) -> Optio
     }
     let values = tokens
         .iter()
-        .map(|t| t.strip_suffix('k').and_then(number))
+        .map(|t| match t.strip_suffix('k') {
+            Some(thousands) => number(thousands).map(|k| k * 1000.0),
+            // `%11.2f`: two decimals, so that `Round 1` of a wrapper script is not a result.
+            None => (t
+                .split_once('.')
+                .is_some_and(|(_, decimals)| decimals.len() == 2))
+            .then(|| number(t))
+            .flatten(),
+        })
         .collect::<Option<Vec<f64>>>()?;
-    for (size, kilobytes) in sizes.iter().zip(values) {
-        metrics.push(
-            0,
-            format!("{name}/{size}/bytes_per_s"),
-            kilobytes * 1000.0,
-            "B/s",
-        );
+    for (size, bytes_per_s) in sizes.iter().zip(values) {
+        metrics.push(0, format!("{name}/{size}/bytes_per_s"), bytes_per_s, "B/s");
     }
     Some(())
 }

@@ -30,7 +30,7 @@ use schedlab_spec::{PlotKind, ReportFormat, Summarize};
 use schedlab_tables::{
     BUSY_CPU_PCT, CpuActivityRow, CpuRow, CpuShareRow, CpuTimeRow, MigrationSummaryRow,
     PlacementRow, PowerStepRow, ProcessRow, QualityRow, ResidencyRollupRow, ResidencyRow,
-    SchedDelayRow, SchedSliceRow, Severity, TableError, ThroughputRow, TotalsRow,
+    SchedDelayRow, SchedSliceRow, Severity, TableDir, TableError, ThroughputRow, TotalsRow,
     WorkloadMetricRow, read_table,
 };
 
@@ -52,15 +52,12 @@ pub enum ReportError {
 }
 
 /// The parse stage's tables a summary reads besides `aggregates/` (the runner fingerprints
-/// them): workload figures, quality notes, and what the per-worker table and the plots draw.
-pub const TABLES_READ: [&str; 6] = [
-    "workload_metrics",
-    "quality",
-    "processes",
-    "cpus",
-    "sched_slices",
-    "placement",
-];
+/// them): workload figures, quality notes, and the processes of the per-worker table.
+pub const TABLES_READ: [&str; 3] = ["workload_metrics", "quality", "processes"];
+
+/// What [`plot_run`] draws a run's plots from: its partitions of these tables and aggregates
+/// (the runner fingerprints them per run, so only a changed run's plots are drawn again).
+pub const PLOTS_READ: [&str; 4] = ["cpus", "sched_slices", "placement", "residency_rollup"];
 
 /// The rendered summary.
 #[derive(Debug, Clone)]
@@ -456,6 +453,7 @@ pub fn summarize(
     pipeline: &str,
     paths: &SummaryPaths<'_>,
     options: &Summarize,
+    plots: &[(String, Vec<PathBuf>)],
 ) -> Result<Summary, ReportError> {
     let inputs = Inputs::read(paths)?;
     let table = thread_table(&inputs);
@@ -464,10 +462,20 @@ pub fn summarize(
     let summary_md = paths.report.summary_md();
     write_atomic(&summary_md, markdown.as_bytes())?;
     let mut written = vec![summary_md];
-    let plots = write_plots(pipeline, paths, &options.plots, &inputs, &mut written)?;
     if options.report.contains(&ReportFormat::Html) {
-        let page = html::page(&format!("{pipeline}: summary"), &markdown, &plots);
         let index = paths.report.index_html();
+        let page_dir = index.parent().unwrap_or(Path::new("")).to_owned();
+        let links: Vec<(String, Vec<String>)> = (plots.iter())
+            .filter(|(_, files)| !files.is_empty())
+            .map(|(run_id, files)| {
+                let relative = |path: &PathBuf| {
+                    let link = path.strip_prefix(&page_dir).unwrap_or(path);
+                    link.display().to_string()
+                };
+                (run_id.clone(), files.iter().map(relative).collect())
+            })
+            .collect();
+        let page = html::page(&format!("{pipeline}: summary"), &markdown, &links);
         write_atomic(&index, page.as_bytes())?;
         written.push(index);
     }
@@ -483,89 +491,52 @@ pub fn summarize(
     })
 }
 
-/// `rows` by run id, in one pass.
-fn by_run<'a, T>(
-    rows: &'a [T],
-    run_id: impl Fn(&'a T) -> &'a str,
-) -> BTreeMap<&'a str, Vec<&'a T>> {
-    let mut runs: BTreeMap<&str, Vec<&T>> = BTreeMap::new();
-    for row in rows {
-        runs.entry(run_id(row)).or_default().push(row);
-    }
-    runs
-}
-
-/// The rows of `run_id` (none when it has none).
-fn rows_of<'a, 'r, T>(runs: &'r BTreeMap<&str, Vec<&'a T>>, run_id: &str) -> &'r [&'a T] {
-    runs.get(run_id).map_or(&[], Vec::as_slice)
-}
-
-/// Writes the `kinds` of plot for every run where the layout puts them; returns their paths
-/// relative to `index.html` per run, for the HTML page.
-fn write_plots(
+/// Draws run `run_id`'s plots of `kinds` from its partitions of the tables and aggregates
+/// ([`PLOTS_READ`]); returns the files written. One run at a time, so that drawing never holds
+/// more than one run's slices, and the runner draws only the runs that changed.
+pub fn plot_run(
     pipeline: &str,
-    paths: &SummaryPaths<'_>,
+    run_id: &str,
+    tables: &(impl TableDir + ?Sized),
+    aggregates: &(impl TableDir + ?Sized),
     kinds: &[PlotKind],
-    inputs: &Inputs,
-    written: &mut Vec<PathBuf>,
-) -> Result<Vec<(String, Vec<String>)>, ReportError> {
+    report: &dyn ReportPaths,
+) -> Result<Vec<PathBuf>, ReportError> {
+    let mut written = Vec::new();
     if kinds.is_empty() {
-        return Ok(Vec::new());
+        return Ok(written);
     }
-    let slices: Vec<SchedSliceRow> = read_table(paths.tables)?;
-    let placement: Vec<PlacementRow> = read_table(paths.tables)?;
-    let cpus: Vec<CpuRow> = read_table(paths.tables)?;
-    let mut run_ids: Vec<&str> = (inputs.processes.iter())
-        .map(|p| p.run_id.as_str())
-        .collect();
-    run_ids.sort();
-    run_ids.dedup();
-    let slices = by_run(&slices, |s| &s.run_id);
-    let placement = by_run(&placement, |p| &p.run_id);
-    let cpus = by_run(&cpus, |c| &c.run_id);
-    let residency = by_run(&inputs.residency_rollup, |r| &r.run_id);
-    let index = paths.report.index_html();
-    let page_dir = index.parent().unwrap_or(Path::new(""));
-    let mut per_run = Vec::new();
-    for run_id in run_ids {
-        let run_cpus = rows_of(&cpus, run_id);
-        let mut files = Vec::new();
-        for kind in kinds {
-            let (name, svg) = match kind {
-                PlotKind::CpuTimeline => {
-                    let spans =
-                        plots::occupancy(rows_of(&slices, run_id), rows_of(&placement, run_id));
-                    let title = format!("{pipeline} {run_id}: which workload ran where");
-                    (
-                        "cpu_timeline",
-                        plots::cpu_timeline(&title, &spans, run_cpus),
-                    )
-                }
-                PlotKind::Residency => {
-                    let title = format!("{pipeline} {run_id}: seconds per CPU");
-                    (
-                        "residency",
-                        plots::residency(&title, rows_of(&residency, run_id), run_cpus),
-                    )
-                }
-            };
-            let svg = svg.map_err(|message| ReportError::Plot {
-                run_id: run_id.to_owned(),
-                message,
-            })?;
-            if let Some(svg) = svg {
-                let path = paths.report.plot_svg(name, run_id);
-                write_atomic(&path, svg.as_bytes())?;
-                let link = path.strip_prefix(page_dir).unwrap_or(&path);
-                files.push(link.display().to_string());
-                written.push(path);
+    let cpus: Vec<CpuRow> = read_table(tables)?;
+    let cpus: Vec<&CpuRow> = cpus.iter().collect();
+    for kind in kinds {
+        let (name, svg) = match kind {
+            PlotKind::CpuTimeline => {
+                let slices: Vec<SchedSliceRow> = read_table(tables)?;
+                let placement: Vec<PlacementRow> = read_table(tables)?;
+                let slices: Vec<&SchedSliceRow> = slices.iter().collect();
+                let placement: Vec<&PlacementRow> = placement.iter().collect();
+                let spans = plots::occupancy(&slices, &placement);
+                let title = format!("{pipeline} {run_id}: which workload ran where");
+                ("cpu_timeline", plots::cpu_timeline(&title, &spans, &cpus))
             }
-        }
-        if !files.is_empty() {
-            per_run.push((run_id.to_owned(), files));
+            PlotKind::Residency => {
+                let rows: Vec<ResidencyRollupRow> = read_table(aggregates)?;
+                let rows: Vec<&ResidencyRollupRow> = rows.iter().collect();
+                let title = format!("{pipeline} {run_id}: seconds per CPU");
+                ("residency", plots::residency(&title, &rows, &cpus))
+            }
+        };
+        let svg = svg.map_err(|message| ReportError::Plot {
+            run_id: run_id.to_owned(),
+            message,
+        })?;
+        if let Some(svg) = svg {
+            let path = report.plot_svg(name, run_id);
+            write_atomic(&path, svg.as_bytes())?;
+            written.push(path);
         }
     }
-    Ok(per_run)
+    Ok(written)
 }
 
 fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ReportError> {
@@ -630,7 +601,7 @@ mod tests {
             aggregates: &aggregates,
             report: &Dir(report),
         };
-        (summarize("p", &paths, options).unwrap(), dir)
+        (summarize("p", &paths, options, &[]).unwrap(), dir)
     }
 
     #[test]

@@ -476,7 +476,7 @@ impl<'a> Runner<'a> {
         for root in [self.layout.tables(), self.layout.aggregates()] {
             gone.extend(schedlab_tables::dataset::partitioned_runs(&root)?);
         }
-        for stage in [Stage::Parse, Stage::Aggregate] {
+        for stage in Stage::PER_RUN {
             let records = std::fs::read_dir(self.layout.records(stage)).into_iter();
             let runs = records.flatten().flatten().map(|e| e.path());
             gone.extend(runs.filter_map(|path| Layout::record_run(&path)));
@@ -486,8 +486,13 @@ impl<'a> Runner<'a> {
             for root in [self.layout.tables(), self.layout.aggregates()] {
                 partitions::remove_run(&root, run)?;
             }
-            for stage in [Stage::Parse, Stage::Aggregate] {
-                remove_if_exists(&self.layout.record(stage, Some(run)))?;
+            for stage in Stage::PER_RUN {
+                let record = self.layout.record(stage, Some(run));
+                // The plots are files of their own; partitions went with their directories.
+                for file in Record::load(&record).iter().flat_map(|r| r.outputs.keys()) {
+                    remove_if_exists(&self.layout.root.join(file))?;
+                }
+                remove_if_exists(&record)?;
             }
             let why = if self.layout.run(run).exists() {
                 "it was collected by an earlier collect section"
@@ -545,12 +550,18 @@ impl<'a> Runner<'a> {
     ) -> Result<(), RunnerError> {
         let work = self.plan_runs(stage, runs, cache)?;
         let stale: Vec<&RunWork<'_>> = work.iter().filter(|w| !w.reasons.is_empty()).collect();
+        // Summarize's per-run part is the plots; the whole-pipeline part follows.
+        let what = match stage {
+            Stage::Summarize => "summarize: plots",
+            _ => stage.name(),
+        };
         if stale.is_empty() {
-            (self.say)(&format!(
-                "{}: all {} runs fresh, nothing to do",
-                stage.name(),
-                work.len()
-            ));
+            if stage != Stage::Summarize {
+                (self.say)(&format!(
+                    "{what}: all {} runs fresh, nothing to do",
+                    work.len()
+                ));
+            }
             return Ok(());
         }
         let listed: Vec<String> = (stale.iter().take(8))
@@ -560,9 +571,10 @@ impl<'a> Runner<'a> {
             0 => String::new(),
             n => format!(", and {n} more"),
         };
-        (self.say)(&format!(
-            "{}: {} of {} runs to compute: {}{more}",
-            stage.name(),
+        // Without plots the per-run part only keeps its records: nothing to say.
+        let quiet = stage == Stage::Summarize && self.plan.summarize.plots.is_empty();
+        (if quiet { &|_: &str| {} } else { self.say })(&format!(
+            "{what}: {} of {} runs to compute: {}{more}",
             stale.len(),
             work.len(),
             listed.join(", ")
@@ -605,8 +617,28 @@ impl<'a> Runner<'a> {
         let id = &work.run.manifest.run_id;
         let _lock = lock::acquire(&self.layout.run_lock(id), "schedlab analyze")?;
         let record_path = self.layout.record(stage, Some(id));
+        let before = Record::load(&record_path);
         remove_if_exists(&record_path)?;
         let (tables, aggregates) = (self.layout.tables(), self.layout.aggregates());
+        if stage == Stage::Summarize {
+            let files = schedlab_report::plot_run(
+                &self.plan.name,
+                id,
+                &Layout::partition(&tables, id),
+                &Layout::partition(&aggregates, id),
+                &self.plan.summarize.plots,
+                &self.layout,
+            )?;
+            let record = self.record_of(work, files)?;
+            // A plot no longer drawn (its kind left the pipeline) is removed.
+            for old in before.iter().flat_map(|r| r.outputs.keys()) {
+                if !record.outputs.contains_key(old) {
+                    remove_if_exists(&self.layout.root.join(old))?;
+                }
+            }
+            write_json(&record_path, &record)?;
+            return Ok(record);
+        }
         let root = match stage {
             Stage::Parse => &tables,
             _ => &aggregates,
@@ -626,6 +658,13 @@ impl<'a> Runner<'a> {
             }
         }
         let files = partitions::replace_run(staging.path(), root, id)?;
+        let record = self.record_of(work, files)?;
+        write_json(&record_path, &record)?;
+        Ok(record)
+    }
+
+    /// The record of a run's result: its inputs and the stamps of the files it wrote.
+    fn record_of(&self, work: &RunWork<'_>, files: Vec<PathBuf>) -> Result<Record, RunnerError> {
         let mut outputs = BTreeMap::new();
         for file in files {
             let stamp = digest::stamp(&file).map_err(|source| RunnerError::Io {
@@ -634,12 +673,10 @@ impl<'a> Runner<'a> {
             })?;
             outputs.insert(self.layout.relative(&file), stamp);
         }
-        let record = Record {
+        Ok(Record {
             inputs: work.inputs.clone(),
             outputs,
-        };
-        write_json(&record_path, &record)?;
-        Ok(record)
+        })
     }
 
     /// What `stage` computes one run from: for parse, its manifest and raw files; for aggregate,
@@ -667,15 +704,29 @@ impl<'a> Runner<'a> {
                 }
                 (self.plan.parse_section(), files)
             }
+            Stage::Aggregate => (
+                self.plan.aggregate_section(),
+                self.outputs_of(Stage::Parse, id),
+            ),
             _ => {
-                let record = Record::load(&self.layout.record(Stage::Parse, Some(id)));
-                let files = record
-                    .map(|r| r.outputs.into_keys().collect())
-                    .unwrap_or_default();
-                (self.plan.aggregate_section(), files)
+                let mut files = self.outputs_of(Stage::Parse, id);
+                files.extend(self.outputs_of(Stage::Aggregate, id));
+                files.retain(|file| {
+                    let table = file.split('/').nth(1);
+                    table.is_some_and(|t| schedlab_report::PLOTS_READ.contains(&t))
+                });
+                (self.plan.summarize_section(), files)
             }
         };
         self.inputs_of(config, files, cache)
+    }
+
+    /// The files `stage` wrote for run `run_id`, relative to the pipeline root, as recorded.
+    fn outputs_of(&self, stage: Stage, run_id: &str) -> Vec<String> {
+        let record = Record::load(&self.layout.record(stage, Some(run_id)));
+        record
+            .map(|r| r.outputs.into_keys().collect())
+            .unwrap_or_default()
     }
 
     /// Inputs from a stage's part of the YAML and its input files (relative to the pipeline root).
@@ -708,19 +759,17 @@ impl<'a> Runner<'a> {
     ) -> Result<Inputs, RunnerError> {
         let mut files = Vec::new();
         for run in runs {
-            let id = Some(run.manifest.run_id.as_str());
-            if let Some(record) = Record::load(&self.layout.record(Stage::Aggregate, id)) {
-                files.extend(record.outputs.into_keys());
-            }
-            if let Some(record) = Record::load(&self.layout.record(Stage::Parse, id)) {
-                let read = |file: &String| {
-                    let table = file
-                        .strip_prefix("tables/")
-                        .and_then(|t| t.split('/').next());
-                    table.is_some_and(|t| schedlab_report::TABLES_READ.contains(&t))
-                };
-                files.extend(record.outputs.into_keys().filter(read));
-            }
+            let id = &run.manifest.run_id;
+            files.extend(self.outputs_of(Stage::Aggregate, id));
+            let read = |file: &String| {
+                let table = file
+                    .strip_prefix("tables/")
+                    .and_then(|t| t.split('/').next());
+                table.is_some_and(|t| schedlab_report::TABLES_READ.contains(&t))
+            };
+            files.extend(self.outputs_of(Stage::Parse, id).into_iter().filter(read));
+            // The page links each run's plots.
+            files.extend(self.outputs_of(Stage::Summarize, id));
         }
         self.inputs_of(self.plan.summarize_section(), files, cache)
     }
@@ -732,6 +781,11 @@ impl<'a> Runner<'a> {
         outcome: &mut Outcome,
     ) -> Result<(), RunnerError> {
         let stage = Stage::Summarize;
+        let all: Vec<&CollectedRun> = runs.iter().collect();
+        self.per_run_stage(stage, &all, cache, outcome)?;
+        if outcome.interrupted {
+            return Ok(());
+        }
         let inputs = self.summarize_inputs(runs, cache)?;
         let record_path = self.layout.record(stage, None);
         let before = Record::load(&record_path);
@@ -757,7 +811,18 @@ impl<'a> Runner<'a> {
             aggregates: &self.layout.aggregates(),
             report: &self.layout,
         };
-        let summary = schedlab_report::summarize(&self.plan.name, &paths, &self.plan.summarize)?;
+        let plots: Vec<(String, Vec<PathBuf>)> = (runs.iter())
+            .map(|run| {
+                let id = &run.manifest.run_id;
+                let files = self.outputs_of(Stage::Summarize, id);
+                (
+                    id.clone(),
+                    files.iter().map(|f| self.layout.root.join(f)).collect(),
+                )
+            })
+            .collect();
+        let summary =
+            schedlab_report::summarize(&self.plan.name, &paths, &self.plan.summarize, &plots)?;
         let mut text = summary.table;
         for table in &summary.sections {
             text.push('\n');
@@ -774,12 +839,6 @@ impl<'a> Runner<'a> {
                 source,
             })?;
             outputs.insert(self.layout.relative(file), stamp);
-        }
-        // Plots of runs that are gone are not written again: remove them.
-        for stale in before.iter().flat_map(|r| r.outputs.keys()) {
-            if !outputs.contains_key(stale) {
-                remove_if_exists(&self.layout.root.join(stale))?;
-            }
         }
         write_json(&record_path, &Record { inputs, outputs })
     }

@@ -26,6 +26,10 @@ impl Stage {
         Stage::Summarize,
     ];
 
+    /// The stages that keep a result per run: parse and aggregate (partitions), and summarize
+    /// (each run's plots, beside the summary of all runs).
+    pub const PER_RUN: [Stage; 3] = [Stage::Parse, Stage::Aggregate, Stage::Summarize];
+
     pub fn name(self) -> &'static str {
         match self {
             Stage::Collect => "collect",

@@ -309,6 +309,25 @@ fn analyze_runs_computes_only_the_named_runs_and_leaves_the_summary_to_a_full_an
         )
     );
     assert!(sandbox.data("small", "report/summary.md").exists());
+
+    // Two jobs at once, one run each (as a batch system starts them): neither refuses the other,
+    // and a last analyze finds both runs computed.
+    let jobs: Vec<std::process::Child> = (runs.iter())
+        .map(|run| {
+            let mut job = sandbox.command(&["analyze", pipeline, "--force", "--runs", run]);
+            job.stdout(std::process::Stdio::piped());
+            job.stderr(std::process::Stdio::piped()).spawn().unwrap()
+        })
+        .collect();
+    for job in jobs {
+        let done = util::finished(job.wait_with_output().unwrap());
+        assert_eq!(done.code, 0, "{}", done.stderr);
+    }
+    let last = sandbox.schedlab(&["analyze", pipeline]);
+    assert_eq!(
+        stage_line(&last.stderr, "parse"),
+        "parse: all 2 runs fresh, nothing to do"
+    );
 }
 
 #[test]

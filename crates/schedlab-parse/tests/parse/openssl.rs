@@ -223,3 +223,19 @@ fn text_without_results_is_an_error() {
 fn every_openssl_fixture_is_tested() {
     all_tested(DIR, &["openssl-"], include_str!("openssl.rs"));
 }
+
+/// openssl prints a rate of at most 10,000 bytes/s in bytes/s, without the `k`
+/// (apps/speed.c, `print_result`: `results > 10000 ? " %11.2fk" (÷1000) : " %11.2f "`), as a
+/// starved nice-19 worker can. The recording above with its row rewritten to that format: a
+/// constructed line, not a recording.
+#[test]
+fn a_rate_below_ten_kilobytes_per_second_is_printed_without_k_and_read_as_bytes() {
+    let dir = crate::util::local_dir();
+    let recorded =
+        std::fs::read_to_string(dir.join("openssl-speed-seconds1-bytes16384-sha256.txt")).unwrap();
+    let slow = recorded.replace("sha256         1740299.38k", "sha256             9830.40 ");
+    assert_ne!(slow, recorded, "the row to rewrite is in the recording");
+    let parsed =
+        schedlab_parse::parse(ParserKind::Openssl, "slow.txt", slow.as_bytes(), &ctx()).unwrap();
+    check_metrics(&parsed, &[("sha256/16384/bytes_per_s", 9830.40, "B/s")]);
+}
