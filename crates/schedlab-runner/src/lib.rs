@@ -582,18 +582,29 @@ impl<'a> Runner<'a> {
         let bar =
             (self.options.progress).then(|| progress::count_bar(stage.name(), stale.len() as u64));
         let interrupt = &self.options.interrupt;
-        let done: Vec<Option<Record>> = (stale.par_iter())
-            .map(|w| {
-                if interrupt.load(Ordering::SeqCst) {
-                    return Ok(None);
-                }
-                let record = self.compute_run(stage, w)?;
-                if let Some(bar) = &bar {
-                    bar.inc(1);
-                }
-                Ok(Some(record))
-            })
-            .collect::<Result<_, RunnerError>>()?;
+        let compute = |w: &&RunWork<'_>| {
+            if interrupt.load(Ordering::SeqCst) {
+                return Ok(None);
+            }
+            let record = self.compute_run(stage, w)?;
+            if let Some(bar) = &bar {
+                bar.inc(1);
+            }
+            Ok(Some(record))
+        };
+        // One run's parse already keeps every core busy (records decoded in parallel, tables
+        // encoded on their own threads), and parsing runs side by side would add their memory
+        // up: runs are parsed one after the other, so the stage's peak memory is one run's
+        // whatever their number. Aggregates and plots are computed in parallel.
+        let done: Vec<Option<Record>> = match stage {
+            Stage::Parse => stale
+                .iter()
+                .map(compute)
+                .collect::<Result<_, RunnerError>>()?,
+            _ => (stale.par_iter())
+                .map(compute)
+                .collect::<Result<_, RunnerError>>()?,
+        };
         if let Some(bar) = &bar {
             bar.finish_and_clear();
         }

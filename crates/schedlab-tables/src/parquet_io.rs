@@ -271,24 +271,33 @@ pub(crate) fn parquet_error(path: &Path, err: parquet::errors::ParquetError) -> 
 
 /// Reads every batch of the Parquet file `path`.
 pub fn read_batches(path: &Path) -> Result<Vec<RecordBatch>, TableError> {
+    batches(path)?.collect()
+}
+
+/// The batches of the Parquet file `path`, decoded one at a time as they are taken.
+fn batches(
+    path: &Path,
+) -> Result<impl Iterator<Item = Result<RecordBatch, TableError>> + '_, TableError> {
     let file = File::open(path).map_err(|source| io_error(path, source))?;
     let pq = |err| parquet_error(path, err);
     let reader = ParquetRecordBatchReaderBuilder::try_new(file)
         .map_err(pq)?
         .build()
         .map_err(pq)?;
-    reader
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|err| TableError::Parquet {
+    Ok(reader.map(move |batch| {
+        batch.map_err(|err| TableError::Parquet {
             path: path.to_owned(),
             message: err.to_string(),
         })
+    }))
 }
 
-/// Reads the Parquet file `path` back into rows of table `T`.
+/// Reads the Parquet file `path` back into rows of table `T`, a batch at a time, so that the
+/// decoded columns of only one batch sit beside the rows.
 pub fn read_rows<T: Table>(path: &Path) -> Result<Vec<T>, TableError> {
     let mut rows = Vec::new();
-    for batch in read_batches(path)? {
+    for batch in batches(path)? {
+        let batch = batch?;
         let mut part: Vec<T> =
             serde_arrow::from_record_batch(&batch).map_err(|err| TableError::Schema {
                 path: PathBuf::from(path),
