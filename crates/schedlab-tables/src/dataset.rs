@@ -95,15 +95,18 @@ impl TableDir for Partition<'_> {
     }
 }
 
+/// The entries of `dir`; none when it does not exist (a table or run never written).
+fn entries(dir: &Path) -> Result<Vec<std::fs::DirEntry>, TableError> {
+    match std::fs::read_dir(dir) {
+        Ok(entries) => Ok(entries.flatten().collect()),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
+        Err(source) => Err(crate::parquet_io::io_error(dir, source)),
+    }
+}
+
 /// The `*.parquet` files of a partition directory, in name order (none when it does not exist).
 fn parquet_files(dir: &Path) -> Result<Vec<PathBuf>, TableError> {
-    let entries = match std::fs::read_dir(dir) {
-        Ok(entries) => entries,
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(source) => return Err(crate::parquet_io::io_error(dir, source)),
-    };
-    let mut files: Vec<PathBuf> = entries
-        .flatten()
+    let mut files: Vec<PathBuf> = (entries(dir)?.into_iter())
         .map(|e| e.path())
         .filter(|p| {
             let name = p.file_name().unwrap_or_default().to_string_lossy();
@@ -117,13 +120,7 @@ fn parquet_files(dir: &Path) -> Result<Vec<PathBuf>, TableError> {
 
 /// The runs with a partition in the table directory `dataset` (`<root>/<table>`), in order.
 fn partition_runs_of(dataset: &Path) -> Result<BTreeSet<String>, TableError> {
-    let entries = match std::fs::read_dir(dataset) {
-        Ok(entries) => entries,
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(BTreeSet::new()),
-        Err(source) => return Err(crate::parquet_io::io_error(dataset, source)),
-    };
-    Ok(entries
-        .flatten()
+    Ok((entries(dataset)?.into_iter())
         .filter(|e| e.path().is_dir())
         .filter_map(|e| {
             let name = e.file_name().to_string_lossy().into_owned();
@@ -135,12 +132,7 @@ fn partition_runs_of(dataset: &Path) -> Result<BTreeSet<String>, TableError> {
 /// Every run with a partition in any table of the dataset rooted at `root`.
 pub fn partitioned_runs(root: &Path) -> Result<BTreeSet<String>, TableError> {
     let mut runs = BTreeSet::new();
-    let entries = match std::fs::read_dir(root) {
-        Ok(entries) => entries,
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(runs),
-        Err(source) => return Err(crate::parquet_io::io_error(root, source)),
-    };
-    for entry in entries.flatten() {
+    for entry in entries(root)? {
         let name = entry.file_name();
         if entry.path().is_dir() && !name.to_string_lossy().starts_with('.') {
             runs.extend(partition_runs_of(&entry.path())?);
@@ -152,12 +144,7 @@ pub fn partitioned_runs(root: &Path) -> Result<BTreeSet<String>, TableError> {
 /// The tables with a partition of `run_id` under `root`.
 pub fn tables_of_run(root: &Path, run_id: &str) -> Result<Vec<String>, TableError> {
     let mut tables = Vec::new();
-    let entries = match std::fs::read_dir(root) {
-        Ok(entries) => entries,
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(tables),
-        Err(source) => return Err(crate::parquet_io::io_error(root, source)),
-    };
-    for entry in entries.flatten() {
+    for entry in entries(root)? {
         let name = entry.file_name().to_string_lossy().into_owned();
         let partition = Partition { root, run_id };
         if !name.starts_with('.') && partition.dir(&name).is_dir() {
