@@ -11,7 +11,6 @@
 
 use std::sync::Arc;
 
-use arrow_array::builder::BinaryBuilder;
 use arrow_array::{ArrayRef, Int32Array, Int64Array, RecordBatch, StringArray};
 use arrow_buffer::{Buffer, OffsetBuffer};
 use arrow_schema::{ArrowError, SchemaRef};
@@ -69,7 +68,7 @@ impl CompactSlices {
             i64s(rows, |r| r.wait),
             i64s(rows, |r| r.delay),
             i64s(rows, |r| r.preempt_wait),
-            texts(rows, |r| Some(states.get(r.state))),
+            strs(rows, |r| states.get(r.state)),
             workloads(names, rows, |r| r.workload),
         ];
         RecordBatch::try_new(schema, columns)
@@ -123,7 +122,7 @@ impl CompactWakeups {
             comms(rows, |r| &r.comm),
             i32s(rows, |r| r.target_cpu),
             Arc::new(wakers.collect::<Int32Array>()),
-            texts(rows, |r| Some(r.kind.as_str())),
+            strs(rows, |r| r.kind.as_str()),
             workloads(names, rows, |r| r.workload),
         ];
         RecordBatch::try_new(schema, columns)
@@ -185,30 +184,29 @@ fn name_len(c: &Comm) -> usize {
     (zeros.trailing_zeros() / 8) as usize
 }
 
+/// Workload names, or nulls. Most rows of a trace belong to no workload (and every row does
+/// when the file is parsed on its own): a column without any name is built as nulls at once.
 fn workloads<R>(names: &Names, rows: &[R], workload: impl Fn(&R) -> Option<u16>) -> ArrayRef {
-    texts(rows, |r| names.workload(workload(r)).map(|w| &**w))
+    let named = |r: &R| names.workload(workload(r)).map(|w| &**w);
+    if !rows.iter().any(|r| named(r).is_some()) {
+        return Arc::new(StringArray::new_null(rows.len()));
+    }
+    Arc::new(rows.iter().map(named).collect::<StringArray>())
 }
 
-fn texts<'a, R>(rows: &'a [R], text: impl Fn(&'a R) -> Option<&'a str>) -> ArrayRef {
-    text_column(rows.len(), rows.iter().map(|r| text(r).map(str::as_bytes)))
-}
-
-/// A string column from each row's bytes, checked as UTF-8 once for the whole column: checked
-/// row by row (by `StringArray`'s builders) it was a fifth of building a batch. A column with
-/// invalid bytes, a rare command name, is built again with those bytes replaced.
-fn text_column<'a>(n: usize, values: impl Iterator<Item = Option<&'a [u8]>> + Clone) -> ArrayRef {
-    let mut bytes = BinaryBuilder::with_capacity(n, n * 16);
-    for value in values.clone() {
-        bytes.append_option(value);
+/// A column of text on every row (task states, wakeup kinds): bytes and lengths gathered,
+/// without the null bookkeeping of a builder.
+fn strs<'a, R>(rows: &'a [R], text: impl Fn(&'a R) -> &'a str) -> ArrayRef {
+    let mut bytes = Vec::with_capacity(rows.len() * 2);
+    let mut lengths = Vec::with_capacity(rows.len());
+    for r in rows {
+        let t = text(r);
+        bytes.extend_from_slice(t.as_bytes());
+        lengths.push(t.len());
     }
-    match StringArray::try_from_binary(bytes.finish()) {
-        Ok(text) => Arc::new(text),
-        Err(_) => Arc::new(
-            values
-                .map(|v| v.map(String::from_utf8_lossy))
-                .collect::<StringArray>(),
-        ),
-    }
+    let offsets = OffsetBuffer::from_lengths(lengths);
+    // Whole `str`s put end to end are valid UTF-8, which `new` checks once for the column.
+    Arc::new(StringArray::new(offsets, Buffer::from_vec(bytes), None))
 }
 
 /// Task states as text, rendered once per distinct value (a batch has a handful).
@@ -278,10 +276,26 @@ mod tests {
     }
 
     #[test]
-    fn missing_texts_are_nulls() {
-        let rows = [Some("burst"), None];
-        let column = texts(&rows, |r| *r);
-        assert_eq!(column.null_count(), 1);
-        assert!(column.is_null(1));
+    fn missing_workloads_are_nulls() {
+        let names = Names::new(
+            "r-7",
+            &[(42, "burst".into())],
+            crate::task_state::TaskStates::since_4_14(),
+        );
+        let column = workloads(&names, &[Some(0), None], |w| *w);
+        let text = column.as_any().downcast_ref::<StringArray>().unwrap();
+        assert_eq!(text.iter().collect::<Vec<_>>(), [Some("burst"), None]);
+        let column = workloads(&names, &[None, None, None], |w| *w);
+        assert_eq!((column.len(), column.null_count()), (3, 3));
+        assert_eq!(column.data_type(), &arrow_schema::DataType::Utf8);
+    }
+
+    #[test]
+    fn texts_on_every_row_keep_their_order() {
+        let column = strs(&["R", "", "S+", "wakeup_new"], |r| *r);
+        let text = column.as_any().downcast_ref::<StringArray>().unwrap();
+        let got: Vec<&str> = text.iter().map(Option::unwrap).collect();
+        assert_eq!(got, ["R", "", "S+", "wakeup_new"]);
+        assert_eq!(column.null_count(), 0);
     }
 }

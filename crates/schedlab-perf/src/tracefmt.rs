@@ -48,6 +48,12 @@ impl Field {
     /// The field as an `i32` (pids and CPUs), or `None` when it is missing or out of range.
     #[inline]
     pub(crate) fn i32(&self, raw: &[u8]) -> Option<i32> {
+        // pids and CPUs are `int` in every format: read them directly, without the match on
+        // size and sign (the reader's most frequent field read).
+        if self.size == 4 && self.signed {
+            let s = raw.get(self.offset..self.offset.checked_add(4)?)?;
+            return Some(i32::from_le_bytes(s.try_into().ok()?));
+        }
         self.int(raw).and_then(|v| i32::try_from(v).ok())
     }
 
@@ -309,5 +315,23 @@ mod tests {
         // length beyond the record
         let raw = [4, 0, 9, 0, b'a'];
         assert_eq!(f.bytes(&raw), None);
+    }
+
+    #[test]
+    fn ints_read_as_i32_whatever_their_width_and_sign() {
+        let field = |offset, size, signed| Field {
+            offset,
+            size,
+            signed,
+            loc: Loc::Inline,
+        };
+        let raw = [0xfe, 0xff, 0xff, 0xff, 0x00, 0x00, 0x00, 0x80, 7, 0];
+        assert_eq!(field(0, 4, true).i32(&raw), Some(-2));
+        assert_eq!(field(0, 4, false).i32(&raw), None, "beyond i32");
+        assert_eq!(field(4, 4, false).i32(&raw), None, "beyond i32");
+        assert_eq!(field(4, 4, true).i32(&raw), Some(i32::MIN));
+        assert_eq!(field(8, 2, false).i32(&raw), Some(7));
+        assert_eq!(field(8, 4, true).i32(&raw), None, "past the end");
+        assert_eq!(field(usize::MAX, 4, true).i32(&raw), None);
     }
 }
