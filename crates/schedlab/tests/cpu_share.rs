@@ -37,8 +37,10 @@ fn the_foreground_displaces_about_one_cpu_of_background_and_stress_ng_agrees_on_
     }
     let sandbox = Sandbox::new();
     let pipeline = sandbox.write("share.yaml", PIPELINE);
+    let steal_before = steal_seconds();
     let run = sandbox.schedlab(&["run", pipeline.to_str().unwrap()]);
     assert_eq!(run.code, 0, "{}", run.stderr);
+    let steal = steal_seconds() - steal_before;
     let rows: Vec<CpuShareRow> = read_table(&sandbox.data("share", "aggregates")).unwrap();
     let share = |workload: &str, phase: &str| {
         (rows.iter())
@@ -88,9 +90,23 @@ fn the_foreground_displaces_about_one_cpu_of_background_and_stress_ng_agrees_on_
             .filter(|r| r.workload == workload && r.class == "all")
             .map(|r| r.cpu_ns as f64 / 1e9)
             .sum();
+        // In a VM, time the hypervisor gave another guest while a task was on its vCPU is in the
+        // trace's slices but not in the task's usr+sys (steal time accounting): the machine's
+        // steal over the run widens the bound by that much, and nothing else does.
         assert!(
-            (traced - own).abs() < 0.05 + 0.05 * own,
-            "{workload}: trace {traced:.3} s, stress-ng {own:.3} s"
+            (traced - own).abs() < 0.05 + 0.05 * own + steal,
+            "{workload}: trace {traced:.3} s, stress-ng {own:.3} s, steal {steal:.3} s"
         );
     }
+}
+
+/// Seconds of steal time of all CPUs so far (`/proc/stat`, USER_HZ = 100 ticks per second).
+fn steal_seconds() -> f64 {
+    let stat = std::fs::read_to_string("/proc/stat").unwrap();
+    let cpu = stat.lines().next().unwrap();
+    let steal: f64 = cpu
+        .split_whitespace()
+        .nth(8)
+        .map_or(0.0, |t| t.parse().unwrap());
+    steal / 100.0
 }
