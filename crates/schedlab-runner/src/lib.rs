@@ -214,6 +214,9 @@ pub struct Runner<'a> {
     say: &'a (dyn Fn(&str) + Sync),
 }
 
+/// A run's plot files, by run id, as the summary's page links them.
+type RunPlots = (String, Vec<PathBuf>);
+
 /// A stage's decision for one run: what its result would be computed from, and why it must be
 /// (empty: fresh).
 struct RunWork<'r> {
@@ -573,12 +576,14 @@ impl<'a> Runner<'a> {
         };
         // Without plots the per-run part only keeps its records: nothing to say.
         let quiet = stage == Stage::Summarize && self.plan.summarize.plots.is_empty();
-        (if quiet { &|_: &str| {} } else { self.say })(&format!(
-            "{what}: {} of {} runs to compute: {}{more}",
-            stale.len(),
-            work.len(),
-            listed.join(", ")
-        ));
+        if !quiet {
+            (self.say)(&format!(
+                "{what}: {} of {} runs to compute: {}{more}",
+                stale.len(),
+                work.len(),
+                listed.join(", ")
+            ));
+        }
         let bar =
             (self.options.progress).then(|| progress::count_bar(stage.name(), stale.len() as u64));
         let interrupt = &self.options.interrupt;
@@ -631,45 +636,43 @@ impl<'a> Runner<'a> {
         let before = Record::load(&record_path);
         remove_if_exists(&record_path)?;
         let (tables, aggregates) = (self.layout.tables(), self.layout.aggregates());
-        if stage == Stage::Summarize {
-            let files = schedlab_report::plot_run(
+        let files = match stage {
+            Stage::Summarize => schedlab_report::plot_run(
                 &self.plan.name,
                 id,
                 &Layout::partition(&tables, id),
                 &Layout::partition(&aggregates, id),
                 &self.plan.summarize.plots,
                 &self.layout,
-            )?;
-            let record = self.record_of(work, files)?;
-            // A plot no longer drawn (its kind left the pipeline) is removed.
-            for old in before.iter().flat_map(|r| r.outputs.keys()) {
-                if !record.outputs.contains_key(old) {
-                    remove_if_exists(&self.layout.root.join(old))?;
-                }
-            }
-            write_json(&record_path, &record)?;
-            return Ok(record);
-        }
-        let root = match stage {
-            Stage::Parse => &tables,
-            _ => &aggregates,
-        };
-        let staging = Layout::staging(root, id).map_err(|source| RunnerError::Io {
-            path: root.clone(),
-            source,
-        })?;
-        let into = Layout::partition(staging.path(), id);
-        match stage {
-            Stage::Parse => {
-                parse_stage::parse_run_into(work.run, &self.plan.topology, into)?;
-            }
+            )?,
             _ => {
-                let from = Layout::partition(&tables, id);
-                schedlab_analyze::aggregate(&from, &self.plan.aggregate, &into)?;
+                let root = if stage == Stage::Parse {
+                    &tables
+                } else {
+                    &aggregates
+                };
+                let staging = Layout::staging(root, id).map_err(|source| RunnerError::Io {
+                    path: root.clone(),
+                    source,
+                })?;
+                let into = Layout::partition(staging.path(), id);
+                if stage == Stage::Parse {
+                    parse_stage::parse_run_into(work.run, &self.plan.topology, into)?;
+                } else {
+                    let from = Layout::partition(&tables, id);
+                    schedlab_analyze::aggregate(&from, &self.plan.aggregate, &into)?;
+                }
+                partitions::replace_run(staging.path(), root, id)?
+            }
+        };
+        let record = self.record_of(work, files)?;
+        // What the run had before and no longer gets (a plot whose kind left the pipeline) is
+        // removed; `replace_run` already removed the partitions of tables no longer written.
+        for old in before.iter().flat_map(|r| r.outputs.keys()) {
+            if !record.outputs.contains_key(old) {
+                remove_if_exists(&self.layout.root.join(old))?;
             }
         }
-        let files = partitions::replace_run(staging.path(), root, id)?;
-        let record = self.record_of(work, files)?;
         write_json(&record_path, &record)?;
         Ok(record)
     }
@@ -723,8 +726,7 @@ impl<'a> Runner<'a> {
                 let mut files = self.outputs_of(Stage::Parse, id);
                 files.extend(self.outputs_of(Stage::Aggregate, id));
                 files.retain(|file| {
-                    let table = file.split('/').nth(1);
-                    table.is_some_and(|t| schedlab_report::PLOTS_READ.contains(&t))
+                    table_of(file).is_some_and(|t| schedlab_report::PLOTS_READ.contains(&t))
                 });
                 (self.plan.summarize_section(), files)
             }
@@ -762,27 +764,31 @@ impl<'a> Runner<'a> {
         })
     }
 
-    /// What the report is computed from: every run's aggregates and the tables it reads.
+    /// What the report is computed from: every run's aggregates and the tables it reads, and
+    /// each run's plots (the page links them), as their records name them.
     fn summarize_inputs(
         &self,
         runs: &[CollectedRun],
         cache: &mut Digests,
-    ) -> Result<Inputs, RunnerError> {
+    ) -> Result<(Inputs, Vec<RunPlots>), RunnerError> {
         let mut files = Vec::new();
+        let mut plots = Vec::new();
         for run in runs {
             let id = &run.manifest.run_id;
             files.extend(self.outputs_of(Stage::Aggregate, id));
             let read = |file: &String| {
-                let table = file
-                    .strip_prefix("tables/")
-                    .and_then(|t| t.split('/').next());
-                table.is_some_and(|t| schedlab_report::TABLES_READ.contains(&t))
+                table_of(file).is_some_and(|t| schedlab_report::TABLES_READ.contains(&t))
             };
             files.extend(self.outputs_of(Stage::Parse, id).into_iter().filter(read));
-            // The page links each run's plots.
-            files.extend(self.outputs_of(Stage::Summarize, id));
+            let drawn = self.outputs_of(Stage::Summarize, id);
+            plots.push((
+                id.clone(),
+                drawn.iter().map(|f| self.layout.root.join(f)).collect(),
+            ));
+            files.extend(drawn);
         }
-        self.inputs_of(self.plan.summarize_section(), files, cache)
+        let inputs = self.inputs_of(self.plan.summarize_section(), files, cache)?;
+        Ok((inputs, plots))
     }
 
     fn summarize_stage(
@@ -797,7 +803,7 @@ impl<'a> Runner<'a> {
         if outcome.interrupted {
             return Ok(());
         }
-        let inputs = self.summarize_inputs(runs, cache)?;
+        let (inputs, plots) = self.summarize_inputs(runs, cache)?;
         let record_path = self.layout.record(stage, None);
         let before = Record::load(&record_path);
         let reasons = if self.options.selection.forced.contains(&stage) {
@@ -822,16 +828,7 @@ impl<'a> Runner<'a> {
             aggregates: &self.layout.aggregates(),
             report: &self.layout,
         };
-        let plots: Vec<(String, Vec<PathBuf>)> = (runs.iter())
-            .map(|run| {
-                let id = &run.manifest.run_id;
-                let files = self.outputs_of(Stage::Summarize, id);
-                (
-                    id.clone(),
-                    files.iter().map(|f| self.layout.root.join(f)).collect(),
-                )
-            })
-            .collect();
+
         let summary =
             schedlab_report::summarize(&self.plan.name, &paths, &self.plan.summarize, &plots)?;
         let mut text = summary.table;
@@ -980,7 +977,7 @@ impl<'a> Runner<'a> {
                 };
                 stages.push((stage, reasons));
             }
-            let inputs = self.summarize_inputs(&collected, &mut cache)?;
+            let (inputs, _) = self.summarize_inputs(&collected, &mut cache)?;
             let record = Record::load(&self.layout.record(Stage::Summarize, None));
             let reasons = Record::staleness(
                 record.as_ref(),
@@ -1032,6 +1029,12 @@ impl<'a> Runner<'a> {
             stages,
         })
     }
+}
+
+/// The table or aggregate a partition file (`tables/<t>/run_id=…/…`, relative to the pipeline
+/// root) belongs to.
+fn table_of(file: &str) -> Option<&str> {
+    file.split('/').nth(1)
 }
 
 /// Removes `path`; one that is not there is fine.
