@@ -17,7 +17,7 @@ use std::collections::BTreeMap;
 
 use schedlab_spec::{Plan, RunPlan};
 
-use crate::digest;
+use crate::{Layout, digest};
 
 /// How many characters of a matrix value a run id keeps.
 const VALUE_CHARS: usize = 24;
@@ -85,7 +85,7 @@ impl RunIds {
     /// Whether the directory `name` under `runs/` is a complete run of the pipeline as it is now
     /// (any label).
     pub fn is_current(&self, name: &str) -> bool {
-        !name.contains('.')
+        Layout::is_complete_run_name(name)
             && (self.identities.iter()).any(|(_, identity)| {
                 name.strip_prefix(identity.as_str())
                     .is_some_and(|rest| rest.starts_with('-'))
@@ -95,7 +95,7 @@ impl RunIds {
     /// Whether `name` is a complete run named by the first schedlab versions for the pipeline as
     /// it is now.
     pub fn is_legacy(&self, name: &str) -> bool {
-        !name.contains('.')
+        Layout::is_complete_run_name(name)
             && name
                 .strip_prefix(self.legacy_set.as_str())
                 .is_some_and(|rest| rest.starts_with('-'))

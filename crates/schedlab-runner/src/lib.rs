@@ -428,7 +428,7 @@ impl<'a> Runner<'a> {
             .flatten()
         {
             let name = entry.file_name().to_string_lossy().into_owned();
-            if name.contains('.') {
+            if !Layout::is_complete_run_name(&name) {
                 continue;
             }
             if !self.ids.is_current(&name) {
@@ -1016,7 +1016,9 @@ impl<'a> Runner<'a> {
         runs.sort_by(|a, b| a.run_id.cmp(&b.run_id));
         if !missing.is_empty()
             && missing.len() == self.plan.runs.len()
-            && runs.iter().any(|r| !r.current && !r.run_id.contains('.'))
+            && runs
+                .iter()
+                .any(|r| !r.current && Layout::is_complete_run_name(&r.run_id))
         {
             stages[0].1.push(format!(
                 "the runs on disk do other work than the `collect` section of {} describes now",
