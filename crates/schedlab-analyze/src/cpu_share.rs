@@ -174,6 +174,7 @@ mod tests {
             preempt_wait_ns: 0,
             prev_state: "R".into(),
             workload: Some(workload.into()),
+            prio: None,
         }
     }
 
@@ -187,14 +188,8 @@ mod tests {
             slice("bg", 1, 20, 30),
         ];
         let run = RunTables {
-            run_id: "r",
-            class_of_cpu: BTreeMap::from([(0, "P")]),
             processes: processes.iter().collect(),
-            sched_slices: slices.iter().collect(),
-            migrations: Vec::new(),
-            placement: Vec::new(),
-            losses: Vec::new(),
-            trace_window: None,
+            ..RunTables::for_tests(&slices)
         };
         let rows = cpu_share(&run, Some("fg"));
         let seen: Vec<String> = (rows.iter())

@@ -79,14 +79,8 @@ mod tests {
             sample(600, 1, 40),
         ];
         let run = RunTables {
-            run_id: "r",
-            class_of_cpu: [(0, "P"), (1, "E")].into(),
-            processes: vec![],
-            sched_slices: vec![],
-            migrations: vec![],
             placement: rows.iter().collect(),
-            losses: vec![],
-            trace_window: None,
+            ..RunTables::for_tests(&[])
         };
         let out = aggregate(&run, 300);
         let shares: Vec<(i32, &str, i64)> = out

@@ -11,7 +11,7 @@ use crate::{Aggregates, RunTables};
 /// Events lost in spans that overlap `[first_ns, last_ns]`, on any CPU (the thread could have
 /// run on, or migrated to, the CPU whose events are missing). A loss without a known span
 /// counts everywhere.
-fn lost_between(losses: &[&LossRow], first_ns: i64, last_ns: i64) -> i64 {
+pub(crate) fn lost_between(losses: &[&LossRow], first_ns: i64, last_ns: i64) -> i64 {
     (losses.iter())
         .filter(|l| {
             let since = l.since_ns.unwrap_or(i64::MIN);
@@ -170,20 +170,7 @@ mod tests {
             preempt_wait_ns: 0,
             prev_state: "S".into(),
             workload: Some(Arc::from("w")),
-        }
-    }
-
-    /// A run of these slices on a P and an E CPU, with nothing else.
-    fn run_of(slices: &[SchedSliceRow]) -> RunTables<'_> {
-        RunTables {
-            run_id: "r",
-            class_of_cpu: [(0, "P"), (1, "E")].into(),
-            processes: vec![],
-            sched_slices: slices.iter().collect(),
-            migrations: vec![],
-            placement: vec![],
-            losses: vec![],
-            trace_window: None,
+            prio: Some(120),
         }
     }
 
@@ -200,7 +187,7 @@ mod tests {
     fn lost_per_thread(slices: &[SchedSliceRow], losses: &[LossRow]) -> Vec<(i32, Option<i64>)> {
         let run = RunTables {
             losses: losses.iter().collect(),
-            ..run_of(slices)
+            ..RunTables::for_tests(slices)
         };
         let out = aggregate(&run, 0, None);
         for r in &out.residency {
@@ -240,7 +227,7 @@ mod tests {
         let run = RunTables {
             migrations: migrations.iter().collect(),
             trace_window: Some((80, 300)),
-            ..run_of(&slices)
+            ..RunTables::for_tests(&slices)
         };
         let run_ns = |out: &Aggregates, tid: i32| {
             (out.cpu_time.iter())
@@ -294,7 +281,7 @@ mod tests {
         let samples = [sample(200, 35), sample(40, 5)];
         let mut run = RunTables {
             placement: samples.iter().collect(),
-            ..run_of(&slices)
+            ..RunTables::for_tests(&slices)
         };
         let out = aggregate(&run, 0, None);
         let row = &out.cpu_time[0];

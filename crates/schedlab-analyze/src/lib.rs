@@ -14,16 +14,20 @@
 //! Aggregation reads only `tables/` and writes only `aggregates/`: it never looks at raw files, so
 //! it reruns in a notebook-sized moment after an edit to the aggregate section.
 
+pub mod classes;
 pub mod compare;
 pub mod cpu_activity;
 pub mod cpu_share;
 pub mod from_placement;
 pub mod from_sched;
+pub mod placement_cost;
 pub mod power_step;
 pub mod rollup;
 pub mod stats;
 pub mod thread;
 pub mod throughput;
+pub mod timeline;
+pub mod wakeup_placement;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -31,10 +35,14 @@ use std::path::PathBuf;
 use rayon::prelude::*;
 use schedlab_spec::{AggregateStep, StepKind, Window};
 use schedlab_tables::{
-    CpuRow, CpuSampleRow, CpuShareRow, CpuTimeRow, LossRow, MigrationRow, MigrationSummaryRow,
-    PlacementRow, PowerStepRow, ProcessRow, ResidencyRow, RunRow, SchedDelayRow, SchedSliceRow,
-    TableDir, TableError, ThroughputRow, WorkloadMetricRow, read_table, write_table,
+    CpuRow, CpuSampleRow, CpuShareRow, CpuTimeRow, CpuTimelineRow, LossRow, MigrationRow,
+    MigrationSummaryRow, PlacementCostRow, PlacementRow, PowerStepRow, ProcessRow, ResidencyRow,
+    RunRow, SchedDelayRow, SchedSliceRow, TableDir, TableError, ThroughputRow, WakeupPlacementRow,
+    WorkloadMetricRow, read_table, write_table,
 };
+
+use crate::classes::ClassOrder;
+use crate::timeline::Timeline;
 
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -80,6 +88,9 @@ pub struct Aggregates {
     pub sched_delay: Vec<SchedDelayRow>,
     pub cpu_time: Vec<CpuTimeRow>,
     pub throughput: Vec<ThroughputRow>,
+    pub cpu_timeline: Vec<CpuTimelineRow>,
+    pub placement_cost: Vec<PlacementCostRow>,
+    pub wakeup_placement: Vec<WakeupPlacementRow>,
 }
 
 impl Aggregates {
@@ -89,6 +100,9 @@ impl Aggregates {
         self.sched_delay.extend(other.sched_delay);
         self.cpu_time.extend(other.cpu_time);
         self.throughput.extend(other.throughput);
+        self.cpu_timeline.extend(other.cpu_timeline);
+        self.placement_cost.extend(other.placement_cost);
+        self.wakeup_placement.extend(other.wakeup_placement);
     }
 }
 
@@ -96,8 +110,14 @@ impl Aggregates {
 pub struct RunTables<'a> {
     pub run_id: &'a str,
     pub class_of_cpu: BTreeMap<i32, &'a str>,
+    /// The run's classes fastest first.
+    pub classes: ClassOrder,
     pub processes: Vec<&'a ProcessRow>,
+    /// The workload threads' slices.
     pub sched_slices: Vec<&'a SchedSliceRow>,
+    /// Every slice of the trace: idle, workload threads and every other task (what the CPU
+    /// timeline is made of).
+    pub all_slices: Vec<&'a SchedSliceRow>,
     pub migrations: Vec<&'a MigrationRow>,
     pub placement: Vec<&'a PlacementRow>,
     pub losses: Vec<&'a LossRow>,
@@ -113,6 +133,38 @@ impl RunTables<'_> {
     }
 }
 
+#[cfg(test)]
+impl<'a> RunTables<'a> {
+    /// Run `r` of `slices` on cpu 0 (class P, fastest) and cpu 1 (E), and nothing else; the
+    /// workload threads' slices are those with a workload.
+    pub(crate) fn for_tests(slices: &'a [SchedSliceRow]) -> RunTables<'a> {
+        let cpu = |cpu: i32, class: &str| CpuRow {
+            run_id: "r".into(),
+            cpu,
+            core_id: None,
+            package_id: None,
+            class: class.into(),
+            class_source: "declared".into(),
+            capacity: None,
+            max_khz: None,
+            class_rank: Some(cpu),
+        };
+        let cpus = [cpu(0, "P"), cpu(1, "E")];
+        RunTables {
+            run_id: "r",
+            class_of_cpu: [(0, "P"), (1, "E")].into(),
+            classes: ClassOrder::new(&cpus.iter().collect::<Vec<_>>(), &[]),
+            processes: vec![],
+            sched_slices: slices.iter().filter(|s| s.workload.is_some()).collect(),
+            all_slices: slices.iter().collect(),
+            migrations: vec![],
+            placement: vec![],
+            losses: vec![],
+            trace_window: None,
+        }
+    }
+}
+
 /// A workload's lifetime from its processes: the first start, and the last end (`None` while one
 /// of them has not ended). `None` without processes.
 pub(crate) fn lifetime<'a>(
@@ -123,14 +175,16 @@ pub(crate) fn lifetime<'a>(
     Some((start, end.and_then(|ends| ends.into_iter().max())))
 }
 
-fn by_run(tables: &Tables) -> Vec<RunTables<'_>> {
+fn by_run<'a>(tables: &'a Tables, class_order: &[String]) -> Vec<RunTables<'a>> {
     let mut runs: BTreeMap<&str, RunTables<'_>> = BTreeMap::new();
     for p in &tables.processes {
         runs.entry(&p.run_id).or_insert_with(|| RunTables {
             run_id: &p.run_id,
             class_of_cpu: BTreeMap::new(),
+            classes: ClassOrder::default(),
             processes: Vec::new(),
             sched_slices: Vec::new(),
+            all_slices: Vec::new(),
             migrations: Vec::new(),
             placement: Vec::new(),
             losses: Vec::new(),
@@ -142,15 +196,24 @@ fn by_run(tables: &Tables) -> Vec<RunTables<'_>> {
             run.class_of_cpu.insert(c.cpu, &c.class);
         }
     }
+    for run in runs.values_mut() {
+        let cpus: Vec<&CpuRow> = (tables.cpus.iter())
+            .filter(|c| c.run_id == run.run_id)
+            .collect();
+        run.classes = ClassOrder::new(&cpus, class_order);
+    }
     for p in &tables.processes {
         runs.get_mut(p.run_id.as_str())
             .expect("inserted")
             .processes
             .push(p);
     }
-    for s in tables.sched_slices.iter().filter(|s| s.workload.is_some()) {
+    for s in &tables.sched_slices {
         if let Some(run) = runs.get_mut(&*s.run_id) {
-            run.sched_slices.push(s);
+            if s.workload.is_some() {
+                run.sched_slices.push(s);
+            }
+            run.all_slices.push(s);
         }
     }
     for m in tables.migrations.iter().filter(|m| m.workload.is_some()) {
@@ -195,7 +258,8 @@ pub fn compute(
                 let same = also_in_trace_window.then(|| whole.clone());
                 return (whole, same);
             }
-            let whole = from_sched::aggregate(run, startup_ns, None);
+            let mut whole = from_sched::aggregate(run, startup_ns, None);
+            why_here(run, &mut whole);
             let windowed = also_in_trace_window.then(|| match run.trace_window {
                 Some(_) => from_sched::aggregate(run, startup_ns, Some(Window::Trace)),
                 None => whole.clone(),
@@ -214,12 +278,25 @@ pub fn compute(
     (all, in_window)
 }
 
+/// The "why here" aggregates of a run with a trace, over the whole run: what every CPU did
+/// when, and what that meant for each workload thread.
+fn why_here(run: &RunTables<'_>, out: &mut Aggregates) {
+    let timeline = Timeline::new(&run.all_slices);
+    out.cpu_timeline = timeline.rows(run);
+    out.placement_cost = placement_cost::placement_cost(run, &timeline);
+    out.wakeup_placement = wakeup_placement::wakeup_placement(run, &timeline);
+}
+
 /// Runs the aggregate steps of a pipeline: reads `tables_dir`, writes one table per step into
 /// `out_dir`. Without steps, every aggregate is written. The runner calls it once per run, with
 /// that run's partitions as both places, so that adding a run aggregates that run only.
+///
+/// `class_order` is the pipeline's `class_order:` (classes fastest first), empty for the order
+/// the parse stage ranked.
 pub fn aggregate(
     tables_dir: &(impl TableDir + ?Sized),
     steps: &[AggregateStep],
+    class_order: &[String],
     out_dir: &(impl TableDir + ?Sized),
 ) -> Result<Vec<PathBuf>, AnalyzeError> {
     let tables = Tables::load(tables_dir)?;
@@ -233,7 +310,7 @@ pub fn aggregate(
         |kind: StepKind| (steps.iter()).any(|s| s.kind == kind && s.window == Some(Window::Trace));
     let any_in_window =
         (steps.iter()).any(|s| s.window == Some(Window::Trace) && s.kind.takes_window());
-    let runs = by_run(&tables);
+    let runs = by_run(&tables, class_order);
     let (mut all, in_trace_window) = compute(&runs, startup_ns, any_in_window);
     // A step that asks for the trace window takes its table from there (validation allows the
     // window only on these four).
@@ -269,6 +346,12 @@ pub fn aggregate(
     write_step!(sched_delay, StepKind::SchedDelay);
     write_step!(cpu_time, StepKind::CpuTime);
     write_step!(throughput, StepKind::Throughput);
+    write_step!(placement_cost, StepKind::PlacementCost);
+    write_step!(wakeup_placement, StepKind::WakeupPlacement);
+    // The timeline is the whole machine's: a step's `workload` does not narrow it.
+    if selection(steps, StepKind::CpuTimeline).is_some() {
+        written.push(write_table(out_dir, &all.cpu_timeline)?);
+    }
     // The roll-ups of the per-thread tables, over the rows those steps kept.
     let kept = |kind| selection(steps, kind).is_some();
     if kept(StepKind::Residency) {

@@ -30,6 +30,7 @@ fn declared_classes() -> Vec<CpuRow> {
             class_source: "declared".into(),
             capacity: None,
             max_khz: None,
+            class_rank: Some(if cpu < 8 { 0 } else { 1 }),
         })
         .collect()
 }

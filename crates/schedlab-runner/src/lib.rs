@@ -660,7 +660,12 @@ impl<'a> Runner<'a> {
                     parse_stage::parse_run_into(work.run, &self.plan.topology, into)?;
                 } else {
                     let from = Layout::partition(&tables, id);
-                    schedlab_analyze::aggregate(&from, &self.plan.aggregate, &into)?;
+                    schedlab_analyze::aggregate(
+                        &from,
+                        &self.plan.aggregate,
+                        &self.plan.class_order,
+                        &into,
+                    )?;
                 }
                 partitions::replace_run(staging.path(), root, id)?
             }

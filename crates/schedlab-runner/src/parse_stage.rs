@@ -78,6 +78,8 @@ fn parse_run(
             message: err.to_string(),
         }
     })?;
+    let order = schedlab_topology::class_order(&cpus, topology);
+    let rank = |class: &str| (order.iter().position(|c| c == class)).map(|r| r as i32);
     out.cpus = cpus
         .into_iter()
         .map(|c| CpuRow {
@@ -85,6 +87,7 @@ fn parse_run(
             cpu: c.cpu as i32,
             core_id: c.core_id,
             package_id: c.package_id,
+            class_rank: rank(&c.class),
             class: c.class,
             class_source: c.class_source,
             capacity: c.capacity,

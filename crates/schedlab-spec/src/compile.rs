@@ -168,6 +168,7 @@ impl Checker<'_> {
             })
             .collect();
         self.aggregate(&raw);
+        let class_order = self.class_order(&raw);
         let matrix = self.matrix(&raw.matrix, &self.base_vars(&raw));
         self.at_least_one(&yaml_path!["repeat"], "repeat", raw.repeat);
         let runs_count = (raw.matrix.values())
@@ -212,9 +213,40 @@ impl Checker<'_> {
             runs,
             variants,
             topology,
+            class_order,
             aggregate: raw.aggregate.iter().map(AggregateStep::from).collect(),
             summarize: Summarize::from(raw.summarize),
         }
+    }
+
+    /// `class_order`: each class once, and only declared classes when the pipeline declares
+    /// its topology (detected class names are known only at analysis).
+    fn class_order(&mut self, raw: &RawPipeline) -> Vec<String> {
+        let mut order: Vec<String> = Vec::new();
+        for class in raw.class_order.iter().flatten() {
+            if order.contains(&class.value) {
+                self.error_at(
+                    class,
+                    format!("class `{}` is listed twice", class.value),
+                    Some("list each class once, fastest first".into()),
+                );
+            } else if let Some(declared) = &raw.topology
+                && !declared.contains_key(&class.value)
+            {
+                let hint = closest(&class.value, declared.keys().map(String::as_str))
+                    .map(|best| format!("did you mean `{best}`?"));
+                self.error_at(
+                    class,
+                    format!(
+                        "`{}` is not a class of this pipeline's `topology`",
+                        class.value
+                    ),
+                    hint,
+                );
+            }
+            order.push(class.value.clone());
+        }
+        order
     }
 
     fn aggregate(&mut self, raw: &RawPipeline) {

@@ -7,6 +7,8 @@
 
 use std::collections::BTreeMap;
 
+use indexmap::IndexMap;
+
 use serde::Deserialize;
 use serde_saphyr::Spanned;
 
@@ -61,9 +63,13 @@ pub struct RawPipeline {
     /// order can be reproduced); without it variants are interleaved in matrix order.
     #[serde(default)]
     pub shuffle: Option<u64>,
-    /// Core classes declared by hand, overriding detection: `{ P: [0-3], E: [4-11] }`.
+    /// Core classes declared by hand, overriding detection: `{ P: [0-3], E: [4-11] }`, fastest
+    /// class first (the order "faster class" figures use).
     #[serde(default)]
-    pub topology: Option<BTreeMap<String, Vec<CpuItem>>>,
+    pub topology: Option<IndexMap<String, Vec<CpuItem>>>,
+    /// Core classes fastest first, overriding the order of the declared or detected classes.
+    #[serde(default)]
+    pub class_order: Option<Vec<Spanned<String>>>,
     pub collect: RawCollect,
     #[serde(default)]
     pub aggregate: Vec<RawStep>,
@@ -236,6 +242,9 @@ pub enum RawStep {
     CpuActivity(RawStepOptions),
     CpuShare(RawStepOptions),
     PowerStep(RawStepOptions),
+    CpuTimeline(RawStepOptions),
+    PlacementCost(RawStepOptions),
+    WakeupPlacement(RawStepOptions),
 }
 
 impl RawStep {
@@ -249,6 +258,9 @@ impl RawStep {
             RawStep::CpuActivity(_) => StepKind::CpuActivity,
             RawStep::CpuShare(_) => StepKind::CpuShare,
             RawStep::PowerStep(_) => StepKind::PowerStep,
+            RawStep::CpuTimeline(_) => StepKind::CpuTimeline,
+            RawStep::PlacementCost(_) => StepKind::PlacementCost,
+            RawStep::WakeupPlacement(_) => StepKind::WakeupPlacement,
         }
     }
 
@@ -261,7 +273,10 @@ impl RawStep {
             | RawStep::Throughput(o)
             | RawStep::CpuActivity(o)
             | RawStep::CpuShare(o)
-            | RawStep::PowerStep(o) => o,
+            | RawStep::PowerStep(o)
+            | RawStep::CpuTimeline(o)
+            | RawStep::PlacementCost(o)
+            | RawStep::WakeupPlacement(o) => o,
         }
     }
 }

@@ -356,3 +356,109 @@ pub struct PowerStepRow {
 impl Table for PowerStepRow {
     const NAME: &'static str = "power_step";
 }
+
+/// A stretch of one CPU's time in one state, from `sched_slices`: consecutive slices of the same
+/// state and priority (and, for a workload, the same thread) merged. Time a CPU's trace does not
+/// cover (before its first switch, after its last) has no row: it is unknown, not idle.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CpuTimelineRow {
+    pub run_id: String,
+    pub cpu: i32,
+    pub class: String,
+    pub start_ns: i64,
+    pub end_ns: i64,
+    /// `idle`, `workload` (a thread of a pipeline workload ran) or `other` (any other task).
+    pub state: String,
+    pub workload: Option<String>,
+    /// The thread that ran; null when idle, or when several other tasks ran one after another.
+    pub tid: Option<i32>,
+    pub comm: Option<String>,
+    /// The kernel priority of what ran (`sched_slices.prio`: 120 + nice for normal tasks, lower
+    /// runs first); null when idle or unknown.
+    pub prio: Option<i32>,
+    /// Slices merged into this stretch.
+    pub slices: i64,
+}
+
+impl Table for CpuTimelineRow {
+    const NAME: &'static str = "cpu_timeline";
+}
+
+/// What a workload thread's placement cost it (seed page 8: openssl on E-cores while nice-19
+/// workers held the P-cores): time on a slower class than it could have had, and time waiting
+/// while a CPU it may use sat idle. "Faster" follows the run's class order (`cpus.class_rank`,
+/// or the pipeline's `class_order:`); "allowed" the thread's affinity.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PlacementCostRow {
+    pub run_id: String,
+    pub workload: String,
+    pub pid: i32,
+    pub tid: i32,
+    pub comm: String,
+    /// The thread's kernel priority (its most frequent `sched_slices.prio`; null if unknown).
+    pub prio: Option<i32>,
+    /// CPUs the thread was allowed on, as a CPU list.
+    pub allowed_cpus: String,
+    /// `affinity` (its process was bound), `unbound` (its process was started without a
+    /// binding: every CPU) or `unknown` (no process row says: every CPU assumed).
+    pub allowed_source: String,
+    pub run_ns: i64,
+    /// Run time on a class slower than the fastest class among its allowed CPUs.
+    pub slower_run_ns: i64,
+    /// Run time on a slower class while at least one allowed CPU of a faster class was idle.
+    pub faster_idle_ns: i64,
+    /// `faster_idle_ns` over `run_ns`.
+    pub faster_idle_share: f64,
+    /// The faster CPUs that were idle then.
+    pub faster_idle_cpus: String,
+    /// Run time on a slower class while an allowed faster CPU ran a task of lower priority
+    /// (a higher `prio`: a higher nice); null when the thread's priority is unknown.
+    pub faster_lower_prio_ns: Option<i64>,
+    pub faster_lower_prio_share: Option<f64>,
+    pub faster_lower_prio_cpus: String,
+    /// Time runnable but not running: the delay after each wakeup and the wait after each
+    /// preemption.
+    pub wait_ns: i64,
+    /// Of `wait_ns`, time during which at least one allowed CPU (of any class) other than the
+    /// one it then ran on was idle.
+    pub wait_idle_ns: i64,
+    /// `wait_idle_ns` over `wait_ns` (0 without waits).
+    pub wait_idle_share: f64,
+    pub wait_idle_cpus: String,
+    /// Events perf lost over the thread's span (see `residency.lost_events`).
+    pub lost_events: Option<i64>,
+}
+
+impl Table for PlacementCostRow {
+    const NAME: &'static str = "placement_cost";
+}
+
+/// Where a workload thread's wakeups placed it, per pair of classes: the class of the CPU it
+/// last ran on and that of the CPU it ran on next (the CPU the wakeup chose, unless a load
+/// balance moved it before it ran).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WakeupPlacementRow {
+    pub run_id: String,
+    pub workload: String,
+    pub pid: i32,
+    pub tid: i32,
+    pub comm: String,
+    /// Class of the CPU the thread last ran on; `new` for its first run.
+    pub from_class: String,
+    pub to_class: String,
+    pub wakeups: i64,
+    /// `wakeups` over the thread's wakeups.
+    pub share: f64,
+    /// Woken onto the CPU it last ran on.
+    pub same_cpu: i64,
+    /// Woken onto another CPU (of `to_class`).
+    pub other_cpu: i64,
+    /// Placed on a CPU that was running another task at the wakeup.
+    pub onto_busy: i64,
+    /// Of `onto_busy`: while an allowed CPU of an equal or faster class than `to_class` was idle.
+    pub onto_busy_while_idle: i64,
+}
+
+impl Table for WakeupPlacementRow {
+    const NAME: &'static str = "wakeup_placement";
+}

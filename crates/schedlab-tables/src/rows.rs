@@ -62,6 +62,10 @@ pub struct CpuRow {
     /// Relative capacity (ARM `cpu_capacity`, or scaled from max frequency), where known.
     pub capacity: Option<i64>,
     pub max_khz: Option<i64>,
+    /// The class's place by speed, 0 for the fastest: a declared `topology:`'s order, else
+    /// capacity, then max frequency (null for `offline` and `unknown`). A pipeline's
+    /// `class_order:` overrides it at aggregation.
+    pub class_rank: Option<i32>,
 }
 table!(CpuRow, "cpus");
 
@@ -103,6 +107,8 @@ pub struct SchedSliceRow {
     /// Task state at switch-out as perf prints it (`S`, `D`, `R`, `R+`, …).
     pub prev_state: Arc<str>,
     pub workload: Option<Arc<str>>,
+    /// Kernel priority of the task (sched_switch's `next_prio`): 120 + nice for normal tasks.
+    pub prio: Option<i32>,
 }
 table!(SchedSliceRow, "sched_slices");
 

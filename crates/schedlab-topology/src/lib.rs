@@ -99,6 +99,54 @@ pub fn detect(sysfs_root: &Path) -> Result<Vec<CpuInfo>, TopologyError> {
         .collect())
 }
 
+/// The classes of `cpus`, fastest first: the classes `declared` names in the order it names
+/// them, then the others by their fastest CPU's capacity, then its max frequency, then the
+/// conventional order of the names (`P`, `E`, `LPE`, `E2`…; `big`, `mid`…, `little`).
+/// `offline` and `unknown` have no place: nothing says how fast they are.
+///
+/// Detection decides classes and not their order, which is why capacity leads here: it is the
+/// scheduler's own measure of speed, and frequency the proxy where no capacity is exported.
+pub fn class_order(cpus: &[CpuInfo], declared: &[(String, Vec<u32>)]) -> Vec<String> {
+    let mut order: Vec<String> = (declared.iter())
+        .map(|(class, _)| class.clone())
+        .filter(|class| cpus.iter().any(|c| &c.class == class))
+        .collect();
+    let mut fastest: BTreeMap<&str, (Option<i64>, Option<i64>)> = BTreeMap::new();
+    for c in cpus {
+        if order.contains(&c.class) || c.class == "offline" || c.class == "unknown" {
+            continue;
+        }
+        let best = fastest.entry(&c.class).or_default();
+        *best = (best.0.max(c.capacity), best.1.max(c.max_khz));
+    }
+    let mut detected: Vec<(&str, (Option<i64>, Option<i64>))> = fastest.into_iter().collect();
+    detected.sort_by(|a, b| {
+        (b.1.cmp(&a.1)).then_with(|| conventional_rank(a.0).cmp(&conventional_rank(b.0)))
+    });
+    order.extend(detected.into_iter().map(|(class, _)| class.to_owned()));
+    order
+}
+
+/// Where a class name comes in the classifier's naming, fastest first; other names after,
+/// alphabetically (the caller's sort is stable over names in alphabetical order).
+fn conventional_rank(class: &str) -> (u32, u32) {
+    let tier = |prefix: &str| {
+        class
+            .strip_prefix(prefix)
+            .and_then(|n| n.parse::<u32>().ok())
+    };
+    match class {
+        "P" | "big" => (0, 0),
+        "E" | "mid" => (1, 0),
+        "LPE" => (2, 0),
+        "little" => (3, 0),
+        _ => match tier("E").or_else(|| tier("mid")) {
+            Some(n) => (1, n),
+            None => (4, 0),
+        },
+    }
+}
+
 /// Overrides detected classes with declared ones, e.g. a pipeline's
 /// `topology: { P: [0-3], E: [4-11] }`; overridden CPUs get class source `declared`.
 ///

@@ -12,7 +12,8 @@ use std::fs;
 use std::path::Path;
 
 use schedlab_topology::{
-    CpuInfo, TopologyError, apply_declared, detect, format_cpu_list, parse_cpu_list, render_table,
+    CpuInfo, TopologyError, apply_declared, class_order, detect, format_cpu_list, parse_cpu_list,
+    render_table,
 };
 use util::{Capture, put};
 
@@ -37,9 +38,22 @@ fn classes_of(cpus: &[CpuInfo]) -> Vec<(String, String, String)> {
         .collect()
 }
 
-/// Detects the tree at `root` and compares its classes with `expected` (in any order).
+/// Detects the tree at `root` and compares its classes with `expected` (in any order), and
+/// their order by speed with `expected`'s.
 fn check(root: &Path, expected: Expected) {
     let cpus = detect(root).unwrap_or_else(|e| panic!("{}: {e}", root.display()));
+    let mut fastest_first: Vec<&str> = (expected.iter())
+        .map(|(class, ..)| *class)
+        .filter(|class| !["offline", "unknown"].contains(class))
+        .collect();
+    fastest_first.dedup();
+    assert_eq!(
+        class_order(&cpus, &[]),
+        fastest_first,
+        "{}\n{}",
+        root.display(),
+        render_table(&cpus)
+    );
     let mut got = classes_of(&cpus);
     let mut want: Vec<_> = expected
         .iter()
@@ -88,7 +102,7 @@ fn lakefield_i5_l16g7() {
     check_capture(
         "intel-lakefield-i5-L16G7-1p4e-hwloc.tar.bz2",
         "5intel64-hybrid-lakefield/fsroot",
-        &[("E", "0-3", FREQ), ("P", "4", FREQ)],
+        &[("P", "4", FREQ), ("E", "0-3", FREQ)],
     );
 }
 
@@ -396,6 +410,21 @@ fn declared_classes_override_the_live_machine() {
         (cpus[1].class.as_str(), cpus[1].class_source.as_str()),
         ("E", "declared")
     );
+}
+
+#[test]
+fn declared_classes_are_ordered_as_declared_and_before_detected_ones() {
+    // Meteor Lake's detected order is P, E, LPE; declaring its LP E-cores `slow` and its
+    // E-cores `fast`, in that order, puts them first as written, then the undeclared P.
+    let capture = Capture::unpack("intel-meteorlake-u7-164U-2p8e2lpe-pepc.tar.xz");
+    let mut cpus = detect(&capture.path("intel-meteorlake-u7-164U-2p8e2lpe-pepc")).expect("detect");
+    let declared = [
+        ("slow".to_owned(), vec![12, 13]),
+        ("fast".to_owned(), (4..12).collect()),
+        ("absent".to_owned(), vec![]),
+    ];
+    apply_declared(&mut cpus, &declared).expect("the CPUs exist");
+    assert_eq!(class_order(&cpus, &declared), ["slow", "fast", "P"]);
 }
 
 #[test]

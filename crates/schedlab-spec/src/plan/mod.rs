@@ -27,8 +27,11 @@ pub struct Plan {
     /// The matrix's combinations in the order the pipeline lists its values (one empty map
     /// without a matrix): the order comparisons present them in, whatever order runs took.
     pub variants: Vec<BTreeMap<String, String>>,
-    /// Core classes declared in the pipeline, overriding detection.
+    /// Core classes declared in the pipeline, overriding detection, fastest first.
     pub topology: Vec<(String, Vec<u32>)>,
+    /// Core classes fastest first as the pipeline orders them (`class_order:`); empty: the
+    /// order of the `cpus` table's `class_rank` (declared or detected).
+    pub class_order: Vec<String>,
     pub aggregate: Vec<AggregateStep>,
     pub summarize: Summarize,
 }
@@ -48,7 +51,7 @@ impl Plan {
     }
 
     pub fn aggregate_section(&self) -> serde_json::Value {
-        serde_json::json!({ "aggregate": self.aggregate })
+        serde_json::json!({ "aggregate": self.aggregate, "class_order": self.class_order })
     }
 
     pub fn summarize_section(&self) -> serde_json::Value {

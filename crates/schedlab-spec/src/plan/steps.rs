@@ -66,6 +66,14 @@ pub enum StepKind {
     /// The largest step in package power (turbostat's PkgWatt, or RAPL energy from the `cpu`
     /// monitor) within `workload`'s lifetime, or over the run.
     PowerStep,
+    /// Per CPU, stretches of idle, a workload thread running, or another task running, with
+    /// the priority of what ran (from a trace).
+    CpuTimeline,
+    /// Per workload thread: time on a slower core class while an allowed faster CPU was idle or
+    /// ran lower-priority work, and time waiting while an allowed CPU was idle (from a trace).
+    PlacementCost,
+    /// Per workload thread and pair of classes: where its wakeups placed it (from a trace).
+    WakeupPlacement,
 }
 
 impl StepKind {
@@ -80,6 +88,9 @@ impl StepKind {
             StepKind::CpuActivity => "cpu_activity",
             StepKind::CpuShare => "cpu_share",
             StepKind::PowerStep => "power_step",
+            StepKind::CpuTimeline => "cpu_timeline",
+            StepKind::PlacementCost => "placement_cost",
+            StepKind::WakeupPlacement => "wakeup_placement",
         }
     }
 

@@ -1,0 +1,275 @@
+//! What a workload thread's placement cost it: time on a slower class while a faster CPU it
+//! may use was idle, or ran lower-priority work (seed page 8: openssl on E and LP E cores while
+//! nice-19 workers held the P-cores), and time it waited while an allowed CPU sat idle (the
+//! per-thread form of SchedViz's "idle while overloaded").
+//!
+//! Each figure is a union of time spans, so a thread on a slower CPU while two faster CPUs
+//! idle counts that time once; the rows list which CPUs took part.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use schedlab_tables::{PlacementCostRow, SchedSliceRow};
+use schedlab_topology::{format_cpu_list, parse_cpu_list};
+
+use crate::RunTables;
+use crate::timeline::{Timeline, is_idle, union_ns};
+
+/// The CPUs a thread of process `pid` of `workload` may use, and how that is known: its
+/// process's binding, or that of every instance of the workload when the thread belongs to a
+/// child process (children inherit the binding). Without a process row: every CPU, `unknown`.
+pub(crate) fn allowed_cpus(
+    run: &RunTables<'_>,
+    workload: &str,
+    pid: i32,
+) -> (BTreeSet<i32>, &'static str) {
+    let every_cpu = || run.classes.cpus().collect::<BTreeSet<i32>>();
+    let own: Vec<_> = match run.processes.iter().find(|p| p.pid == pid) {
+        Some(p) => vec![*p],
+        None => (run.processes.iter())
+            .filter(|p| p.workload == workload)
+            .copied()
+            .collect(),
+    };
+    let bindings: BTreeSet<Option<&str>> = own.iter().map(|p| p.affinity.as_deref()).collect();
+    match bindings.into_iter().collect::<Vec<_>>()[..] {
+        [None] => (every_cpu(), "unbound"),
+        [Some(list)] => match parse_cpu_list(list) {
+            Ok(cpus) => (cpus.into_iter().map(|c| c as i32).collect(), "affinity"),
+            Err(_) => (every_cpu(), "unknown"),
+        },
+        _ => (every_cpu(), "unknown"),
+    }
+}
+
+/// The priority a thread ran at most of the time (by slices), if the trace says.
+pub(crate) fn usual_prio(slices: &[&SchedSliceRow]) -> Option<i32> {
+    let mut counts: BTreeMap<i32, usize> = BTreeMap::new();
+    for prio in slices.iter().filter_map(|s| s.prio) {
+        *counts.entry(prio).or_default() += 1;
+    }
+    (counts.into_iter())
+        .max_by_key(|&(prio, n)| (n, std::cmp::Reverse(prio)))
+        .map(|(p, _)| p)
+}
+
+/// Time spans, and the CPUs they came from.
+#[derive(Default)]
+struct Spans {
+    spans: Vec<(i64, i64)>,
+    cpus: BTreeSet<u32>,
+}
+
+impl Spans {
+    fn add(&mut self, cpu: i32, (start, end): (i64, i64)) {
+        if end > start {
+            self.spans.push((start, end));
+            self.cpus.insert(cpu as u32);
+        }
+    }
+
+    fn total(self) -> (i64, String) {
+        let cpus: Vec<u32> = self.cpus.into_iter().collect();
+        (union_ns(self.spans), format_cpu_list(&cpus))
+    }
+}
+
+fn share(part: i64, whole: i64) -> f64 {
+    if whole > 0 {
+        part as f64 / whole as f64
+    } else {
+        0.0
+    }
+}
+
+/// One row per workload thread of `run` that ran in the trace.
+pub fn placement_cost(run: &RunTables<'_>, timeline: &Timeline<'_>) -> Vec<PlacementCostRow> {
+    let mut threads: BTreeMap<i32, Vec<&SchedSliceRow>> = BTreeMap::new();
+    for &s in run.sched_slices.iter().filter(|s| !is_idle(s)) {
+        threads.entry(s.tid).or_default().push(s);
+    }
+    (threads.into_values())
+        .map(|slices| thread_cost(run, timeline, &slices))
+        .collect()
+}
+
+fn thread_cost(
+    run: &RunTables<'_>,
+    timeline: &Timeline<'_>,
+    slices: &[&SchedSliceRow],
+) -> PlacementCostRow {
+    let first = slices[0];
+    let workload = first.workload.as_deref().unwrap_or_default();
+    let (allowed, allowed_source) = allowed_cpus(run, workload, first.pid);
+    let prio = usual_prio(slices);
+    let rank = |cpu: i32| run.classes.rank(cpu);
+    let fastest_allowed = allowed.iter().filter_map(|&c| rank(c)).min();
+    let (mut run_ns, mut slower_run_ns, mut wait_ns) = (0, 0, 0);
+    let (mut idle, mut lower_prio, mut wait_idle) =
+        (Spans::default(), Spans::default(), Spans::default());
+    for s in slices {
+        run_ns += s.run_ns;
+        let waits = [s.sched_delay_ns, s.preempt_wait_ns].map(|w| (s.start_ns - w, s.start_ns));
+        for wait in waits.into_iter().filter(|(a, b)| b > a) {
+            wait_ns += wait.1 - wait.0;
+            for &cpu in allowed.iter().filter(|&&c| c != s.cpu) {
+                for (other, part) in timeline.during(cpu, wait) {
+                    if is_idle(other) {
+                        wait_idle.add(cpu, part);
+                    }
+                }
+            }
+        }
+        let (Some(own), Some(fastest)) = (rank(s.cpu), fastest_allowed) else {
+            continue;
+        };
+        if own <= fastest {
+            continue;
+        }
+        slower_run_ns += s.run_ns;
+        let span = (s.start_ns, s.end_ns);
+        for &cpu in allowed
+            .iter()
+            .filter(|&&c| rank(c).is_some_and(|r| r < own))
+        {
+            for (other, part) in timeline.during(cpu, span) {
+                if is_idle(other) {
+                    idle.add(cpu, part);
+                } else if let (Some(theirs), Some(mine)) = (other.prio, prio)
+                    && theirs > mine
+                {
+                    lower_prio.add(cpu, part);
+                }
+            }
+        }
+    }
+    let (faster_idle_ns, faster_idle_cpus) = idle.total();
+    let (lower_prio_ns, faster_lower_prio_cpus) = lower_prio.total();
+    let (wait_idle_ns, wait_idle_cpus) = wait_idle.total();
+    let allowed_list: Vec<u32> = allowed.iter().map(|&c| c as u32).collect();
+    PlacementCostRow {
+        run_id: run.run_id.to_owned(),
+        workload: workload.to_owned(),
+        pid: first.pid,
+        tid: first.tid,
+        comm: first.comm.to_string(),
+        prio,
+        allowed_cpus: format_cpu_list(&allowed_list),
+        allowed_source: allowed_source.to_owned(),
+        run_ns,
+        slower_run_ns,
+        faster_idle_ns,
+        faster_idle_share: share(faster_idle_ns, run_ns),
+        faster_idle_cpus,
+        faster_lower_prio_ns: prio.map(|_| lower_prio_ns),
+        faster_lower_prio_share: prio.map(|_| share(lower_prio_ns, run_ns)),
+        faster_lower_prio_cpus,
+        wait_ns,
+        wait_idle_ns,
+        wait_idle_share: share(wait_idle_ns, wait_ns),
+        wait_idle_cpus,
+        lost_events: Some(crate::from_sched::lost_between(
+            &run.losses,
+            first.start_ns,
+            slices
+                .iter()
+                .map(|s| s.end_ns)
+                .max()
+                .unwrap_or(first.end_ns),
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use schedlab_tables::ProcessRow;
+
+    use super::*;
+    use crate::timeline::tests::slice;
+
+    /// cpu 0 (P): idle 0..30, a nice-19 task 30..70, a prio-100 task 70..100, the workload
+    /// thread 100..150 after waiting 15 ns. cpu 1 (E): the workload thread 0..80, idle 80..100.
+    fn slices() -> Vec<SchedSliceRow> {
+        let mut woken = slice(0, 9, (100, 150), 120, Some("w"));
+        woken.sched_delay_ns = 15;
+        vec![
+            slice(0, 0, (0, 30), 0, None),
+            slice(0, 7, (30, 70), 139, None),
+            slice(0, 8, (70, 100), 100, None),
+            woken,
+            slice(1, 9, (0, 80), 120, Some("w")),
+            slice(1, 0, (80, 100), 0, None),
+        ]
+    }
+
+    fn process(affinity: Option<&str>) -> ProcessRow {
+        ProcessRow {
+            run_id: "r".into(),
+            workload: "w".into(),
+            instance: 0,
+            pid: 9,
+            start_ns: 0,
+            end_ns: Some(150),
+            exit_code: Some(0),
+            nice: 0,
+            affinity: affinity.map(str::to_owned),
+            argv: vec![],
+        }
+    }
+
+    #[test]
+    fn time_on_the_slower_class_is_split_by_what_the_faster_cpu_did() {
+        let slices = slices();
+        let run = RunTables::for_tests(&slices);
+        let timeline = Timeline::new(&run.all_slices);
+        let [row] = &placement_cost(&run, &timeline)[..] else {
+            panic!("one workload thread");
+        };
+        assert_eq!(
+            (row.allowed_cpus.as_str(), row.allowed_source.as_str()),
+            ("0-1", "unknown")
+        );
+        assert_eq!((row.run_ns, row.slower_run_ns), (130, 80));
+        // cpu 0 idled 0..30 and ran nice-19 work 30..70 while the thread ran on the E CPU; the
+        // prio-100 task at 70..80 had precedence.
+        assert_eq!(
+            (row.faster_idle_ns, row.faster_idle_cpus.as_str()),
+            (30, "0")
+        );
+        assert_eq!(row.faster_lower_prio_ns, Some(40));
+        assert_eq!(row.faster_idle_share, 30.0 / 130.0);
+        // It waited 85..100 for cpu 0 while cpu 1 sat idle.
+        assert_eq!(
+            (row.wait_ns, row.wait_idle_ns, row.wait_idle_cpus.as_str()),
+            (15, 15, "1")
+        );
+    }
+
+    #[test]
+    fn a_thread_bound_to_the_slower_class_loses_nothing_to_it() {
+        let slices = slices();
+        let processes = [process(Some("1"))];
+        let run = RunTables {
+            processes: processes.iter().collect(),
+            ..RunTables::for_tests(&slices)
+        };
+        let timeline = Timeline::new(&run.all_slices);
+        let row = &placement_cost(&run, &timeline)[0];
+        assert_eq!(
+            (row.allowed_cpus.as_str(), row.allowed_source.as_str()),
+            ("1", "affinity")
+        );
+        assert_eq!((row.slower_run_ns, row.faster_idle_ns), (0, 0));
+        assert_eq!(row.faster_lower_prio_ns, Some(0));
+
+        let unbound = [process(None)];
+        let run = RunTables {
+            processes: unbound.iter().collect(),
+            ..RunTables::for_tests(&slices)
+        };
+        let row = &placement_cost(&run, &timeline)[0];
+        assert_eq!(
+            (row.allowed_source.as_str(), row.faster_idle_ns),
+            ("unbound", 30)
+        );
+    }
+}

@@ -1,0 +1,209 @@
+//! What each CPU was doing when: the CPU state timeline behind the "why here" figures.
+//!
+//! `sched_slices` already tile each CPU's time: a CPU's slices are consecutive, each ending at
+//! a switch, and the idle task's slices (tid 0) are its idle time. So the timeline is the slices
+//! per CPU in time order, asked "what ran on CPU c between a and b". Time a CPU's trace does not
+//! cover is in no slice and so counts as neither idle nor busy: on a CPU whose idle-context
+//! events are lost (the quality table's "went idle … never shows it leaving idle") idle time is
+//! folded into the next task's slice, and the idle figures there are too low, never too high.
+
+use std::collections::BTreeMap;
+
+use schedlab_tables::{CpuTimelineRow, SchedSliceRow};
+
+use crate::RunTables;
+
+/// Whether a slice is the idle task's.
+pub fn is_idle(slice: &SchedSliceRow) -> bool {
+    slice.tid == 0
+}
+
+/// One run's slices per CPU in time order.
+#[derive(Debug, Default)]
+pub struct Timeline<'a> {
+    cpus: BTreeMap<i32, Vec<&'a SchedSliceRow>>,
+}
+
+impl<'a> Timeline<'a> {
+    /// The timeline of `slices` (all of a run's slices, idle and other tasks' included).
+    pub fn new(slices: &[&'a SchedSliceRow]) -> Timeline<'a> {
+        let mut cpus: BTreeMap<i32, Vec<&SchedSliceRow>> = BTreeMap::new();
+        for &s in slices.iter().filter(|s| s.end_ns > s.start_ns) {
+            cpus.entry(s.cpu).or_default().push(s);
+        }
+        for slices in cpus.values_mut() {
+            slices.sort_unstable_by_key(|s| s.start_ns);
+        }
+        Timeline { cpus }
+    }
+
+    /// The slices of `cpu` that overlap `[start, end)`, each with the overlapping part.
+    pub fn during(
+        &self,
+        cpu: i32,
+        (start, end): (i64, i64),
+    ) -> impl Iterator<Item = (&'a SchedSliceRow, (i64, i64))> + '_ {
+        let slices = self.cpus.get(&cpu).map_or(&[][..], Vec::as_slice);
+        let first = slices.partition_point(|s| s.end_ns <= start);
+        (slices[first..].iter())
+            .take_while(move |s| s.start_ns < end)
+            .map(move |&s| (s, (s.start_ns.max(start), s.end_ns.min(end))))
+    }
+
+    /// The slice running on `cpu` at `time`.
+    pub fn at(&self, cpu: i32, time: i64) -> Option<&'a SchedSliceRow> {
+        self.during(cpu, (time, time + 1)).next().map(|(s, _)| s)
+    }
+
+    /// The timeline as rows: consecutive slices of one state, priority and (for a workload)
+    /// thread merged into one stretch.
+    pub fn rows(&self, run: &RunTables<'_>) -> Vec<CpuTimelineRow> {
+        let mut rows: Vec<CpuTimelineRow> = Vec::new();
+        for (&cpu, slices) in &self.cpus {
+            let class = run.class(cpu);
+            let mut current: Option<CpuTimelineRow> = None;
+            for s in slices {
+                let state = match (is_idle(s), &s.workload) {
+                    (true, _) => "idle",
+                    (false, Some(_)) => "workload",
+                    (false, None) => "other",
+                };
+                let prio = if is_idle(s) { None } else { s.prio };
+                let tid = (!is_idle(s)).then_some(s.tid);
+                if let Some(row) = current.as_mut()
+                    && row.end_ns == s.start_ns
+                    && row.state == state
+                    && row.prio == prio
+                    && (state != "workload" || row.tid == tid)
+                {
+                    row.end_ns = s.end_ns;
+                    row.slices += 1;
+                    if row.tid != tid {
+                        row.tid = None;
+                        row.comm = None;
+                    }
+                    continue;
+                }
+                rows.extend(current.take());
+                current = Some(CpuTimelineRow {
+                    run_id: run.run_id.to_owned(),
+                    cpu,
+                    class: class.clone(),
+                    start_ns: s.start_ns,
+                    end_ns: s.end_ns,
+                    state: state.to_owned(),
+                    workload: s.workload.as_deref().map(str::to_owned),
+                    tid,
+                    comm: tid.map(|_| s.comm.to_string()),
+                    prio,
+                    slices: 1,
+                });
+            }
+            rows.extend(current);
+        }
+        rows
+    }
+}
+
+/// The length of the union of `spans`, and nothing counted twice.
+pub fn union_ns(mut spans: Vec<(i64, i64)>) -> i64 {
+    spans.sort_unstable();
+    let mut total = 0;
+    let mut reach = i64::MIN;
+    for (start, end) in spans {
+        let start = start.max(reach);
+        if end > start {
+            total += end - start;
+            reach = end;
+        }
+    }
+    total
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+
+    pub(crate) fn slice(
+        cpu: i32,
+        tid: i32,
+        (start_ns, end_ns): (i64, i64),
+        prio: i32,
+        workload: Option<&str>,
+    ) -> SchedSliceRow {
+        SchedSliceRow {
+            run_id: "r".into(),
+            cpu,
+            pid: tid,
+            tid,
+            comm: if tid == 0 { "swapper" } else { "task" }.into(),
+            start_ns,
+            end_ns,
+            run_ns: end_ns - start_ns,
+            wait_ns: 0,
+            sched_delay_ns: 0,
+            preempt_wait_ns: 0,
+            prev_state: "S".into(),
+            workload: workload.map(Arc::from),
+            prio: (tid != 0).then_some(prio),
+        }
+    }
+
+    #[test]
+    fn a_union_counts_overlaps_once() {
+        assert_eq!(union_ns(vec![(0, 10), (5, 15), (20, 30), (22, 25)]), 25);
+        assert_eq!(union_ns(vec![]), 0);
+    }
+
+    #[test]
+    fn stretches_merge_like_slices_and_queries_cut_at_the_edges() {
+        let slices = [
+            slice(0, 0, (0, 10), 120, None),
+            slice(0, 0, (10, 20), 120, None),
+            slice(0, 7, (20, 30), 139, None),
+            slice(0, 8, (30, 40), 139, None),
+            slice(0, 9, (40, 50), 120, Some("w")),
+            slice(0, 9, (50, 60), 120, Some("w")),
+            slice(0, 10, (60, 70), 120, Some("w")),
+        ];
+        let refs: Vec<&SchedSliceRow> = slices.iter().collect();
+        let timeline = Timeline::new(&refs);
+        let run = RunTables::for_tests(&[]);
+        let rows: Vec<(i64, i64, &str, Option<i32>, i64)> = (timeline.rows(&run).into_iter())
+            .map(|r| {
+                let state = match r.state.as_str() {
+                    "idle" => "idle",
+                    "other" => "other",
+                    _ => "workload",
+                };
+                (r.start_ns, r.end_ns, state, r.tid, r.slices)
+            })
+            .collect();
+        assert_eq!(
+            rows,
+            [
+                (0, 20, "idle", None, 2),
+                (20, 40, "other", None, 2),
+                (40, 60, "workload", Some(9), 2),
+                (60, 70, "workload", Some(10), 1),
+            ]
+        );
+        let parts: Vec<(i32, (i64, i64))> = (timeline.during(0, (15, 35)))
+            .map(|(s, part)| (s.tid, part))
+            .collect();
+        assert_eq!(parts, [(0, (15, 20)), (7, (20, 30)), (8, (30, 35))]);
+        assert_eq!(timeline.at(0, 30).map(|s| s.tid), Some(8));
+        assert_eq!(
+            timeline.at(0, 70).map(|s| s.tid),
+            None,
+            "after the trace: unknown"
+        );
+        assert_eq!(
+            timeline.at(1, 5).map(|s| s.tid),
+            None,
+            "a CPU without slices"
+        );
+    }
+}

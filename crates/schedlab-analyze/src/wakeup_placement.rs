@@ -1,0 +1,146 @@
+//! Where wakeups put a workload thread: back on its CPU, on another CPU of the same class, or
+//! on another class, and whether onto a busy CPU while an idle one of an equal or faster class
+//! was allowed.
+//!
+//! A wakeup is a slice that began with a scheduling delay (as `sched_delay` counts them); the
+//! wakeup happened `sched_delay_ns` before the slice, and the slice's CPU is where the thread
+//! was placed. That is the CPU the kernel chose at the wakeup unless a load balance moved the
+//! thread before it ran: `perf sched record` on current kernels records `sched_waking`, whose
+//! `target_cpu` is the CPU the thread left, not the one chosen.
+
+use std::collections::BTreeMap;
+
+use schedlab_tables::{SchedSliceRow, WakeupPlacementRow};
+
+use crate::RunTables;
+use crate::placement_cost::allowed_cpus;
+use crate::timeline::{Timeline, is_idle};
+
+/// The `from_class` of a thread's first wakeup in the trace: it had not run before.
+pub const NO_EARLIER_RUN: &str = "none";
+
+#[derive(Default)]
+struct Counts {
+    wakeups: i64,
+    same_cpu: i64,
+    onto_busy: i64,
+    onto_busy_while_idle: i64,
+}
+
+/// One row per workload thread and pair of classes its wakeups went between.
+pub fn wakeup_placement(run: &RunTables<'_>, timeline: &Timeline<'_>) -> Vec<WakeupPlacementRow> {
+    let mut threads: BTreeMap<i32, Vec<&SchedSliceRow>> = BTreeMap::new();
+    for &s in run.sched_slices.iter().filter(|s| !is_idle(s)) {
+        threads.entry(s.tid).or_default().push(s);
+    }
+    let mut rows = Vec::new();
+    for slices in threads.values_mut() {
+        slices.sort_unstable_by_key(|s| s.start_ns);
+        let first = slices[0];
+        let workload = first.workload.as_deref().unwrap_or_default();
+        let (allowed, _) = allowed_cpus(run, workload, first.pid);
+        let mut pairs: BTreeMap<(String, String), Counts> = BTreeMap::new();
+        let mut previous: Option<i32> = None;
+        for s in slices.iter() {
+            if s.sched_delay_ns > 0 {
+                let woken = s.start_ns - s.sched_delay_ns;
+                let from = previous.map_or_else(|| NO_EARLIER_RUN.to_owned(), |c| run.class(c));
+                let counts = pairs.entry((from, run.class(s.cpu))).or_default();
+                counts.wakeups += 1;
+                counts.same_cpu += i64::from(previous == Some(s.cpu));
+                let busy = timeline
+                    .at(s.cpu, woken)
+                    .is_some_and(|other| !is_idle(other) && other.tid != s.tid);
+                if busy {
+                    counts.onto_busy += 1;
+                    let own = run.classes.rank(s.cpu);
+                    let idle_elsewhere = allowed.iter().any(|&cpu| {
+                        cpu != s.cpu
+                            && run.classes.rank(cpu) <= own
+                            && run.classes.rank(cpu).is_some()
+                            && timeline.at(cpu, woken).is_some_and(is_idle)
+                    });
+                    counts.onto_busy_while_idle += i64::from(idle_elsewhere);
+                }
+            }
+            previous = Some(s.cpu);
+        }
+        let total: i64 = pairs.values().map(|c| c.wakeups).sum();
+        rows.extend(
+            pairs
+                .into_iter()
+                .map(|((from_class, to_class), c)| WakeupPlacementRow {
+                    run_id: run.run_id.to_owned(),
+                    workload: workload.to_owned(),
+                    pid: first.pid,
+                    tid: first.tid,
+                    comm: first.comm.to_string(),
+                    from_class,
+                    to_class,
+                    wakeups: c.wakeups,
+                    share: c.wakeups as f64 / total as f64,
+                    same_cpu: c.same_cpu,
+                    other_cpu: c.wakeups - c.same_cpu,
+                    onto_busy: c.onto_busy,
+                    onto_busy_while_idle: c.onto_busy_while_idle,
+                }),
+        );
+    }
+    rows
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::timeline::tests::slice;
+
+    fn woken(cpu: i32, span: (i64, i64), delay: i64) -> SchedSliceRow {
+        let mut s = slice(cpu, 9, span, 120, Some("w"));
+        s.sched_delay_ns = delay;
+        s
+    }
+
+    #[test]
+    fn wakeups_are_counted_per_class_pair_with_busy_targets_beside_idle_cpus() {
+        // The thread (tid 9) runs on E (cpu 1) first; woken at 85 onto P while cpu 0 runs
+        // task 8 (no equal or faster CPU idle); woken at 180 onto E while task 7 holds it and
+        // P idles; woken at 255 back onto its idle E CPU.
+        let slices = [
+            slice(0, 8, (70, 100), 120, None),
+            woken(0, (100, 150), 15),
+            slice(0, 0, (150, 200), 0, None),
+            woken(1, (0, 80), 0),
+            slice(1, 0, (80, 100), 0, None),
+            slice(1, 7, (100, 200), 120, None),
+            woken(1, (200, 250), 20),
+            slice(1, 0, (250, 260), 0, None),
+            woken(1, (260, 270), 5),
+        ];
+        let run = RunTables::for_tests(&slices);
+        let timeline = Timeline::new(&run.all_slices);
+        let placed = wakeup_placement(&run, &timeline);
+        let rows: Vec<(&str, &str, i64, i64, i64, i64, i64)> = (placed.iter())
+            .map(|r| {
+                let (from, to) = (r.from_class.as_str(), r.to_class.as_str());
+                let counts = (r.wakeups, r.same_cpu, r.other_cpu);
+                (
+                    from,
+                    to,
+                    counts.0,
+                    counts.1,
+                    counts.2,
+                    r.onto_busy,
+                    r.onto_busy_while_idle,
+                )
+            })
+            .collect();
+        assert_eq!(
+            rows,
+            [
+                ("E", "E", 1, 1, 0, 0, 0),
+                ("E", "P", 1, 0, 1, 1, 0),
+                ("P", "E", 1, 0, 1, 1, 1),
+            ]
+        );
+    }
+}
