@@ -19,6 +19,7 @@ mod plots;
 mod share;
 mod table;
 mod workers;
+mod why;
 
 pub use comparison::comparison_table;
 
@@ -30,8 +31,8 @@ use schedlab_spec::{PlotKind, ReportFormat, Summarize};
 use schedlab_tables::{
     BUSY_CPU_PCT, CpuActivityRow, CpuRow, CpuShareRow, CpuTimeRow, MigrationSummaryRow,
     PlacementRow, PowerStepRow, ProcessRow, QualityRow, ResidencyRollupRow, ResidencyRow,
-    SchedDelayRow, SchedSliceRow, Severity, TableDir, TableError, ThroughputRow, TotalsRow,
-    WorkloadMetricRow, read_table,
+    PlacementCostRow, SchedDelayRow, SchedSliceRow, Severity, TableDir, TableError, ThroughputRow,
+    TotalsRow, WakeupPlacementRow, WorkloadMetricRow, read_table,
 };
 
 use table::{Align, Table, escape};
@@ -52,8 +53,9 @@ pub enum ReportError {
 }
 
 /// The parse stage's tables a summary reads besides `aggregates/` (the runner fingerprints
-/// them): workload figures, quality notes, and the processes of the per-worker table.
-pub const TABLES_READ: [&str; 3] = ["workload_metrics", "quality", "processes"];
+/// them): workload figures, quality notes, the processes of the per-worker table, and the CPUs'
+/// classes "Why here?" names.
+pub const TABLES_READ: [&str; 4] = ["workload_metrics", "quality", "processes", "cpus"];
 
 /// What [`plot_run`] draws a run's plots from: its partitions of these tables and aggregates
 /// (the runner fingerprints them per run, so only a changed run's plots are drawn again).
@@ -114,6 +116,9 @@ struct Inputs {
     throughput: Vec<ThroughputRow>,
     processes: Vec<ProcessRow>,
     power_steps: Vec<PowerStepRow>,
+    placement_cost: Vec<PlacementCostRow>,
+    wakeup_placement: Vec<WakeupPlacementRow>,
+    cpus: Vec<CpuRow>,
 }
 
 impl Inputs {
@@ -134,6 +139,9 @@ impl Inputs {
             throughput: read_table(paths.aggregates)?,
             processes: read_table(paths.tables)?,
             power_steps: read_table(paths.aggregates)?,
+            placement_cost: read_table(paths.aggregates)?,
+            wakeup_placement: read_table(paths.aggregates)?,
+            cpus: read_table(paths.tables)?,
         })
     }
 }
@@ -409,6 +417,18 @@ fn sections(inputs: &Inputs) -> Vec<Section> {
             "CPU time over the phase's length: before, during and after the reference workload."
                 .into(),
             share::share_table(&inputs.cpu_share),
+        ),
+        (
+            "Why here?",
+            "Per workload: run time on a slower core class than its affinity allowed while a \
+             faster CPU was idle or ran lower-priority work, waits while a CPU was idle, and \
+             where wakeups put it (tables `placement_cost`, `wakeup_placement`)."
+                .into(),
+            why::why_lines(
+                &inputs.placement_cost,
+                &inputs.wakeup_placement,
+                &inputs.cpus,
+            ),
         ),
         (
             "Package power",
