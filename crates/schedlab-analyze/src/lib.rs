@@ -282,8 +282,9 @@ pub fn compute(
 /// when, and what that meant for each workload thread.
 fn why_here(run: &RunTables<'_>, out: &mut Aggregates) {
     let timeline = Timeline::new(&run.all_slices);
-    out.cpu_timeline = timeline.rows(run);
-    out.placement_cost = placement_cost::placement_cost(run, &timeline);
+    let (costs, idle_while_waiting) = placement_cost::placement_cost(run, &timeline);
+    out.cpu_timeline = timeline.rows(run, &idle_while_waiting);
+    out.placement_cost = costs;
     out.wakeup_placement = wakeup_placement::wakeup_placement(run, &timeline);
 }
 

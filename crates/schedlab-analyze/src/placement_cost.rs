@@ -81,24 +81,36 @@ fn share(part: i64, whole: i64) -> f64 {
     }
 }
 
-/// One row per workload thread of `run` that ran in the trace.
-pub fn placement_cost(run: &RunTables<'_>, timeline: &Timeline<'_>) -> Vec<PlacementCostRow> {
+/// Idle time of a CPU while a workload thread that may run there waited, runnable, on a CPU of
+/// the same class or a slower one: per CPU, the spans and the workload (what the CPU timeline
+/// marks).
+pub type IdleWhileWaiting<'a> = BTreeMap<i32, Vec<((i64, i64), &'a str)>>;
+
+/// One row per workload thread of `run` that ran in the trace, and the idle time beside their
+/// waits.
+pub fn placement_cost<'a>(
+    run: &RunTables<'a>,
+    timeline: &Timeline<'_>,
+) -> (Vec<PlacementCostRow>, IdleWhileWaiting<'a>) {
     let mut threads: BTreeMap<i32, Vec<&SchedSliceRow>> = BTreeMap::new();
     for &s in run.sched_slices.iter().filter(|s| !is_idle(s)) {
         threads.entry(s.tid).or_default().push(s);
     }
-    (threads.into_values())
-        .map(|slices| thread_cost(run, timeline, &slices))
-        .collect()
+    let mut marks = IdleWhileWaiting::new();
+    let rows = (threads.into_values())
+        .map(|slices| thread_cost(run, timeline, &slices, &mut marks))
+        .collect();
+    (rows, marks)
 }
 
-fn thread_cost(
-    run: &RunTables<'_>,
+fn thread_cost<'a>(
+    run: &RunTables<'a>,
     timeline: &Timeline<'_>,
-    slices: &[&SchedSliceRow],
+    slices: &[&'a SchedSliceRow],
+    marks: &mut IdleWhileWaiting<'a>,
 ) -> PlacementCostRow {
     let first = slices[0];
-    let workload = first.workload.as_deref().unwrap_or_default();
+    let workload: &'a str = first.workload.as_deref().unwrap_or_default();
     let (allowed, allowed_source) = allowed_cpus(run, workload, first.pid);
     let prio = usual_prio(slices);
     let rank = |cpu: i32| run.classes.rank(cpu);
@@ -115,6 +127,9 @@ fn thread_cost(
                 for (other, part) in timeline.during(cpu, wait) {
                     if is_idle(other) {
                         wait_idle.add(cpu, part);
+                        if rank(cpu).is_some() && rank(cpu) <= rank(s.cpu) {
+                            marks.entry(cpu).or_default().push((part, workload));
+                        }
                     }
                 }
             }
@@ -221,7 +236,8 @@ mod tests {
         let slices = slices();
         let run = RunTables::for_tests(&slices);
         let timeline = Timeline::new(&run.all_slices);
-        let [row] = &placement_cost(&run, &timeline)[..] else {
+        let (rows, marks) = placement_cost(&run, &timeline);
+        let [row] = &rows[..] else {
             panic!("one workload thread");
         };
         assert_eq!(
@@ -253,7 +269,7 @@ mod tests {
             ..RunTables::for_tests(&slices)
         };
         let timeline = Timeline::new(&run.all_slices);
-        let row = &placement_cost(&run, &timeline)[0];
+        let row = &placement_cost(&run, &timeline).0[0];
         assert_eq!(
             (row.allowed_cpus.as_str(), row.allowed_source.as_str()),
             ("1", "affinity")
@@ -266,7 +282,7 @@ mod tests {
             processes: unbound.iter().collect(),
             ..RunTables::for_tests(&slices)
         };
-        let row = &placement_cost(&run, &timeline)[0];
+        let row = &placement_cost(&run, &timeline).0[0];
         assert_eq!(
             (row.allowed_source.as_str(), row.faster_idle_ns),
             ("unbound", 30)

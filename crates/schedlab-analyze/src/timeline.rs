@@ -12,6 +12,7 @@ use std::collections::BTreeMap;
 use schedlab_tables::{CpuTimelineRow, SchedSliceRow};
 
 use crate::RunTables;
+use crate::placement_cost::IdleWhileWaiting;
 
 /// Whether a slice is the idle task's.
 pub fn is_idle(slice: &SchedSliceRow) -> bool {
@@ -56,10 +57,15 @@ impl<'a> Timeline<'a> {
     }
 
     /// The timeline as rows: consecutive slices of one state, priority and (for a workload)
-    /// thread merged into one stretch.
-    pub fn rows(&self, run: &RunTables<'_>) -> Vec<CpuTimelineRow> {
+    /// thread merged into one stretch; idle stretches cut where `waiting` marks begin and end.
+    pub fn rows(&self, run: &RunTables<'_>, waiting: &IdleWhileWaiting<'_>) -> Vec<CpuTimelineRow> {
         let mut rows: Vec<CpuTimelineRow> = Vec::new();
         for (&cpu, slices) in &self.cpus {
+            let marks = merged_marks(waiting.get(&cpu).map_or(&[][..], Vec::as_slice));
+            let mut push = |row: CpuTimelineRow| match row.state.as_str() {
+                "idle" => rows.extend(cut_at_marks(row, &marks)),
+                _ => rows.push(row),
+            };
             let class = run.class(cpu);
             let mut current: Option<CpuTimelineRow> = None;
             for s in slices {
@@ -84,7 +90,7 @@ impl<'a> Timeline<'a> {
                     }
                     continue;
                 }
-                rows.extend(current.take());
+                current.take().map(&mut push);
                 current = Some(CpuTimelineRow {
                     run_id: run.run_id.to_owned(),
                     cpu,
@@ -97,12 +103,54 @@ impl<'a> Timeline<'a> {
                     comm: tid.map(|_| s.comm.to_string()),
                     prio,
                     slices: 1,
+                    waiting: None,
                 });
             }
-            rows.extend(current);
+            current.map(&mut push);
         }
         rows
     }
+}
+
+/// Marks in time order with overlapping ones merged (the first one's workload names the whole).
+fn merged_marks<'a>(marks: &[((i64, i64), &'a str)]) -> Vec<((i64, i64), &'a str)> {
+    let mut sorted = marks.to_vec();
+    sorted.sort_unstable();
+    let mut out: Vec<((i64, i64), &str)> = Vec::new();
+    for (span, workload) in sorted {
+        match out.last_mut() {
+            Some(((_, end), _)) if span.0 <= *end => *end = (*end).max(span.1),
+            _ => out.push((span, workload)),
+        }
+    }
+    out
+}
+
+/// An idle stretch cut into parts with and without a mark; the first part keeps its count of
+/// slices, the others count 0.
+fn cut_at_marks(row: CpuTimelineRow, marks: &[((i64, i64), &str)]) -> Vec<CpuTimelineRow> {
+    let mut parts = Vec::new();
+    let mut part = |start: i64, end: i64, waiting: Option<&str>| {
+        if end > start {
+            parts.push(CpuTimelineRow {
+                start_ns: start,
+                end_ns: end,
+                waiting: waiting.map(str::to_owned),
+                slices: if parts.is_empty() { row.slices } else { 0 },
+                ..row.clone()
+            });
+        }
+    };
+    let mut cursor = row.start_ns;
+    let first = marks.partition_point(|((_, end), _)| *end <= row.start_ns);
+    for &((start, end), workload) in marks[first..].iter().take_while(|m| m.0.0 < row.end_ns) {
+        let (start, end) = (start.max(cursor), end.min(row.end_ns));
+        part(cursor, start, None);
+        part(start, end, Some(workload));
+        cursor = end;
+    }
+    part(cursor, row.end_ns, None);
+    parts
 }
 
 /// The length of the union of `spans`, and nothing counted twice.
@@ -152,6 +200,33 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn idle_stretches_are_cut_where_a_workload_waited() {
+        let slices = [
+            slice(0, 0, (0, 100), 0, None),
+            slice(0, 5, (100, 110), 120, None),
+        ];
+        let refs: Vec<&SchedSliceRow> = slices.iter().collect();
+        let marks =
+            IdleWhileWaiting::from([(0, vec![((20, 40), "w"), ((30, 50), "v"), ((90, 120), "w")])]);
+        let run = RunTables::for_tests(&[]);
+        let rows: Vec<(i64, i64, Option<String>, i64)> = (Timeline::new(&refs).rows(&run, &marks))
+            .into_iter()
+            .map(|r| (r.start_ns, r.end_ns, r.waiting, r.slices))
+            .collect();
+        let w = || Some("w".to_owned());
+        assert_eq!(
+            rows,
+            [
+                (0, 20, None, 1),
+                (20, 50, w(), 0),
+                (50, 90, None, 0),
+                (90, 100, w(), 0),
+                (100, 110, None, 1)
+            ]
+        );
+    }
+
+    #[test]
     fn a_union_counts_overlaps_once() {
         assert_eq!(union_ns(vec![(0, 10), (5, 15), (20, 30), (22, 25)]), 25);
         assert_eq!(union_ns(vec![]), 0);
@@ -171,16 +246,17 @@ pub(crate) mod tests {
         let refs: Vec<&SchedSliceRow> = slices.iter().collect();
         let timeline = Timeline::new(&refs);
         let run = RunTables::for_tests(&[]);
-        let rows: Vec<(i64, i64, &str, Option<i32>, i64)> = (timeline.rows(&run).into_iter())
-            .map(|r| {
-                let state = match r.state.as_str() {
-                    "idle" => "idle",
-                    "other" => "other",
-                    _ => "workload",
-                };
-                (r.start_ns, r.end_ns, state, r.tid, r.slices)
-            })
-            .collect();
+        let rows: Vec<(i64, i64, &str, Option<i32>, i64)> =
+            (timeline.rows(&run, &IdleWhileWaiting::new()).into_iter())
+                .map(|r| {
+                    let state = match r.state.as_str() {
+                        "idle" => "idle",
+                        "other" => "other",
+                        _ => "workload",
+                    };
+                    (r.start_ns, r.end_ns, state, r.tid, r.slices)
+                })
+                .collect();
         assert_eq!(
             rows,
             [

@@ -18,8 +18,8 @@ mod html;
 mod plots;
 mod share;
 mod table;
-mod workers;
 mod why;
+mod workers;
 
 pub use comparison::comparison_table;
 
@@ -29,10 +29,10 @@ use std::path::{Path, PathBuf};
 
 use schedlab_spec::{PlotKind, ReportFormat, Summarize};
 use schedlab_tables::{
-    BUSY_CPU_PCT, CpuActivityRow, CpuRow, CpuShareRow, CpuTimeRow, MigrationSummaryRow,
-    PlacementRow, PowerStepRow, ProcessRow, QualityRow, ResidencyRollupRow, ResidencyRow,
-    PlacementCostRow, SchedDelayRow, SchedSliceRow, Severity, TableDir, TableError, ThroughputRow,
-    TotalsRow, WakeupPlacementRow, WorkloadMetricRow, read_table,
+    BUSY_CPU_PCT, CpuActivityRow, CpuRow, CpuShareRow, CpuTimeRow, CpuTimelineRow,
+    MigrationSummaryRow, PlacementCostRow, PlacementRow, PowerStepRow, ProcessRow, QualityRow,
+    ResidencyRollupRow, ResidencyRow, SchedDelayRow, SchedSliceRow, Severity, TableDir, TableError,
+    ThroughputRow, TotalsRow, WakeupPlacementRow, WorkloadMetricRow, read_table,
 };
 
 use table::{Align, Table, escape};
@@ -59,7 +59,13 @@ pub const TABLES_READ: [&str; 4] = ["workload_metrics", "quality", "processes", 
 
 /// What [`plot_run`] draws a run's plots from: its partitions of these tables and aggregates
 /// (the runner fingerprints them per run, so only a changed run's plots are drawn again).
-pub const PLOTS_READ: [&str; 4] = ["cpus", "sched_slices", "placement", "residency_rollup"];
+pub const PLOTS_READ: [&str; 5] = [
+    "cpus",
+    "sched_slices",
+    "placement",
+    "residency_rollup",
+    "cpu_timeline",
+];
 
 /// The rendered summary.
 #[derive(Debug, Clone)]
@@ -536,8 +542,10 @@ pub fn plot_run(
                 let slices: Vec<&SchedSliceRow> = slices.iter().collect();
                 let placement: Vec<&PlacementRow> = placement.iter().collect();
                 let spans = plots::occupancy(&slices, &placement);
+                let timeline: Vec<CpuTimelineRow> = read_table(aggregates)?;
                 let title = format!("{pipeline} {run_id}: which workload ran where");
-                ("cpu_timeline", plots::cpu_timeline(&title, &spans, &cpus))
+                let svg = plots::cpu_timeline(&title, &spans, &timeline, &cpus);
+                ("cpu_timeline", svg)
             }
             PlotKind::Residency => {
                 let rows: Vec<ResidencyRollupRow> = read_table(aggregates)?;

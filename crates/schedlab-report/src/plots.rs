@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 
 use plotters::coord::ranged1d::SegmentValue;
 use plotters::prelude::*;
-use schedlab_tables::{CpuRow, PlacementRow, ResidencyRollupRow, SchedSliceRow};
+use schedlab_tables::{CpuRow, CpuTimelineRow, PlacementRow, ResidencyRollupRow, SchedSliceRow};
 
 /// Width of every plot, in pixels; spans closer than one of them are drawn as one.
 const WIDTH: u32 = 1200;
@@ -152,11 +152,37 @@ fn lane_span(index: usize, count: usize) -> (SegmentValue<i32>, SegmentValue<i32
     (SegmentValue::Exact(index as i32), top)
 }
 
+/// What else a CPU did, drawn under the workloads: other tasks in greys by priority (darker
+/// runs first), and in black the idle time while a workload thread that may run there waited
+/// (black and grey are no workload's colour).
+const BACKGROUND: [(&str, RGBColor); 5] = [
+    ("other task: real-time", RGBColor(70, 70, 70)),
+    ("other task: nice < 0", RGBColor(120, 120, 120)),
+    ("other task: nice 0", RGBColor(170, 170, 170)),
+    ("other task: nice > 0", RGBColor(215, 215, 215)),
+    ("idle while a workload waited", RGBColor(0, 0, 0)),
+];
+
+/// The [`BACKGROUND`] entry of a `cpu_timeline` stretch, if it is drawn.
+fn background_of(row: &CpuTimelineRow) -> Option<&'static str> {
+    let index = match (row.state.as_str(), row.prio) {
+        ("other", Some(prio)) if prio < 100 => 0,
+        ("other", Some(prio)) if prio < 120 => 1,
+        ("other", Some(120) | None) => 2,
+        ("other", Some(_)) => 3,
+        ("idle", _) if row.waiting.is_some() => 4,
+        _ => return None,
+    };
+    Some(BACKGROUND[index].0)
+}
+
 /// A lane per CPU (labelled `cpu 3 (E)`), time in seconds from the first span, a colour per
-/// workload. `None` when there is nothing to draw.
+/// workload over the `cpu_timeline` aggregate's other tasks and marked idle time (see
+/// [`BACKGROUND`]; none without that aggregate). `None` when there is nothing to draw.
 pub fn cpu_timeline(
     title: &str,
     spans: &[Occupancy<'_>],
+    timeline: &[CpuTimelineRow],
     cpus: &[&CpuRow],
 ) -> Result<Option<String>, String> {
     let (Some(t0), Some(t1)) = (
@@ -197,6 +223,34 @@ pub fn cpu_timeline(
         let index_of: BTreeMap<i32, usize> = (lanes.iter().enumerate())
             .map(|(i, (cpu, _))| (*cpu, i))
             .collect();
+        let background: Vec<Occupancy> = (timeline.iter())
+            .filter(|r| index_of.contains_key(&r.cpu))
+            .filter_map(|r| {
+                Some(Occupancy {
+                    cpu: r.cpu,
+                    start_ns: r.start_ns.max(t0),
+                    end_ns: r.end_ns.min(t1),
+                    workload: background_of(r)?,
+                })
+            })
+            .filter(|o| o.end_ns > o.start_ns)
+            .collect();
+        let background = merged(&background, gap_ns);
+        for (name, color) in BACKGROUND {
+            let rects: Vec<_> = (background.iter())
+                .filter(|s| s.workload == name)
+                .map(|s| {
+                    let (bottom, top) = lane_span(index_of[&s.cpu], lanes.len());
+                    Rectangle::new(
+                        [(seconds(s.start_ns), bottom), (seconds(s.end_ns), top)],
+                        color.filled(),
+                    )
+                })
+                .collect();
+            if !rects.is_empty() {
+                draw_workload(&mut chart, rects, name, color.to_rgba())?;
+            }
+        }
         for (i, name) in names.iter().enumerate() {
             let color = Palette99::pick(i).mix(0.9);
             let rects = (spans.iter()).filter(|s| s.workload == name).map(|s| {

@@ -378,3 +378,29 @@ fn a_pipeline_of_too_many_runs_or_cpus_is_refused_before_it_is_expanded() {
         ["p.yaml:14:17: error: `0-4000000000` is not a CPU list"]
     );
 }
+
+#[test]
+fn a_declared_topology_keeps_its_order_and_class_order_names_its_classes_once() {
+    let yaml = GOOD.replace(
+        "name: demo\n",
+        "name: demo\ntopology: { small: [1], big: [0] }\nclass_order: [big, small]\n",
+    );
+    let plan = compile_text(&yaml).expect("valid");
+    let declared: Vec<&str> = plan.topology.iter().map(|(c, _)| c.as_str()).collect();
+    assert_eq!(declared, ["small", "big"], "as written, not sorted");
+    assert_eq!(plan.class_order, ["big", "small"]);
+
+    let twice = yaml.replace("[big, small]", "[big, big]");
+    assert!(
+        errors(&twice).starts_with("p.yaml:3:20: error: class `big` is listed twice"),
+        "{}",
+        errors(&twice)
+    );
+    let typo = yaml.replace("[big, small]", "[big, smal]");
+    let text = errors(&typo);
+    assert!(
+        text.starts_with("p.yaml:3:20: error: `smal` is not a class of this pipeline's `topology`"),
+        "{text}"
+    );
+    assert!(text.ends_with("hint: did you mean `small`?"), "{text}");
+}

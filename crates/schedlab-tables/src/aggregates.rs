@@ -378,6 +378,10 @@ pub struct CpuTimelineRow {
     pub prio: Option<i32>,
     /// Slices merged into this stretch.
     pub slices: i64,
+    /// On idle stretches: a workload one of whose threads, allowed on this CPU, waited
+    /// runnable on a CPU of this class or a slower one all through the stretch (idle stretches
+    /// are cut where such waits begin and end); null otherwise.
+    pub waiting: Option<String>,
 }
 
 impl Table for CpuTimelineRow {
