@@ -17,8 +17,8 @@ use std::collections::BTreeMap;
 use crate::stats::Sample;
 use schedlab_tables::manifest::RunStatus;
 use schedlab_tables::{
-    ComparisonRow, CpuActivityRow, CpuShareRow, CpuTimeRow, ProcessRow, RunRow, ThroughputRow,
-    Verdict, WorkloadMetricRow,
+    ComparisonRow, CpuActivityRow, CpuShareRow, CpuTimeRow, NO_EARLIER_RUN, PlacementCostRow,
+    ProcessRow, RunRow, ThroughputRow, Verdict, WakeupPlacementRow, WorkloadMetricRow,
 };
 
 /// What runs are grouped by.
@@ -84,6 +84,8 @@ pub struct CompareInputs {
     pub throughput: Vec<ThroughputRow>,
     pub cpu_share: Vec<CpuShareRow>,
     pub cpu_activity: Vec<CpuActivityRow>,
+    pub placement_cost: Vec<PlacementCostRow>,
+    pub wakeup_placement: Vec<WakeupPlacementRow>,
 }
 
 /// One figure of one run.
@@ -236,6 +238,40 @@ pub fn observations(
         };
         let metric = format!("cpu_share/{phase}");
         add(&c.run_id, &c.workload, metric, "CPUs", c.cpus, false);
+    }
+    // "Why here?", summed over the workload's threads.
+    for c in &inputs.placement_cost {
+        let seconds = [
+            ("slower_run_s", Some(c.slower_run_ns)),
+            ("faster_idle_s", Some(c.faster_idle_ns)),
+            ("faster_lower_prio_s", c.faster_lower_prio_ns),
+            ("wait_idle_s", Some(c.wait_idle_ns)),
+        ];
+        for (field, ns) in seconds {
+            if let Some(ns) = ns {
+                let metric = format!("placement_cost/{field}");
+                add(&c.run_id, &c.workload, metric, "s", ns as f64 / 1e9, true);
+            }
+        }
+    }
+    for w in &inputs.wakeup_placement {
+        let moved = w.from_class != w.to_class && w.from_class != NO_EARLIER_RUN;
+        let other_class = if moved { w.wakeups } else { 0 };
+        let counts = [
+            ("wakeups_to_other_class", other_class),
+            ("wakeups_onto_busy_while_idle", w.onto_busy_while_idle),
+        ];
+        for (field, count) in counts {
+            let metric = format!("wakeup_placement/{field}");
+            add(
+                &w.run_id,
+                &w.workload,
+                metric,
+                "wakeups",
+                count as f64,
+                true,
+            );
+        }
     }
     // turbostat's whole-machine figures, under the window's name (a workload, or `run`).
     for a in inputs.cpu_activity.iter().filter(|a| a.scope == "all") {
@@ -412,6 +448,8 @@ pub fn compare(
 
 #[cfg(test)]
 mod tests {
+    use schedlab_tables::PlacementCostRow;
+
     use super::*;
 
     use crate::stats::tests::{A, B};
@@ -585,7 +623,7 @@ mod tests {
     }
 
     #[test]
-    fn turbostat_and_cpu_share_figures_are_compared_under_their_window_and_workload() {
+    fn turbostat_cpu_share_and_placement_figures_are_compared_under_their_window_and_workload() {
         let mut inputs = two_kernels();
         inputs.cpu_activity.push(CpuActivityRow {
             run_id: "x-new-r0".into(),
@@ -620,6 +658,32 @@ mod tests {
             change_cpus: None,
             change_cpu_s: None,
         });
+        // Two threads of one run: their seconds on a slower class add up.
+        for (tid, slower_s) in [(1, 2.0), (2, 0.5)] {
+            inputs.placement_cost.push(PlacementCostRow {
+                run_id: "x-new-r0".into(),
+                workload: "build".into(),
+                pid: 1,
+                tid,
+                comm: "cc1".into(),
+                prio: None,
+                allowed_cpus: "0-1".into(),
+                allowed_source: "unbound".into(),
+                run_ns: 3_000_000_000,
+                slower_run_ns: (slower_s * 1e9) as i64,
+                faster_idle_ns: 0,
+                faster_idle_share: 0.0,
+                faster_idle_cpus: String::new(),
+                faster_lower_prio_ns: None,
+                faster_lower_prio_share: None,
+                faster_lower_prio_cpus: String::new(),
+                wait_ns: 0,
+                wait_idle_ns: 0,
+                wait_idle_share: 0.0,
+                wait_idle_cpus: String::new(),
+                lost_events: Some(0),
+            });
+        }
         let (seen, _) = observations(&inputs, &GroupBy::Label).unwrap();
         let figures: Vec<(&str, &str, &str, f64)> = (seen.iter())
             .filter(|o| !o.metric.starts_with("time/"))
@@ -635,6 +699,9 @@ mod tests {
         assert_eq!(
             figures,
             [
+                ("build", "placement_cost/faster_idle_s", "s", 0.0),
+                ("build", "placement_cost/slower_run_s", "s", 2.5),
+                ("build", "placement_cost/wait_idle_s", "s", 0.0),
                 ("build", "turbostat/busy_pct", "%", 97.5),
                 ("build", "turbostat/bzy_mhz", "MHz", 3900.0),
                 ("build", "turbostat/pkg_watt", "W", 28.1),

@@ -258,6 +258,24 @@ mod tests {
             (row.wait_ns, row.wait_idle_ns, row.wait_idle_cpus.as_str()),
             (15, 15, "1")
         );
+        // cpu 1 is slower than the P CPU the thread waited for: its idle time is not marked.
+        assert!(marks.is_empty(), "{marks:?}");
+    }
+
+    #[test]
+    fn idle_time_of_an_equal_or_faster_cpu_beside_a_wait_is_marked() {
+        // The thread waits 20..40 to run on the E CPU while the P CPU idles 0..30.
+        let mut woken = slice(1, 9, (40, 60), 120, Some("w"));
+        woken.sched_delay_ns = 20;
+        let slices = [
+            slice(0, 0, (0, 30), 0, None),
+            slice(0, 7, (30, 60), 120, None),
+            woken,
+        ];
+        let run = RunTables::for_tests(&slices);
+        let (rows, marks) = placement_cost(&run, &Timeline::new(&run.all_slices));
+        assert_eq!((rows[0].wait_ns, rows[0].wait_idle_ns), (20, 10));
+        assert_eq!(marks, IdleWhileWaiting::from([(0, vec![((20, 30), "w")])]));
     }
 
     #[test]

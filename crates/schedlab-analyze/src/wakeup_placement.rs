@@ -10,14 +10,11 @@
 
 use std::collections::BTreeMap;
 
-use schedlab_tables::{SchedSliceRow, WakeupPlacementRow};
+use schedlab_tables::{NO_EARLIER_RUN, SchedSliceRow, WakeupPlacementRow};
 
 use crate::RunTables;
 use crate::placement_cost::allowed_cpus;
 use crate::timeline::{Timeline, is_idle};
-
-/// The `from_class` of a thread's first wakeup in the trace: it had not run before.
-pub const NO_EARLIER_RUN: &str = "none";
 
 #[derive(Default)]
 struct Counts {

@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-use schedlab_tables::{CpuRow, PlacementCostRow, WakeupPlacementRow};
+use schedlab_tables::{CpuRow, NO_EARLIER_RUN, PlacementCostRow, WakeupPlacementRow};
 
 use crate::table::escape;
 
@@ -75,7 +75,7 @@ pub fn why_lines(
         if let Some(sum) = sums.get_mut(&(w.run_id.as_str(), w.workload.as_str())) {
             sum.wakeups += w.wakeups;
             sum.same_cpu += w.same_cpu;
-            if w.from_class != w.to_class && w.from_class != "none" {
+            if w.from_class != w.to_class && w.from_class != NO_EARLIER_RUN {
                 sum.other_class += w.wakeups;
             }
             sum.onto_busy_while_idle += w.onto_busy_while_idle;
@@ -142,4 +142,71 @@ pub fn why_lines(
         writeln!(out, "- {text}.").expect("writing to a String");
     }
     Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cpu(cpu: i32, class: &str, class_rank: i32) -> CpuRow {
+        CpuRow {
+            run_id: "r1".into(),
+            cpu,
+            core_id: None,
+            package_id: None,
+            class: class.into(),
+            class_source: "declared".into(),
+            capacity: None,
+            max_khz: None,
+            class_rank: Some(class_rank),
+        }
+    }
+
+    fn cost() -> PlacementCostRow {
+        PlacementCostRow {
+            run_id: "r1".into(),
+            workload: "openssl".into(),
+            pid: 5,
+            tid: 5,
+            comm: "openssl".into(),
+            prio: Some(120),
+            allowed_cpus: "0-1".into(),
+            allowed_source: "unbound".into(),
+            run_ns: 31_200_000_000,
+            slower_run_ns: 25_000_000_000,
+            faster_idle_ns: 0,
+            faster_idle_share: 0.0,
+            faster_idle_cpus: String::new(),
+            faster_lower_prio_ns: Some(24_600_000_000),
+            faster_lower_prio_share: Some(24.6 / 31.2),
+            faster_lower_prio_cpus: "0".into(),
+            wait_ns: 1_000_000_000,
+            wait_idle_ns: 0,
+            wait_idle_share: 0.0,
+            wait_idle_cpus: String::new(),
+            lost_events: Some(0),
+        }
+    }
+
+    #[test]
+    fn a_hybrid_run_reads_as_time_on_the_slower_class_and_a_uniform_one_says_so() {
+        let hybrid = [cpu(0, "P", 0), cpu(1, "E", 1)];
+        let text = why_lines(&[cost()], &[], &hybrid).expect("a row");
+        assert!(
+            text.starts_with(
+                "- r1 openssl (1 thread, prio 120) ran 31.200 s, 25.000 s of it on a slower \
+                 class than it was allowed (classes fastest first: P, E); a faster CPU it may \
+                 use was idle for 0.000 s of that and ran lower-priority work for 24.600 s."
+            ),
+            "{text}"
+        );
+        let uniform = [cpu(0, "P", 0), cpu(1, "P", 0)];
+        let text = why_lines(&[cost()], &[], &uniform).expect("a row");
+        assert!(
+            text.contains("the machine has one core class (P)"),
+            "{text}"
+        );
+        assert!(!text.contains("slower class"), "{text}");
+        assert_eq!(why_lines(&[], &[], &hybrid), None);
+    }
 }

@@ -909,6 +909,8 @@ impl<'a> Runner<'a> {
             throughput: read_table(&aggregates)?,
             cpu_share: read_table(&aggregates)?,
             cpu_activity: read_table(&aggregates)?,
+            placement_cost: read_table(&aggregates)?,
+            wakeup_placement: read_table(&aggregates)?,
         };
         let (observations, groups) = schedlab_analyze::compare::observations(&inputs, by)?;
         let rows = schedlab_analyze::compare::compare(&observations, &groups, by, baseline)?;

@@ -447,7 +447,7 @@ pub struct WakeupPlacementRow {
     pub pid: i32,
     pub tid: i32,
     pub comm: String,
-    /// Class of the CPU the thread last ran on; `new` for its first run.
+    /// Class of the CPU the thread last ran on; [`NO_EARLIER_RUN`] for its first run.
     pub from_class: String,
     pub to_class: String,
     pub wakeups: i64,
@@ -462,6 +462,9 @@ pub struct WakeupPlacementRow {
     /// Of `onto_busy`: while an allowed CPU of an equal or faster class than `to_class` was idle.
     pub onto_busy_while_idle: i64,
 }
+
+/// `wakeup_placement.from_class` of a thread's first wakeup in the trace: it had not run before.
+pub const NO_EARLIER_RUN: &str = "none";
 
 impl Table for WakeupPlacementRow {
     const NAME: &'static str = "wakeup_placement";

@@ -1,0 +1,166 @@
+//! "Why here?" on a real traced run: seed page 8's experiment scaled to this machine (nice-19
+//! workers on every CPU, one normal-priority worker among them) with a declared topology (cpu 0
+//! = P, the others E), checked against `perf sched timehist -s` and against the trace's slices.
+
+mod util;
+
+use std::collections::BTreeMap;
+use std::process::Command;
+
+use schedlab_tables::{
+    CpuTimeRow, CpuTimelineRow, PlacementCostRow, SchedDelayRow, SchedSliceRow, WakeupPlacementRow,
+    read_table,
+};
+use util::{Need, Sandbox, can_run};
+
+const PIPELINE: &str = "\
+name: why
+topology: { P: [0], E: [\"1-LAST\"] }
+collect:
+  monitors:
+    sched: { perf-sched: {} }
+  workloads:
+    background:
+      run: [stress-ng, --cpu, \"${nproc}\", --cpu-method, int64, --timeout, 3s]
+      nice: 19
+    foreground:
+      start_after: 1s
+      run: [stress-ng, --cpu, \"1\", --cpu-method, int64, --timeout, 1s]
+aggregate:
+  - cpu_time: {}
+  - sched_delay: {}
+  - cpu_timeline: {}
+  - placement_cost: {}
+  - wakeup_placement: {}
+";
+
+const TEST: &str = "the_why_here_aggregates_agree_with_perf_and_with_the_slices";
+
+/// perf's "Idle stats" per CPU, in ms (`CPU  0 idle for     13.376  msec  (  0.19%)`). CPUs
+/// perf says were "idle entire time window" (it never saw them leave idle) are left out.
+fn perf_idle_ms(perf_data: &std::path::Path) -> BTreeMap<i32, f64> {
+    let out = Command::new("perf")
+        .args(["sched", "timehist", "-s", "-i"])
+        .arg(perf_data)
+        .output()
+        .expect("perf runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let idle = text
+        .split("Idle stats:")
+        .nth(1)
+        .expect("perf prints idle stats");
+    idle.lines()
+        .filter_map(|line| {
+            let rest = line.trim().strip_prefix("CPU")?;
+            let (cpu, rest) = rest.trim().split_once(" idle for ")?;
+            let ms = rest.split_whitespace().next()?.parse().ok()?;
+            Some((cpu.trim().parse().ok()?, ms))
+        })
+        .collect()
+}
+
+#[test]
+fn the_why_here_aggregates_agree_with_perf_and_with_the_slices() {
+    let needs = [Need::TraceAllCpus, Need::Program("stress-ng")];
+    if !can_run(TEST, &needs) {
+        return;
+    }
+    let nproc = std::thread::available_parallelism().unwrap().get();
+    if nproc < 2 {
+        util::skip(TEST, "one CPU: no class can be faster than another");
+        return;
+    }
+    let sandbox = Sandbox::new();
+    let text = PIPELINE.replace("LAST", &(nproc - 1).to_string());
+    let pipeline = sandbox.write("why.yaml", &text);
+    let run = sandbox.schedlab(&["run", pipeline.to_str().unwrap()]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let (tables, aggregates) = (
+        sandbox.data("why", "tables"),
+        sandbox.data("why", "aggregates"),
+    );
+    let run_id = sandbox.runs("why").pop().expect("one run");
+    let perf_data = sandbox.data("why", &format!("runs/{run_id}/raw/sched.perf.data"));
+
+    // The timeline's idle time per CPU is perf's, to its printed 0.001 ms.
+    let timeline: Vec<CpuTimelineRow> = read_table(&aggregates).unwrap();
+    let perf_idle = perf_idle_ms(&perf_data);
+    assert!(!perf_idle.is_empty(), "perf saw some CPU idle");
+    for (cpu, perf_ms) in &perf_idle {
+        let ours: i64 = (timeline.iter())
+            .filter(|r| r.cpu == *cpu && r.state == "idle")
+            .map(|r| r.end_ns - r.start_ns)
+            .sum();
+        let ours_ms = ours as f64 / 1e6;
+        assert!(
+            (ours_ms - perf_ms).abs() < 0.0015,
+            "cpu {cpu}: {ours_ms} ms, perf {perf_ms} ms"
+        );
+    }
+
+    // Each thread's run time is its cpu_time, its wakeups are sched_delay's.
+    let costs: Vec<PlacementCostRow> = read_table(&aggregates).unwrap();
+    let cpu_time: Vec<CpuTimeRow> = read_table(&aggregates).unwrap();
+    let delays: Vec<SchedDelayRow> = read_table(&aggregates).unwrap();
+    let wakeups: Vec<WakeupPlacementRow> = read_table(&aggregates).unwrap();
+    assert_eq!(costs.len(), cpu_time.len(), "a row per workload thread");
+    for c in &costs {
+        let time = cpu_time
+            .iter()
+            .find(|t| t.tid == c.tid)
+            .expect("same threads");
+        assert_eq!(c.run_ns, time.cpu_time_ns, "{c:#?}");
+        assert_eq!(c.allowed_source, "unbound");
+        let woken: i64 = wakeups
+            .iter()
+            .filter(|w| w.tid == c.tid)
+            .map(|w| w.wakeups)
+            .sum();
+        let delay = delays
+            .iter()
+            .find(|d| d.tid == c.tid)
+            .expect("same threads");
+        assert_eq!(woken, delay.wakeups, "tid {}", c.tid);
+    }
+
+    // The figures against the slices themselves, by brute force: with one P CPU, time on an E
+    // CPU while the P CPU idled (or ran a lower priority) is a plain sum of overlaps.
+    let slices: Vec<SchedSliceRow> = read_table(&tables).unwrap();
+    let on_p: Vec<&SchedSliceRow> = slices.iter().filter(|s| s.cpu == 0).collect();
+    let overlap = |a: &SchedSliceRow, b: &SchedSliceRow| {
+        (a.end_ns.min(b.end_ns) - a.start_ns.max(b.start_ns)).max(0)
+    };
+    for c in &costs {
+        let own: Vec<&SchedSliceRow> = (slices.iter())
+            .filter(|s| s.tid == c.tid && s.cpu != 0)
+            .collect();
+        let slower: i64 = own.iter().map(|s| s.run_ns).sum();
+        let idle: i64 = (own.iter())
+            .flat_map(|s| {
+                on_p.iter()
+                    .filter(|p| p.tid == 0)
+                    .map(move |p| overlap(s, p))
+            })
+            .sum();
+        assert_eq!(
+            (c.slower_run_ns, c.faster_idle_ns),
+            (slower, idle),
+            "{c:#?}"
+        );
+        if let Some(prio) = c.prio {
+            let lower: i64 = (own.iter())
+                .flat_map(|s| {
+                    (on_p.iter())
+                        .filter(|p| p.tid != 0 && p.prio.is_some_and(|q| q > prio))
+                        .map(move |p| overlap(s, p))
+                })
+                .sum();
+            assert_eq!(c.faster_lower_prio_ns, Some(lower), "{c:#?}");
+        }
+    }
+    let fg: Vec<&PlacementCostRow> = costs
+        .iter()
+        .filter(|c| c.workload == "foreground")
+        .collect();
+    assert!(!fg.is_empty(), "the foreground ran");
+}
