@@ -111,7 +111,8 @@ pub fn class_order(cpus: &[CpuInfo], declared: &[(String, Vec<u32>)]) -> Vec<Str
         .map(|(class, _)| class.clone())
         .filter(|class| cpus.iter().any(|c| &c.class == class))
         .collect();
-    let mut fastest: BTreeMap<&str, (Option<i64>, Option<i64>)> = BTreeMap::new();
+    // Per class, its fastest CPU's (capacity, max frequency).
+    let mut fastest: BTreeMap<&str, Speed> = BTreeMap::new();
     for c in cpus {
         if order.contains(&c.class) || c.class == "offline" || c.class == "unknown" {
             continue;
@@ -119,13 +120,16 @@ pub fn class_order(cpus: &[CpuInfo], declared: &[(String, Vec<u32>)]) -> Vec<Str
         let best = fastest.entry(&c.class).or_default();
         *best = (best.0.max(c.capacity), best.1.max(c.max_khz));
     }
-    let mut detected: Vec<(&str, (Option<i64>, Option<i64>))> = fastest.into_iter().collect();
+    let mut detected: Vec<(&str, Speed)> = fastest.into_iter().collect();
     detected.sort_by(|a, b| {
         (b.1.cmp(&a.1)).then_with(|| conventional_rank(a.0).cmp(&conventional_rank(b.0)))
     });
     order.extend(detected.into_iter().map(|(class, _)| class.to_owned()));
     order
 }
+
+/// A CPU's capacity and max frequency, compared in that order (`None` below any value).
+type Speed = (Option<i64>, Option<i64>);
 
 /// Where a class name comes in the classifier's naming, fastest first; other names after,
 /// alphabetically (the caller's sort is stable over names in alphabetical order).
