@@ -170,6 +170,7 @@ mod tests {
             preempt_wait_ns: 0,
             prev_state: "S".into(),
             workload: Some(Arc::from("w")),
+            prio: Some(120),
         }
     }
 

@@ -70,6 +70,7 @@ impl CompactSlices {
             i64s(rows, |r| r.preempt_wait),
             strs(rows, |r| states.get(r.state)),
             workloads(names, rows, |r| r.workload),
+            i32s(rows, |r| r.prio),
         ];
         RecordBatch::try_new(schema, columns)
     }

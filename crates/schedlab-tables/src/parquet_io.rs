@@ -345,6 +345,7 @@ mod tests {
             preempt_wait_ns: 0,
             prev_state: "R+".into(),
             workload: workload.cloned(),
+            prio: Some(120 + tid % 20),
         }
     }
 
