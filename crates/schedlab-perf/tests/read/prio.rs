@@ -212,6 +212,8 @@ fn cannot_trace() -> Option<String> {
         ));
     }
     let tracefs = ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"];
-    (!tracefs.iter().any(|t| Path::new(t).join("events/sched").exists()))
-        .then(|| "tracefs is not mounted (mount -t tracefs nodev /sys/kernel/tracing)".into())
+    (!tracefs
+        .iter()
+        .any(|t| Path::new(t).join("events/sched").exists()))
+    .then(|| "tracefs is not mounted (mount -t tracefs nodev /sys/kernel/tracing)".into())
 }
