@@ -21,6 +21,7 @@ pub mod from_placement;
 pub mod from_sched;
 pub mod power_step;
 pub mod rollup;
+mod sched_delay;
 pub mod stats;
 pub mod thread;
 pub mod throughput;
@@ -30,6 +31,7 @@ use std::path::PathBuf;
 
 use rayon::prelude::*;
 use schedlab_spec::{AggregateStep, StepKind, Window};
+use schedlab_tables::SchedDelayWorkloadRow;
 use schedlab_tables::{
     CpuRow, CpuSampleRow, CpuShareRow, CpuTimeRow, LossRow, MigrationRow, MigrationSummaryRow,
     PlacementRow, PowerStepRow, ProcessRow, ResidencyRow, RunRow, SchedDelayRow, SchedSliceRow,
@@ -80,6 +82,8 @@ pub struct Aggregates {
     pub sched_delay: Vec<SchedDelayRow>,
     pub cpu_time: Vec<CpuTimeRow>,
     pub throughput: Vec<ThroughputRow>,
+    /// Beside `sched_delay`: the same figures per workload.
+    pub sched_delay_workloads: Vec<SchedDelayWorkloadRow>,
 }
 
 impl Aggregates {
@@ -89,6 +93,8 @@ impl Aggregates {
         self.sched_delay.extend(other.sched_delay);
         self.cpu_time.extend(other.cpu_time);
         self.throughput.extend(other.throughput);
+        self.sched_delay_workloads
+            .extend(other.sched_delay_workloads);
     }
 }
 
@@ -249,7 +255,8 @@ pub fn aggregate(
             residency: StepKind::Residency,
             migrations: StepKind::Migrations,
             sched_delay: StepKind::SchedDelay,
-            cpu_time: StepKind::CpuTime
+            cpu_time: StepKind::CpuTime,
+            sched_delay_workloads: StepKind::SchedDelay
         );
     }
     all.throughput = throughput::effective(&tables.workload_metrics, &tables.processes);
@@ -269,6 +276,7 @@ pub fn aggregate(
     write_step!(sched_delay, StepKind::SchedDelay);
     write_step!(cpu_time, StepKind::CpuTime);
     write_step!(throughput, StepKind::Throughput);
+    write_step!(sched_delay_workloads, StepKind::SchedDelay);
     // The roll-ups of the per-thread tables, over the rows those steps kept.
     let kept = |kind| selection(steps, kind).is_some();
     if kept(StepKind::Residency) {
