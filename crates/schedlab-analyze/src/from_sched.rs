@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use schedlab_spec::Window;
 use schedlab_tables::{LossRow, PlacementRow, SchedSliceRow};
 
+use crate::migration_classes::migration_classes;
 use crate::sched_delay::Delays;
 use crate::thread::{ThreadKey, ThreadUsage};
 use crate::{Aggregates, RunTables};
@@ -109,6 +110,8 @@ pub fn aggregate(run: &RunTables<'_>, startup_ns: i64, window: Option<Window>) -
     }
     let mut out = Aggregates::default();
     let mut delays = Delays::default();
+    // Each thread's workload and lost events, for the migrations by class.
+    let mut counted: BTreeMap<i32, (&str, i64)> = BTreeMap::new();
     for (tid, (key, slices)) in &threads {
         let mut per_cpu: BTreeMap<i32, i64> = BTreeMap::new();
         for s in slices {
@@ -120,6 +123,7 @@ pub fn aggregate(run: &RunTables<'_>, startup_ns: i64, window: Option<Window>) -
         let lost_events = Some(lost);
         out.sched_delay
             .push(delays.thread(run.run_id, key, slices, lost));
+        counted.insert(*tid, (&key.workload, lost));
         ThreadUsage {
             key,
             per_cpu,
@@ -133,6 +137,13 @@ pub fn aggregate(run: &RunTables<'_>, startup_ns: i64, window: Option<Window>) -
         .push_into(run, startup_ns, &mut out);
     }
     out.sched_delay_workloads = delays.workload_rows(run.run_id);
+    // Every slice of each thread, also outside the window: its state at a migration inside the
+    // window may date from before it.
+    let mut whole: BTreeMap<i32, Vec<&SchedSliceRow>> = BTreeMap::new();
+    for &s in &run.sched_slices {
+        whole.entry(s.tid).or_default().push(s);
+    }
+    out.migration_classes = migration_classes(run, &counted, &whole, inside);
     out
 }
 

@@ -19,6 +19,7 @@ pub mod cpu_activity;
 pub mod cpu_share;
 pub mod from_placement;
 pub mod from_sched;
+mod migration_classes;
 pub mod power_step;
 pub mod rollup;
 mod sched_delay;
@@ -31,12 +32,12 @@ use std::path::PathBuf;
 
 use rayon::prelude::*;
 use schedlab_spec::{AggregateStep, StepKind, Window};
-use schedlab_tables::SchedDelayWorkloadRow;
 use schedlab_tables::{
     CpuRow, CpuSampleRow, CpuShareRow, CpuTimeRow, LossRow, MigrationRow, MigrationSummaryRow,
     PlacementRow, PowerStepRow, ProcessRow, ResidencyRow, RunRow, SchedDelayRow, SchedSliceRow,
     TableDir, TableError, ThroughputRow, WorkloadMetricRow, read_table, write_table,
 };
+use schedlab_tables::{MigrationClassRow, SchedDelayWorkloadRow};
 
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -84,6 +85,8 @@ pub struct Aggregates {
     pub throughput: Vec<ThroughputRow>,
     /// Beside `sched_delay`: the same figures per workload.
     pub sched_delay_workloads: Vec<SchedDelayWorkloadRow>,
+    /// Beside `migrations`: per workload and class transition.
+    pub migration_classes: Vec<MigrationClassRow>,
 }
 
 impl Aggregates {
@@ -95,6 +98,7 @@ impl Aggregates {
         self.throughput.extend(other.throughput);
         self.sched_delay_workloads
             .extend(other.sched_delay_workloads);
+        self.migration_classes.extend(other.migration_classes);
     }
 }
 
@@ -256,7 +260,8 @@ pub fn aggregate(
             migrations: StepKind::Migrations,
             sched_delay: StepKind::SchedDelay,
             cpu_time: StepKind::CpuTime,
-            sched_delay_workloads: StepKind::SchedDelay
+            sched_delay_workloads: StepKind::SchedDelay,
+            migration_classes: StepKind::Migrations
         );
     }
     all.throughput = throughput::effective(&tables.workload_metrics, &tables.processes);
@@ -277,6 +282,7 @@ pub fn aggregate(
     write_step!(cpu_time, StepKind::CpuTime);
     write_step!(throughput, StepKind::Throughput);
     write_step!(sched_delay_workloads, StepKind::SchedDelay);
+    write_step!(migration_classes, StepKind::Migrations);
     // The roll-ups of the per-thread tables, over the rows those steps kept.
     let kept = |kind| selection(steps, kind).is_some();
     if kept(StepKind::Residency) {

@@ -123,6 +123,33 @@ impl Table for SchedDelayWorkloadRow {
     const NAME: &'static str = "sched_delay_workloads";
 }
 
+/// A workload's migrations from one core class to another, by what the thread was doing when
+/// it moved (from its `sched_slices`): waking (`at_wakeup`), waiting runnable (`runnable`), or
+/// running (`running`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MigrationClassRow {
+    pub run_id: String,
+    pub workload: String,
+    /// The classes of the CPUs it left and went to (`?` for a CPU the `cpus` table lacks).
+    pub from_class: String,
+    pub to_class: String,
+    pub migrations: i64,
+    /// The thread was asleep or new, or not yet seen running: the kernel placed it as it woke.
+    pub at_wakeup: i64,
+    /// It had been switched out runnable (`R`, `R+`) and had not run again: it was waiting
+    /// for a CPU (load balancing pulled it).
+    pub runnable: i64,
+    /// It was inside one of its slices: on a CPU.
+    pub running: i64,
+    pub source: String,
+    /// The `lost_events` of the threads counted here, summed, each thread's once.
+    pub lost_events: Option<i64>,
+}
+
+impl Table for MigrationClassRow {
+    const NAME: &'static str = "migration_classes";
+}
+
 /// CPU time against wall time of one thread.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CpuTimeRow {
