@@ -174,7 +174,7 @@ mod tests {
             preempt_wait_ns: 0,
             prev_state: "R".into(),
             workload: Some(workload.into()),
-            prio: None,
+            prio: Some(120),
         }
     }
 

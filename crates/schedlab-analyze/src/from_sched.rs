@@ -3,8 +3,10 @@
 use std::collections::BTreeMap;
 
 use schedlab_spec::Window;
-use schedlab_tables::{LossRow, PlacementRow, SchedDelayRow, SchedSliceRow};
+use schedlab_tables::{LossRow, PlacementRow, SchedSliceRow};
 
+use crate::migration_classes::migration_classes;
+use crate::sched_delay::Delays;
 use crate::thread::{ThreadKey, ThreadUsage};
 use crate::{Aggregates, RunTables};
 
@@ -107,31 +109,21 @@ pub fn aggregate(run: &RunTables<'_>, startup_ns: i64, window: Option<Window>) -
         migrations.entry(m.tid).or_default().push(m.time_ns);
     }
     let mut out = Aggregates::default();
+    let mut delays = Delays::default();
+    // Each thread's workload and lost events, for the migrations by class.
+    let mut counted: BTreeMap<i32, (&str, i64)> = BTreeMap::new();
     for (tid, (key, slices)) in &threads {
         let mut per_cpu: BTreeMap<i32, i64> = BTreeMap::new();
         for s in slices {
             *per_cpu.entry(s.cpu).or_default() += s.run_ns;
         }
-        let delays: Vec<i64> = slices
-            .iter()
-            .map(|s| s.sched_delay_ns)
-            .filter(|d| *d > 0)
-            .collect();
         let first_ns = slices.iter().map(|s| s.start_ns).min().unwrap_or(0);
         let last_ns = slices.iter().map(|s| s.end_ns).max().unwrap_or(0);
-        let lost_events = Some(lost_between(&run.losses, first_ns, last_ns));
-        out.sched_delay.push(SchedDelayRow {
-            run_id: run.run_id.to_owned(),
-            workload: key.workload.clone(),
-            pid: key.pid,
-            tid: key.tid,
-            comm: key.comm.clone(),
-            wakeups: delays.len() as i64,
-            mean_ns: (!delays.is_empty())
-                .then(|| delays.iter().sum::<i64>() as f64 / delays.len() as f64),
-            max_ns: delays.iter().max().copied(),
-            lost_events,
-        });
+        let lost = lost_between(&run.losses, first_ns, last_ns);
+        let lost_events = Some(lost);
+        out.sched_delay
+            .push(delays.thread(run.run_id, key, slices, lost));
+        counted.insert(*tid, (&key.workload, lost));
         ThreadUsage {
             key,
             per_cpu,
@@ -144,18 +136,27 @@ pub fn aggregate(run: &RunTables<'_>, startup_ns: i64, window: Option<Window>) -
         }
         .push_into(run, startup_ns, &mut out);
     }
+    out.sched_delay_workloads = delays.workload_rows(run.run_id);
+    // Every slice of each thread, also outside the window: its state at a migration inside the
+    // window may date from before it.
+    let mut whole: BTreeMap<i32, Vec<&SchedSliceRow>> = BTreeMap::new();
+    for &s in &run.sched_slices {
+        whole.entry(s.tid).or_default().push(s);
+    }
+    out.migration_classes = migration_classes(run, &counted, &whole, inside);
     out
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use std::sync::Arc;
 
     use schedlab_tables::{MigrationRow, PlacementRow};
 
     use super::*;
 
-    fn slice(tid: i32, cpu: i32, start_ns: i64, end_ns: i64) -> SchedSliceRow {
+    /// A slice of thread `tid` (workload `w`) after a 5 ns wakeup delay, switched out asleep.
+    pub(crate) fn slice(tid: i32, cpu: i32, start_ns: i64, end_ns: i64) -> SchedSliceRow {
         SchedSliceRow {
             run_id: "r".into(),
             cpu,

@@ -20,9 +20,11 @@ pub mod cpu_activity;
 pub mod cpu_share;
 pub mod from_placement;
 pub mod from_sched;
+mod migration_classes;
 pub mod placement_cost;
 pub mod power_step;
 pub mod rollup;
+mod sched_delay;
 pub mod stats;
 pub mod thread;
 pub mod throughput;
@@ -40,6 +42,7 @@ use schedlab_tables::{
     RunRow, SchedDelayRow, SchedSliceRow, TableDir, TableError, ThroughputRow, WakeupPlacementRow,
     WorkloadMetricRow, read_table, write_table,
 };
+use schedlab_tables::{MigrationClassRow, SchedDelayWorkloadRow};
 
 use crate::classes::ClassOrder;
 use crate::timeline::Timeline;
@@ -91,6 +94,10 @@ pub struct Aggregates {
     pub cpu_timeline: Vec<CpuTimelineRow>,
     pub placement_cost: Vec<PlacementCostRow>,
     pub wakeup_placement: Vec<WakeupPlacementRow>,
+    /// Beside `sched_delay`: the same figures per workload.
+    pub sched_delay_workloads: Vec<SchedDelayWorkloadRow>,
+    /// Beside `migrations`: per workload and class transition.
+    pub migration_classes: Vec<MigrationClassRow>,
 }
 
 impl Aggregates {
@@ -103,6 +110,9 @@ impl Aggregates {
         self.cpu_timeline.extend(other.cpu_timeline);
         self.placement_cost.extend(other.placement_cost);
         self.wakeup_placement.extend(other.wakeup_placement);
+        self.sched_delay_workloads
+            .extend(other.sched_delay_workloads);
+        self.migration_classes.extend(other.migration_classes);
     }
 }
 
@@ -327,7 +337,9 @@ pub fn aggregate(
             residency: StepKind::Residency,
             migrations: StepKind::Migrations,
             sched_delay: StepKind::SchedDelay,
-            cpu_time: StepKind::CpuTime
+            cpu_time: StepKind::CpuTime,
+            sched_delay_workloads: StepKind::SchedDelay,
+            migration_classes: StepKind::Migrations
         );
     }
     all.throughput = throughput::effective(&tables.workload_metrics, &tables.processes);
@@ -353,6 +365,8 @@ pub fn aggregate(
     if selection(steps, StepKind::CpuTimeline).is_some() {
         written.push(write_table(out_dir, &all.cpu_timeline)?);
     }
+    write_step!(sched_delay_workloads, StepKind::SchedDelay);
+    write_step!(migration_classes, StepKind::Migrations);
     // The roll-ups of the per-thread tables, over the rows those steps kept.
     let kept = |kind| selection(steps, kind).is_some();
     if kept(StepKind::Residency) {

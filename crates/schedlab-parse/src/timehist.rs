@@ -223,6 +223,7 @@ fn read_listing_row(
         preempt_wait_ns: 0,
         prev_state: if state { tokens[3].into() } else { "".into() },
         workload: workload_of(ctx, &task).map(Into::into),
+        // perf's listing does not print priorities.
         prio: None,
     });
     Some(())

@@ -70,7 +70,7 @@ impl CompactSlices {
             i64s(rows, |r| r.preempt_wait),
             strs(rows, |r| states.get(r.state)),
             workloads(names, rows, |r| r.workload),
-            Arc::new(arrow_array::Int32Array::new_null(rows.len())),
+            i32s(rows, |r| r.prio),
         ];
         RecordBatch::try_new(schema, columns)
     }

@@ -35,7 +35,11 @@ pub(crate) enum Body {
         prev_pid: i32,
         prev_state: i64,
         prev_comm: Comm,
+        /// The kernel priorities (`prio`: 0-99 real-time, 100-139 nice -20..19) of the task
+        /// switched out and of the one switched in.
+        prev_prio: i32,
         next_pid: i32,
+        next_prio: i32,
     },
     Wake {
         kind: WakeKind,
@@ -161,12 +165,16 @@ fn decode_sample(meta: &Metadata, body: &[u8]) -> Result<Option<Event>, &'static
             prev_comm,
             prev_pid,
             prev_state,
+            prev_prio,
             next_pid,
+            next_prio,
         } => Body::Switch {
             prev_pid: prev_pid.i32(raw).ok_or(FIELD)?,
             prev_state: prev_state.int(raw).ok_or(FIELD)?,
             prev_comm: prev_comm.comm(raw).ok_or(FIELD)?,
+            prev_prio: prev_prio.i32(raw).ok_or(FIELD)?,
             next_pid: next_pid.i32(raw).ok_or(FIELD)?,
+            next_prio: next_prio.i32(raw).ok_or(FIELD)?,
         },
         Tracepoint::Wake {
             kind,

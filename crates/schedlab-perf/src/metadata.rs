@@ -172,7 +172,9 @@ pub(crate) enum Tracepoint {
         prev_comm: Field,
         prev_pid: Field,
         prev_state: Field,
+        prev_prio: Field,
         next_pid: Field,
+        next_prio: Field,
     },
     Wake {
         kind: WakeKind,
@@ -704,7 +706,9 @@ fn bind(f: &Format) -> Result<Option<Tracepoint>, &'static str> {
             prev_comm: need("prev_comm")?,
             prev_pid: need("prev_pid")?,
             prev_state: need("prev_state")?,
+            prev_prio: need("prev_prio")?,
             next_pid: need("next_pid")?,
+            next_prio: need("next_prio")?,
         },
         "sched_waking" | "sched_wakeup" | "sched_wakeup_new" => Tracepoint::Wake {
             kind: match f.name.as_str() {

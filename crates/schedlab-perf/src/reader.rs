@@ -235,7 +235,7 @@ pub(crate) fn rows(out: Output, s: &mut Strings) -> SchedBatch {
             preempt_wait_ns: x.preempt_wait as i64,
             prev_state: s.state(x.state),
             workload: s.workload(x.workload),
-            prio: None,
+            prio: Some(x.prio),
         })
         .collect();
     let migrations = (out.migrations.into_iter())

@@ -33,6 +33,9 @@ pub(crate) struct Slice {
     pub preempt_wait: u64,
     pub state: i64,
     pub workload: Option<u16>,
+    /// The task's kernel priority: `next_prio` of the switch-in that began the slice, or, where
+    /// the trace did not see that switch-in, `prev_prio` of the switch-out that ended it.
+    pub prio: i32,
 }
 
 #[derive(Debug, Clone)]
@@ -74,6 +77,10 @@ pub(crate) struct Lost {
 struct Cpu {
     /// Time of the last sched_switch on this CPU (perf's `evsel__get_time`).
     tprev: u64,
+    /// The task that switch switched in, and its priority then: the next slice's priority
+    /// when that task is the one switched out next.
+    next_pid: i32,
+    next_prio: i32,
     idle: Runtime,
     /// First and last sched_switch time: slices cover exactly this span of the CPU, so the
     /// window where every CPU has data is the intersection of these spans.
@@ -180,8 +187,14 @@ impl Timehist {
                 prev_pid,
                 prev_state,
                 prev_comm,
+                prev_prio,
                 next_pid,
-            } => self.switch(e, prev_pid, prev_state, prev_comm, next_pid),
+                next_prio,
+            } => self.switch(
+                e,
+                (prev_pid, prev_state, prev_comm, prev_prio),
+                (next_pid, next_prio),
+            ),
             Body::Wake {
                 kind,
                 pid,
@@ -255,7 +268,10 @@ impl Timehist {
         }
     }
 
-    fn switch(&mut self, e: &Event, prev_pid: i32, state: i64, comm: Comm, next_pid: i32) {
+    /// One sched_switch: `prev` is the task switched out (pid, state, comm, prio), `next` the
+    /// one switched in (pid, prio).
+    fn switch(&mut self, e: &Event, prev: (i32, i64, Comm, i32), next: (i32, i32)) {
+        let ((prev_pid, state, comm, prev_prio), (next_pid, next_prio)) = (prev, next);
         let t = e.time;
         let Some(cpu) = self.cpu(e.cpu) else {
             return;
@@ -267,6 +283,12 @@ impl Timehist {
         cpu.last = t;
         let tprev = cpu.tprev;
         cpu.tprev = t;
+        let prio = if tprev != 0 && cpu.next_pid == prev_pid {
+            cpu.next_prio
+        } else {
+            prev_prio
+        };
+        (cpu.next_pid, cpu.next_prio) = (next_pid, next_prio);
         let (runtime, pid, workload) = if prev_pid == 0 {
             (&mut cpu.idle, 0, None)
         } else {
@@ -306,6 +328,7 @@ impl Timehist {
             preempt_wait,
             state,
             workload,
+            prio,
         });
     }
 }

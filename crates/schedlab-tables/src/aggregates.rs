@@ -72,10 +72,82 @@ pub struct SchedDelayRow {
     /// Events perf lost (ring-buffer overflows, table `losses`) while the thread was seen: when
     /// not 0 this row's figures are incomplete. Null for rows not computed from a trace.
     pub lost_events: Option<i64>,
+    /// Percentiles of the wakeup delay (nearest rank: the smallest delay that at least p % of
+    /// the delays do not exceed); null without wakeups.
+    pub p50_ns: Option<i64>,
+    pub p90_ns: Option<i64>,
+    pub p99_ns: Option<i64>,
+    /// Slices that began after a wait in a runnable state (`preempt_wait_ns > 0`): the thread
+    /// had been preempted, or it was switched out runnable, and waited for a CPU again.
+    pub preemptions: i64,
+    /// Mean, percentiles (nearest rank) and maximum of those waits; null without any.
+    pub preempt_wait_mean_ns: Option<f64>,
+    pub preempt_wait_p50_ns: Option<i64>,
+    pub preempt_wait_p90_ns: Option<i64>,
+    pub preempt_wait_p99_ns: Option<i64>,
+    pub preempt_wait_max_ns: Option<i64>,
 }
 
 impl Table for SchedDelayRow {
     const NAME: &'static str = "sched_delay";
+}
+
+/// The `sched_delay` figures of a workload: over every wakeup delay and every wait after a
+/// preemption of all its threads together (a percentile of the workload is not a mean of its
+/// threads' percentiles).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SchedDelayWorkloadRow {
+    pub run_id: String,
+    pub workload: String,
+    /// Threads with a `sched_delay` row.
+    pub threads: i64,
+    pub wakeups: i64,
+    pub mean_ns: Option<f64>,
+    pub p50_ns: Option<i64>,
+    pub p90_ns: Option<i64>,
+    pub p99_ns: Option<i64>,
+    pub max_ns: Option<i64>,
+    pub preemptions: i64,
+    pub preempt_wait_mean_ns: Option<f64>,
+    pub preempt_wait_p50_ns: Option<i64>,
+    pub preempt_wait_p90_ns: Option<i64>,
+    pub preempt_wait_p99_ns: Option<i64>,
+    pub preempt_wait_max_ns: Option<i64>,
+    pub source: String,
+    /// The threads' `lost_events`, summed (an event lost while two threads were seen counts for
+    /// both).
+    pub lost_events: Option<i64>,
+}
+
+impl Table for SchedDelayWorkloadRow {
+    const NAME: &'static str = "sched_delay_workloads";
+}
+
+/// A workload's migrations from one core class to another, by what the thread was doing when
+/// it moved (from its `sched_slices`): waking (`at_wakeup`), waiting runnable (`runnable`), or
+/// running (`running`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MigrationClassRow {
+    pub run_id: String,
+    pub workload: String,
+    /// The classes of the CPUs it left and went to (`?` for a CPU the `cpus` table lacks).
+    pub from_class: String,
+    pub to_class: String,
+    pub migrations: i64,
+    /// The thread was asleep or new, or not yet seen running: the kernel placed it as it woke.
+    pub at_wakeup: i64,
+    /// It had been switched out runnable (`R`, `R+`) and had not run again: it was waiting
+    /// for a CPU (load balancing pulled it).
+    pub runnable: i64,
+    /// It was inside one of its slices: on a CPU.
+    pub running: i64,
+    pub source: String,
+    /// The `lost_events` of the threads counted here, summed, each thread's once.
+    pub lost_events: Option<i64>,
+}
+
+impl Table for MigrationClassRow {
+    const NAME: &'static str = "migration_classes";
 }
 
 /// CPU time against wall time of one thread.

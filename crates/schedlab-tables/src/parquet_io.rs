@@ -345,7 +345,7 @@ mod tests {
             preempt_wait_ns: 0,
             prev_state: "R+".into(),
             workload: workload.cloned(),
-            prio: None,
+            prio: Some(120 + tid % 20),
         }
     }
 

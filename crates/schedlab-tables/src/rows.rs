@@ -107,7 +107,10 @@ pub struct SchedSliceRow {
     /// Task state at switch-out as perf prints it (`S`, `D`, `R`, `R+`, …).
     pub prev_state: Arc<str>,
     pub workload: Option<Arc<str>>,
-    /// Kernel priority of the task (sched_switch's `next_prio`): 120 + nice for normal tasks.
+    /// The task's kernel priority while it ran (0-99 real-time, 100-139 for nice -20..19):
+    /// sched_switch's `next_prio` at the switch-in that began the slice, or `prev_prio` of the
+    /// switch-out that ended it where the trace did not see the switch-in. Null where the
+    /// source has no priorities (`perf sched timehist` text).
     pub prio: Option<i32>,
 }
 table!(SchedSliceRow, "sched_slices");

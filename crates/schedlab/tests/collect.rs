@@ -39,7 +39,7 @@ fn start_after_is_honoured() {
 
 const TRACED: &str = "name: traced\ncollect:\n  monitors:\n    sched: { perf-sched: {} }\n  workloads:\n    \
     spin: { periodic: { threads: 1, period: 20ms, busy: 5ms, duration: 500ms }, start_after: 100ms }\n\
-    aggregate:\n  - residency: {}\n  - cpu_time: { window: trace }\n";
+    aggregate:\n  - residency: {}\n  - cpu_time: { window: trace }\n  - migrations: {}\n  - sched_delay: {}\n";
 
 #[test]
 fn perf_sched_without_the_right_to_trace_every_cpu_is_refused_with_a_hint() {
@@ -126,6 +126,41 @@ fn perf_sched_records_a_real_trace() {
     assert!(windowed.cpu_time_ns <= whole && windowed.cpu_time_ns > 0);
     assert_eq!(windowed.source, "sched");
     assert!(windowed.lost_events.is_some());
+
+    // The per-workload tables beside `sched_delay` and `migrations` cover the same threads.
+    let spin = |w: &str| w == "spin";
+    let per_thread = read_table::<schedlab_tables::MigrationSummaryRow>(&aggregates).unwrap();
+    let by_class = read_table::<schedlab_tables::MigrationClassRow>(&aggregates).unwrap();
+    let migrations: i64 = (per_thread.iter().filter(|r| spin(&r.workload)))
+        .map(|r| r.migrations)
+        .sum();
+    assert_eq!(
+        (by_class.iter().filter(|r| spin(&r.workload)))
+            .map(|r| (r.migrations, r.at_wakeup + r.runnable + r.running))
+            .fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1)),
+        (migrations, migrations),
+        "migrations by class and state against migrations per thread"
+    );
+    let delays = read_table::<schedlab_tables::SchedDelayRow>(&aggregates).unwrap();
+    let delays: Vec<_> = delays.iter().filter(|r| spin(&r.workload)).collect();
+    let workloads = read_table::<schedlab_tables::SchedDelayWorkloadRow>(&aggregates).unwrap();
+    let w = workloads.iter().find(|r| spin(&r.workload)).unwrap();
+    let sum = |f: fn(&schedlab_tables::SchedDelayRow) -> i64| delays.iter().map(|r| f(r)).sum();
+    assert_eq!(
+        (w.threads, w.wakeups, w.preemptions),
+        (
+            delays.len() as i64,
+            sum(|r| r.wakeups),
+            sum(|r| r.preemptions)
+        )
+    );
+    let max = |f: fn(&schedlab_tables::SchedDelayRow) -> Option<i64>| {
+        delays.iter().filter_map(|r| f(r)).max()
+    };
+    assert_eq!(
+        (w.max_ns, w.preempt_wait_max_ns),
+        (max(|r| r.max_ns), max(|r| r.preempt_wait_max_ns))
+    );
 }
 
 #[test]

@@ -1,10 +1,11 @@
 //! Integration tests of the perf.data reader: agreement with perf's own output on real
-//! recordings, lost events and the window, attribution, and bad input.
+//! recordings, lost events and the window, attribution, priorities, and bad input.
 
 mod agreement;
 mod attribution;
 mod bad_input;
 mod compact;
+mod prio;
 mod quality;
 mod trace;
 mod util;

@@ -1,0 +1,170 @@
+//! Migrations by core-class transition (P→E, E→P, …), and by what the thread was doing when it
+//! moved, from its own slices: waking (the kernel chose a CPU for it as it woke), waiting
+//! runnable after a switch-out (load balancing pulled it), or inside a slice (on a CPU).
+
+use std::collections::BTreeMap;
+
+use schedlab_tables::{MigrationClassRow, MigrationRow, SchedSliceRow};
+
+use crate::RunTables;
+
+/// What a thread was doing when it migrated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    Waking,
+    Runnable,
+    Running,
+}
+
+/// The thread's state at `time_ns`, from its slices sorted by start: inside a slice it ran;
+/// after a switch-out in a runnable state (`R`, `R+`) it waited for a CPU; after any other
+/// switch-out, or before its first slice, it was asleep or new, so it moved as it woke.
+fn state_at(slices: &[&SchedSliceRow], time_ns: i64) -> State {
+    let started = slices.partition_point(|s| s.start_ns < time_ns);
+    let Some(last) = started.checked_sub(1).map(|i| slices[i]) else {
+        return State::Waking;
+    };
+    if time_ns < last.end_ns {
+        State::Running
+    } else if matches!(&*last.prev_state, "R" | "R+") {
+        State::Runnable
+    } else {
+        State::Waking
+    }
+}
+
+/// Counts of one workload's migrations between two classes, and the threads counted.
+#[derive(Default)]
+struct Counts {
+    migrations: i64,
+    at_wakeup: i64,
+    runnable: i64,
+    running: i64,
+    lost_events: i64,
+}
+
+/// The `migration_classes` rows of one run. `threads` are the threads to count, each with its
+/// workload and `lost_events`, and `slices` all of each thread's slices (whole, also outside
+/// the window, since a thread's state at a migration may date from before it). Only the
+/// migrations for which `inside` holds are counted.
+pub(crate) fn migration_classes(
+    run: &RunTables<'_>,
+    threads: &BTreeMap<i32, (&str, i64)>,
+    slices: &BTreeMap<i32, Vec<&SchedSliceRow>>,
+    inside: impl Fn(i64) -> bool,
+) -> Vec<MigrationClassRow> {
+    let mut moves: BTreeMap<i32, Vec<&MigrationRow>> = BTreeMap::new();
+    for m in run.migrations.iter().filter(|m| inside(m.time_ns)) {
+        if threads.contains_key(&m.tid) {
+            moves.entry(m.tid).or_default().push(m);
+        }
+    }
+    let mut counts: BTreeMap<(&str, String, String), Counts> = BTreeMap::new();
+    for (tid, moves) in &moves {
+        let (workload, lost_events) = threads[tid];
+        let mut own: Vec<&SchedSliceRow> = slices.get(tid).cloned().unwrap_or_default();
+        own.sort_by_key(|s| s.start_ns);
+        let mut pairs_seen = Vec::new();
+        for m in moves {
+            let pair = (workload, run.class(m.from_cpu), run.class(m.to_cpu));
+            let c = counts.entry(pair.clone()).or_default();
+            c.migrations += 1;
+            match state_at(&own, m.time_ns) {
+                State::Waking => c.at_wakeup += 1,
+                State::Runnable => c.runnable += 1,
+                State::Running => c.running += 1,
+            }
+            if !pairs_seen.contains(&pair) {
+                c.lost_events += lost_events;
+                pairs_seen.push(pair);
+            }
+        }
+    }
+    (counts.into_iter())
+        .map(|((workload, from_class, to_class), c)| MigrationClassRow {
+            run_id: run.run_id.to_owned(),
+            workload: workload.to_owned(),
+            from_class,
+            to_class,
+            migrations: c.migrations,
+            at_wakeup: c.at_wakeup,
+            runnable: c.runnable,
+            running: c.running,
+            source: "sched".to_owned(),
+            lost_events: Some(c.lost_events),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use schedlab_spec::Window;
+
+    use super::*;
+    use crate::from_sched::aggregate;
+    use crate::from_sched::tests::slice;
+
+    fn migration(tid: i32, time_ns: i64, from_cpu: i32, to_cpu: i32) -> MigrationRow {
+        MigrationRow {
+            run_id: "r".into(),
+            time_ns,
+            pid: tid,
+            tid,
+            comm: "w".into(),
+            from_cpu,
+            to_cpu,
+            workload: Some(Arc::from("w")),
+        }
+    }
+
+    /// (from, to, migrations, at_wakeup, runnable, running) per row.
+    fn rows(out: &[MigrationClassRow]) -> Vec<(&str, &str, i64, i64, i64, i64)> {
+        (out.iter())
+            .map(|r| {
+                let c = (r.migrations, r.at_wakeup, r.runnable, r.running);
+                (&*r.from_class, &*r.to_class, c.0, c.1, c.2, c.3)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn each_migration_is_classed_by_the_threads_state_from_its_slices() {
+        // cpu 0 is P, cpu 1 is E. Thread 1 runs 100..200 on P and is preempted (R+), runs
+        // 300..400 on E and sleeps, runs 500..600 on P.
+        let mut preempted = slice(1, 0, 100, 200);
+        preempted.prev_state = "R+".into();
+        let slices = [preempted, slice(1, 1, 300, 400), slice(1, 0, 500, 600)];
+        let migrations = [
+            migration(1, 50, 0, 1),  // before its first slice: woken (new)
+            migration(1, 200, 0, 1), // at its switch-out, runnable: load balancing
+            migration(1, 250, 0, 1), // waiting runnable
+            migration(1, 450, 1, 0), // asleep since 400: at wakeup
+            migration(1, 550, 0, 1), // inside 500..600: running
+            migration(9, 550, 0, 1), // a thread without slices is not counted, as in `migrations`
+        ];
+        let run = RunTables {
+            migrations: migrations.iter().collect(),
+            trace_window: Some((250, 520)),
+            ..RunTables::for_tests(&slices)
+        };
+        let whole = aggregate(&run, 0, None);
+        assert_eq!(
+            rows(&whole.migration_classes),
+            [("E", "P", 1, 1, 0, 0), ("P", "E", 4, 1, 2, 1)]
+        );
+        let per_thread: i64 = whole.migrations.iter().map(|m| m.migrations).sum();
+        let per_class: i64 = whole.migration_classes.iter().map(|m| m.migrations).sum();
+        assert_eq!(per_thread, per_class);
+
+        // In the window 250..520 only the migrations at 250 and 450 count; the one at 250 is
+        // still `runnable`, from the slice that ended before the window.
+        let inside = aggregate(&run, 0, Some(Window::Trace));
+        assert_eq!(
+            rows(&inside.migration_classes),
+            [("E", "P", 1, 1, 0, 0), ("P", "E", 1, 0, 1, 0)]
+        );
+        assert_eq!(inside.migrations[0].migrations, 2);
+    }
+}

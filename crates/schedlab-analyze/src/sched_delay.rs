@@ -1,0 +1,264 @@
+//! Scheduling delay per thread and per workload: the distribution of the wakeup delays
+//! (`sched_delay_ns`) and, apart from them, of the waits after a preemption (`preempt_wait_ns`).
+//!
+//! Percentiles are nearest rank (the smallest value that at least p % of the values do not
+//! exceed; numpy's `method="inverted_cdf"`), so every figure is a delay that happened, in whole
+//! nanoseconds. A workload's figures come from all its threads' delays together, not from its
+//! threads' rows.
+
+use std::collections::BTreeMap;
+
+use schedlab_tables::{SchedDelayRow, SchedDelayWorkloadRow, SchedSliceRow};
+
+use crate::thread::ThreadKey;
+
+/// The nearest-rank `p`-th percentile (`p` in 1..=100) of `sorted`; `None` when it is empty.
+fn percentile(sorted: &[i64], p: usize) -> Option<i64> {
+    let rank = (p * sorted.len()).div_ceil(100).max(1);
+    sorted.get(rank - 1).copied()
+}
+
+/// Count, mean, p50/p90/p99 and maximum of some durations.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Spread {
+    count: i64,
+    mean: Option<f64>,
+    p50: Option<i64>,
+    p90: Option<i64>,
+    p99: Option<i64>,
+    max: Option<i64>,
+}
+
+impl Spread {
+    fn of(values: &mut [i64]) -> Spread {
+        values.sort_unstable();
+        let count = values.len();
+        Spread {
+            count: count as i64,
+            mean: (count > 0).then(|| values.iter().sum::<i64>() as f64 / count as f64),
+            p50: percentile(values, 50),
+            p90: percentile(values, 90),
+            p99: percentile(values, 99),
+            max: values.last().copied(),
+        }
+    }
+}
+
+/// One thread's wakeup delays and waits after a preemption (each > 0), from its slices.
+fn delays_of(slices: &[&SchedSliceRow]) -> (Vec<i64>, Vec<i64>) {
+    let positive = |value: fn(&SchedSliceRow) -> i64| {
+        (slices.iter())
+            .map(|s| value(s))
+            .filter(|d| *d > 0)
+            .collect::<Vec<i64>>()
+    };
+    (
+        positive(|s| s.sched_delay_ns),
+        positive(|s| s.preempt_wait_ns),
+    )
+}
+
+/// A workload's delays gathered over its threads.
+#[derive(Default)]
+struct Gathered {
+    threads: i64,
+    delays: Vec<i64>,
+    waits: Vec<i64>,
+    lost_events: i64,
+}
+
+/// The `sched_delay` rows of one run's threads, and the `sched_delay_workloads` rows of their
+/// workloads.
+#[derive(Default)]
+pub(crate) struct Delays {
+    workloads: BTreeMap<String, Gathered>,
+}
+
+impl Delays {
+    /// The thread's `sched_delay` row; its delays are kept for its workload's row.
+    pub(crate) fn thread(
+        &mut self,
+        run_id: &str,
+        key: &ThreadKey,
+        slices: &[&SchedSliceRow],
+        lost_events: i64,
+    ) -> SchedDelayRow {
+        let (mut delays, mut waits) = delays_of(slices);
+        let (d, w) = (Spread::of(&mut delays), Spread::of(&mut waits));
+        let gathered = self.workloads.entry(key.workload.clone()).or_default();
+        gathered.threads += 1;
+        gathered.delays.extend(delays);
+        gathered.waits.extend(waits);
+        gathered.lost_events += lost_events;
+        SchedDelayRow {
+            run_id: run_id.to_owned(),
+            workload: key.workload.clone(),
+            pid: key.pid,
+            tid: key.tid,
+            comm: key.comm.clone(),
+            wakeups: d.count,
+            mean_ns: d.mean,
+            max_ns: d.max,
+            lost_events: Some(lost_events),
+            p50_ns: d.p50,
+            p90_ns: d.p90,
+            p99_ns: d.p99,
+            preemptions: w.count,
+            preempt_wait_mean_ns: w.mean,
+            preempt_wait_p50_ns: w.p50,
+            preempt_wait_p90_ns: w.p90,
+            preempt_wait_p99_ns: w.p99,
+            preempt_wait_max_ns: w.max,
+        }
+    }
+
+    /// One row per workload of the threads seen so far.
+    pub(crate) fn workload_rows(self, run_id: &str) -> Vec<SchedDelayWorkloadRow> {
+        (self.workloads.into_iter())
+            .map(|(workload, mut g)| {
+                let (d, w) = (Spread::of(&mut g.delays), Spread::of(&mut g.waits));
+                SchedDelayWorkloadRow {
+                    run_id: run_id.to_owned(),
+                    workload,
+                    threads: g.threads,
+                    wakeups: d.count,
+                    mean_ns: d.mean,
+                    p50_ns: d.p50,
+                    p90_ns: d.p90,
+                    p99_ns: d.p99,
+                    max_ns: d.max,
+                    preemptions: w.count,
+                    preempt_wait_mean_ns: w.mean,
+                    preempt_wait_p50_ns: w.p50,
+                    preempt_wait_p90_ns: w.p90,
+                    preempt_wait_p99_ns: w.p99,
+                    preempt_wait_max_ns: w.max,
+                    source: "sched".to_owned(),
+                    lost_events: Some(g.lost_events),
+                }
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use schedlab_spec::Window;
+
+    use super::*;
+    use crate::RunTables;
+    use crate::from_sched::aggregate;
+    use crate::from_sched::tests::slice;
+
+    /// Percentiles against numpy 2.4.6, an independent implementation of the same definition:
+    /// `np.percentile(x, [50, 90, 99], method="inverted_cdf")` printed the expected values
+    /// (its default, linear interpolation, gives 176400 and 194040 for the fourth case).
+    #[test]
+    fn percentiles_agree_with_numpys_inverted_cdf() {
+        let check = |values: Vec<i64>, expected: [i64; 3]| {
+            let mut sorted = values.clone();
+            sorted.sort_unstable();
+            let got = [50, 90, 99].map(|p| percentile(&sorted, p).unwrap());
+            assert_eq!(got, expected, "{values:?}");
+        };
+        check(vec![7], [7, 7, 7]);
+        check(vec![5, 1], [1, 5, 5]);
+        check((1..=10).map(|i| i * 10).collect(), [50, 90, 100]);
+        // x = [(28 - i) * 7000 for i in range(29)]
+        check(
+            (0..29).map(|i| (28 - i) * 7000).collect(),
+            [98000, 182000, 196000],
+        );
+        // x = [i * i % 1009 for i in range(1000)]
+        check((0..1000).map(|i| i * i % 1009).collect(), [506, 922, 1003]);
+        assert_eq!(percentile(&[], 50), None);
+    }
+
+    /// A slice of `tid` with a wakeup delay and a wait after a preemption.
+    fn waited(tid: i32, start_ns: i64, delay: i64, preempt_wait: i64) -> SchedSliceRow {
+        let mut s = slice(tid, 0, start_ns, start_ns + 10);
+        (s.sched_delay_ns, s.preempt_wait_ns) = (delay, preempt_wait);
+        s
+    }
+
+    #[test]
+    fn threads_and_their_workload_get_the_distribution_of_both_waits() {
+        // Thread 1: delays 10, 20, 30, 40 and one wait after a preemption, 7 (its slice had no
+        // wakeup). Thread 2: delay 100, and waits 1 and 3.
+        let slices = [
+            waited(1, 100, 10, 0),
+            waited(1, 200, 20, 0),
+            waited(1, 300, 30, 0),
+            waited(1, 400, 40, 0),
+            waited(1, 500, 0, 7),
+            waited(2, 150, 100, 0),
+            waited(2, 250, 0, 1),
+            waited(2, 350, 0, 3),
+        ];
+        let run = RunTables {
+            trace_window: Some((305, 1000)),
+            ..RunTables::for_tests(&slices)
+        };
+        let out = aggregate(&run, 0, None);
+        let t1 = &out.sched_delay[0];
+        assert_eq!(
+            (
+                t1.wakeups, t1.mean_ns, t1.p50_ns, t1.p90_ns, t1.p99_ns, t1.max_ns
+            ),
+            (4, Some(25.0), Some(20), Some(40), Some(40), Some(40))
+        );
+        assert_eq!(
+            (
+                t1.preemptions,
+                t1.preempt_wait_mean_ns,
+                t1.preempt_wait_p50_ns
+            ),
+            (1, Some(7.0), Some(7))
+        );
+        let t2 = &out.sched_delay[1];
+        assert_eq!(
+            (
+                t2.preemptions,
+                t2.preempt_wait_p50_ns,
+                t2.preempt_wait_max_ns
+            ),
+            (2, Some(1), Some(3))
+        );
+
+        // The workload: delays 10, 20, 30, 40, 100 and waits 1, 3, 7 together.
+        let [w] = &out.sched_delay_workloads[..] else {
+            panic!("one workload: {:?}", out.sched_delay_workloads)
+        };
+        assert_eq!((w.workload.as_str(), w.threads, w.wakeups), ("w", 2, 5));
+        assert_eq!(
+            (w.mean_ns, w.p50_ns, w.p90_ns, w.p99_ns, w.max_ns),
+            (Some(40.0), Some(30), Some(100), Some(100), Some(100))
+        );
+        assert_eq!(
+            (w.preemptions, w.preempt_wait_mean_ns),
+            (3, Some(11.0 / 3.0))
+        );
+        assert_eq!(
+            (
+                w.preempt_wait_p50_ns,
+                w.preempt_wait_p90_ns,
+                w.preempt_wait_max_ns
+            ),
+            (Some(3), Some(7), Some(7))
+        );
+
+        // In the window from 305, the slice 300..310 is cut and loses both its waits, the
+        // slices before it are outside: thread 1 keeps its delay 40 and its wait 7, thread 2
+        // its wait 3.
+        let inside = aggregate(&run, 0, Some(Window::Trace));
+        let t1 = &inside.sched_delay[0];
+        assert_eq!((t1.wakeups, t1.p50_ns, t1.preemptions), (1, Some(40), 1));
+        let w = &inside.sched_delay_workloads[0];
+        assert_eq!(
+            (w.wakeups, w.max_ns, w.preemptions, w.preempt_wait_p50_ns),
+            (1, Some(40), 2, Some(3))
+        );
+        let t2 = &inside.sched_delay[1];
+        assert_eq!((t2.wakeups, t2.p50_ns, t2.p99_ns), (0, None, None));
+    }
+}
