@@ -17,8 +17,9 @@ use std::collections::BTreeMap;
 use crate::stats::Sample;
 use schedlab_tables::manifest::RunStatus;
 use schedlab_tables::{
-    ComparisonRow, CpuActivityRow, CpuShareRow, CpuTimeRow, NO_EARLIER_RUN, PlacementCostRow,
-    ProcessRow, RunRow, ThroughputRow, Verdict, WakeupPlacementRow, WorkloadMetricRow,
+    ComparisonRow, CpuActivityRow, CpuShareRow, CpuTimeRow, MigrationClassRow, NO_EARLIER_RUN,
+    PlacementCostRow, ProcessRow, RunRow, SchedDelayWorkloadRow, ThroughputRow, Verdict,
+    WakeupPlacementRow, WorkloadMetricRow,
 };
 
 /// What runs are grouped by.
@@ -86,6 +87,8 @@ pub struct CompareInputs {
     pub cpu_activity: Vec<CpuActivityRow>,
     pub placement_cost: Vec<PlacementCostRow>,
     pub wakeup_placement: Vec<WakeupPlacementRow>,
+    pub migration_classes: Vec<MigrationClassRow>,
+    pub sched_delay_workloads: Vec<SchedDelayWorkloadRow>,
 }
 
 /// One figure of one run.
@@ -271,6 +274,31 @@ pub fn observations(
                 count as f64,
                 true,
             );
+        }
+    }
+    for m in &inputs.migration_classes {
+        for (field, count) in [("at_wakeup", m.at_wakeup), ("while_runnable", m.runnable)] {
+            let metric = format!("migration_classes/{field}");
+            add(
+                &m.run_id,
+                &m.workload,
+                metric,
+                "migrations",
+                count as f64,
+                true,
+            );
+        }
+    }
+    for d in &inputs.sched_delay_workloads {
+        let tails = [
+            ("p99_ms", d.p99_ns),
+            ("preempt_wait_p99_ms", d.preempt_wait_p99_ns),
+        ];
+        for (field, ns) in tails {
+            if let Some(ns) = ns {
+                let metric = format!("sched_delay/{field}");
+                add(&d.run_id, &d.workload, metric, "ms", ns as f64 / 1e6, false);
+            }
         }
     }
     // turbostat's whole-machine figures, under the window's name (a workload, or `run`).

@@ -30,9 +30,10 @@ use std::path::{Path, PathBuf};
 use schedlab_spec::{PlotKind, ReportFormat, Summarize};
 use schedlab_tables::{
     BUSY_CPU_PCT, CpuActivityRow, CpuRow, CpuShareRow, CpuTimeRow, CpuTimelineRow,
-    MigrationSummaryRow, PlacementCostRow, PlacementRow, PowerStepRow, ProcessRow, QualityRow,
-    ResidencyRollupRow, ResidencyRow, SchedDelayRow, SchedSliceRow, Severity, TableDir, TableError,
-    ThroughputRow, TotalsRow, WakeupPlacementRow, WorkloadMetricRow, read_table,
+    MigrationClassRow, MigrationSummaryRow, PlacementCostRow, PlacementRow, PowerStepRow,
+    ProcessRow, QualityRow, ResidencyRollupRow, ResidencyRow, SchedDelayRow, SchedDelayWorkloadRow,
+    SchedSliceRow, Severity, TableDir, TableError, ThroughputRow, TotalsRow, WakeupPlacementRow,
+    WorkloadMetricRow, read_table,
 };
 
 use table::{Align, Table, escape};
@@ -124,6 +125,8 @@ struct Inputs {
     power_steps: Vec<PowerStepRow>,
     placement_cost: Vec<PlacementCostRow>,
     wakeup_placement: Vec<WakeupPlacementRow>,
+    migration_classes: Vec<MigrationClassRow>,
+    delay_workloads: Vec<SchedDelayWorkloadRow>,
     cpus: Vec<CpuRow>,
 }
 
@@ -147,6 +150,8 @@ impl Inputs {
             power_steps: read_table(paths.aggregates)?,
             placement_cost: read_table(paths.aggregates)?,
             wakeup_placement: read_table(paths.aggregates)?,
+            migration_classes: read_table(paths.aggregates)?,
+            delay_workloads: read_table(paths.aggregates)?,
             cpus: read_table(paths.tables)?,
         })
     }
@@ -430,11 +435,13 @@ fn sections(inputs: &Inputs) -> Vec<Section> {
              faster CPU was idle or ran lower-priority work, waits while a CPU was idle, and \
              where wakeups put it (tables `placement_cost`, `wakeup_placement`)."
                 .into(),
-            why::why_lines(
-                &inputs.placement_cost,
-                &inputs.wakeup_placement,
-                &inputs.cpus,
-            ),
+            why::why_lines(&why::WhyInputs {
+                costs: &inputs.placement_cost,
+                wakeups: &inputs.wakeup_placement,
+                migrations: &inputs.migration_classes,
+                delays: &inputs.delay_workloads,
+                cpus: &inputs.cpus,
+            }),
         ),
         (
             "Package power",

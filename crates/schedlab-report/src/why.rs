@@ -1,12 +1,16 @@
 //! The summary's "Why here?" part: per run and workload, in plain words, what its placement
-//! cost it (the `placement_cost` and `wakeup_placement` aggregates). Seed page 8 asks why
+//! cost it (the `placement_cost` and `wakeup_placement` aggregates), how it moved
+//! (`migration_classes`) and how long it waited (`sched_delay_workloads`). Seed page 8 asks why
 //! openssl spent most of its time on E and LP E cores while nice-19 workers held the P-cores;
 //! this is that answer, from the trace.
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-use schedlab_tables::{CpuRow, NO_EARLIER_RUN, PlacementCostRow, WakeupPlacementRow};
+use schedlab_tables::{
+    CpuRow, MigrationClassRow, NO_EARLIER_RUN, PlacementCostRow, SchedDelayWorkloadRow,
+    WakeupPlacementRow,
+};
 
 use crate::table::escape;
 
@@ -31,6 +35,66 @@ fn s(ns: i64) -> String {
     format!("{:.3} s", ns as f64 / 1e9)
 }
 
+fn ms(ns: i64) -> String {
+    format!("{:.3} ms", ns as f64 / 1e6)
+}
+
+/// The rows a "Why here?" paragraph reads, all of one pipeline's runs.
+pub struct WhyInputs<'a> {
+    pub costs: &'a [PlacementCostRow],
+    pub wakeups: &'a [WakeupPlacementRow],
+    pub migrations: &'a [MigrationClassRow],
+    pub delays: &'a [SchedDelayWorkloadRow],
+    pub cpus: &'a [CpuRow],
+}
+
+/// `; 812 of 827 migrations were at wakeup (E→P 400, P→E 412), 15 of a waiting thread`.
+fn migration_text(rows: &[&MigrationClassRow]) -> Option<String> {
+    let total: i64 = rows.iter().map(|m| m.migrations).sum();
+    if total == 0 {
+        return None;
+    }
+    let at_wakeup: i64 = rows.iter().map(|m| m.at_wakeup).sum();
+    let runnable: i64 = rows.iter().map(|m| m.runnable).sum();
+    let running: i64 = rows.iter().map(|m| m.running).sum();
+    let pairs: Vec<String> = (rows.iter())
+        .filter(|m| m.migrations > 0)
+        .map(|m| {
+            format!(
+                "{}→{} {}",
+                escape(&m.from_class),
+                escape(&m.to_class),
+                m.migrations
+            )
+        })
+        .collect();
+    Some(format!(
+        ". {at_wakeup} of {total} migrations ({}) were at wakeup, {runnable} moved it while it \
+         waited runnable, {running} while it ran",
+        pairs.join(", ")
+    ))
+}
+
+/// `; p99 wakeup delay 0.120 ms, p99 wait after preemption 3.100 ms`.
+fn delay_text(d: &SchedDelayWorkloadRow) -> Option<String> {
+    let mut parts = Vec::new();
+    if let Some(p99) = d.p99_ns {
+        parts.push(format!(
+            "p99 wakeup delay {} (of {} wakeups)",
+            ms(p99),
+            d.wakeups
+        ));
+    }
+    if let Some(p99) = d.preempt_wait_p99_ns {
+        parts.push(format!(
+            "p99 wait after preemption {} (of {} preemptions)",
+            ms(p99),
+            d.preemptions
+        ));
+    }
+    (!parts.is_empty()).then(|| format!(". {}", parts.join(", ")))
+}
+
 /// The ranked classes of each run, fastest first.
 fn classes_of_runs(cpus: &[CpuRow]) -> BTreeMap<&str, Vec<&str>> {
     let mut ranked: BTreeMap<&str, Vec<(i32, &str)>> = BTreeMap::new();
@@ -49,11 +113,14 @@ fn classes_of_runs(cpus: &[CpuRow]) -> BTreeMap<&str, Vec<&str>> {
 }
 
 /// One paragraph per run and workload, or `None` without `placement_cost` rows.
-pub fn why_lines(
-    costs: &[PlacementCostRow],
-    wakeups: &[WakeupPlacementRow],
-    cpus: &[CpuRow],
-) -> Option<String> {
+pub fn why_lines(inputs: &WhyInputs<'_>) -> Option<String> {
+    let WhyInputs {
+        costs,
+        wakeups,
+        migrations,
+        delays,
+        cpus,
+    } = *inputs;
     if costs.is_empty() {
         return None;
     }
@@ -139,6 +206,14 @@ pub fn why_lines(
             )
             .expect("writing to a String");
         }
+        let moves: Vec<&MigrationClassRow> = (migrations.iter())
+            .filter(|m| m.run_id == *run && m.workload == *workload)
+            .collect();
+        text.extend(migration_text(&moves));
+        let delay = delays
+            .iter()
+            .find(|d| d.run_id == *run && d.workload == *workload);
+        text.extend(delay.and_then(delay_text));
         writeln!(out, "- {text}.").expect("writing to a String");
     }
     Some(out)
@@ -191,7 +266,15 @@ mod tests {
     #[test]
     fn a_hybrid_run_reads_as_time_on_the_slower_class_and_a_uniform_one_says_so() {
         let hybrid = [cpu(0, "P", 0), cpu(1, "E", 1)];
-        let text = why_lines(&[cost()], &[], &hybrid).expect("a row");
+        let costs = [cost()];
+        let inputs = |cpus| WhyInputs {
+            costs: &costs,
+            wakeups: &[],
+            migrations: &[],
+            delays: &[],
+            cpus,
+        };
+        let text = why_lines(&inputs(&hybrid)).expect("a row");
         assert!(
             text.starts_with(
                 "- r1 openssl (1 thread, prio 120) ran 31.200 s, 25.000 s of it on a slower \
@@ -201,12 +284,16 @@ mod tests {
             "{text}"
         );
         let uniform = [cpu(0, "P", 0), cpu(1, "P", 0)];
-        let text = why_lines(&[cost()], &[], &uniform).expect("a row");
+        let text = why_lines(&inputs(&uniform)).expect("a row");
         assert!(
             text.contains("the machine has one core class (P)"),
             "{text}"
         );
         assert!(!text.contains("slower class"), "{text}");
-        assert_eq!(why_lines(&[], &[], &hybrid), None);
+        let nothing = WhyInputs {
+            costs: &[],
+            ..inputs(&hybrid)
+        };
+        assert_eq!(why_lines(&nothing), None);
     }
 }

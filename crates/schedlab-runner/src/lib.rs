@@ -911,6 +911,8 @@ impl<'a> Runner<'a> {
             cpu_activity: read_table(&aggregates)?,
             placement_cost: read_table(&aggregates)?,
             wakeup_placement: read_table(&aggregates)?,
+            migration_classes: read_table(&aggregates)?,
+            sched_delay_workloads: read_table(&aggregates)?,
         };
         let (observations, groups) = schedlab_analyze::compare::observations(&inputs, by)?;
         let rows = schedlab_analyze::compare::compare(&observations, &groups, by, baseline)?;
