@@ -476,7 +476,7 @@ pub fn compare(
 
 #[cfg(test)]
 mod tests {
-    use schedlab_tables::PlacementCostRow;
+    use schedlab_tables::{PlacementCostRow, SchedDelayWorkloadRow};
 
     use super::*;
 
@@ -712,6 +712,25 @@ mod tests {
                 lost_events: Some(0),
             });
         }
+        inputs.sched_delay_workloads.push(SchedDelayWorkloadRow {
+            run_id: "x-new-r0".into(),
+            workload: "build".into(),
+            threads: 2,
+            wakeups: 100,
+            mean_ns: Some(50_000.0),
+            p50_ns: Some(40_000),
+            p90_ns: Some(90_000),
+            p99_ns: Some(3_100_000),
+            max_ns: Some(4_000_000),
+            preemptions: 0,
+            preempt_wait_mean_ns: None,
+            preempt_wait_p50_ns: None,
+            preempt_wait_p90_ns: None,
+            preempt_wait_p99_ns: None,
+            preempt_wait_max_ns: None,
+            source: "sched".into(),
+            lost_events: Some(0),
+        });
         let (seen, _) = observations(&inputs, &GroupBy::Label).unwrap();
         let figures: Vec<(&str, &str, &str, f64)> = (seen.iter())
             .filter(|o| !o.metric.starts_with("time/"))
@@ -730,6 +749,7 @@ mod tests {
                 ("build", "placement_cost/faster_idle_s", "s", 0.0),
                 ("build", "placement_cost/slower_run_s", "s", 2.5),
                 ("build", "placement_cost/wait_idle_s", "s", 0.0),
+                ("build", "sched_delay/p99_ms", "ms", 3.1),
                 ("build", "turbostat/busy_pct", "%", 97.5),
                 ("build", "turbostat/bzy_mhz", "MHz", 3900.0),
                 ("build", "turbostat/pkg_watt", "W", 28.1),
