@@ -128,6 +128,8 @@ struct Inputs {
     migration_classes: Vec<MigrationClassRow>,
     delay_workloads: Vec<SchedDelayWorkloadRow>,
     cpus: Vec<CpuRow>,
+    /// Whether the pipeline computed `placement_cost` (its dataset exists, rows or not).
+    asked_placement_cost: bool,
 }
 
 impl Inputs {
@@ -153,6 +155,9 @@ impl Inputs {
             migration_classes: read_table(paths.aggregates)?,
             delay_workloads: read_table(paths.aggregates)?,
             cpus: read_table(paths.tables)?,
+            asked_placement_cost: !(paths.aggregates)
+                .files_of(<PlacementCostRow as schedlab_tables::Table>::NAME)?
+                .is_empty(),
         })
     }
 }
@@ -402,6 +407,20 @@ fn warnings(quality: &[QualityRow]) -> impl Iterator<Item = &QualityRow> {
     quality.iter().filter(|q| q.severity != Severity::Info)
 }
 
+/// The runs whose threads were aggregated from placement samples only, when the pipeline asked
+/// for the figures that need a trace.
+fn untraced_runs(inputs: &Inputs) -> Vec<&str> {
+    if !inputs.asked_placement_cost {
+        return Vec::new();
+    }
+    let mut runs: Vec<&str> = (inputs.cpu_time.iter())
+        .filter(|c| c.source == "placement")
+        .map(|c| c.run_id.as_str())
+        .collect();
+    runs.dedup();
+    runs
+}
+
 /// The parts after the per-thread table, for the aggregates the pipeline computed.
 fn sections(inputs: &Inputs) -> Vec<Section> {
     let parts = [
@@ -436,6 +455,7 @@ fn sections(inputs: &Inputs) -> Vec<Section> {
              where wakeups put it (tables `placement_cost`, `wakeup_placement`)."
                 .into(),
             why::why_lines(&why::WhyInputs {
+                untraced_runs: &untraced_runs(inputs),
                 costs: &inputs.placement_cost,
                 wakeups: &inputs.wakeup_placement,
                 migrations: &inputs.migration_classes,

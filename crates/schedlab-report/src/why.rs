@@ -46,6 +46,9 @@ pub struct WhyInputs<'a> {
     pub migrations: &'a [MigrationClassRow],
     pub delays: &'a [SchedDelayWorkloadRow],
     pub cpus: &'a [CpuRow],
+    /// Runs aggregated without a trace, when the pipeline asked for `placement_cost`: said,
+    /// not left out silently (/proc samples say where a thread ran, not what else did).
+    pub untraced_runs: &'a [&'a str],
 }
 
 /// `; 812 of 827 migrations were at wakeup (E→P 400, P→E 412), 15 of a waiting thread`.
@@ -120,8 +123,9 @@ pub fn why_lines(inputs: &WhyInputs<'_>) -> Option<String> {
         migrations,
         delays,
         cpus,
+        untraced_runs,
     } = *inputs;
-    if costs.is_empty() {
+    if costs.is_empty() && untraced_runs.is_empty() {
         return None;
     }
     let mut sums: BTreeMap<(&str, &str), Sums> = BTreeMap::new();
@@ -216,6 +220,15 @@ pub fn why_lines(inputs: &WhyInputs<'_>) -> Option<String> {
         text.extend(delay.and_then(delay_text));
         writeln!(out, "- {text}.").expect("writing to a String");
     }
+    for run in untraced_runs {
+        writeln!(
+            out,
+            "- {}: no perf trace, so no figures here: they need what every CPU ran when, which \
+             /proc placement samples do not record.",
+            escape(run)
+        )
+        .expect("writing to a String");
+    }
     Some(out)
 }
 
@@ -273,6 +286,7 @@ mod tests {
             migrations: &[],
             delays: &[],
             cpus,
+            untraced_runs: &[],
         };
         let text = why_lines(&inputs(&hybrid)).expect("a row");
         assert!(

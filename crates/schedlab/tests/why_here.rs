@@ -164,3 +164,36 @@ fn the_why_here_aggregates_agree_with_perf_and_with_the_slices() {
         .collect();
     assert!(!fg.is_empty(), "the foreground ran");
 }
+
+/// Without a trace there is nothing to answer "why here" from: the summary says so for each
+/// such run instead of leaving the part out.
+#[test]
+fn a_run_without_a_trace_says_the_why_here_figures_need_one() {
+    let sandbox = Sandbox::new();
+    let pipeline = sandbox.write(
+        "untraced.yaml",
+        "\
+name: untraced
+collect:
+  monitors:
+    where: { placement: { interval: 50ms } }
+  workloads:
+    tick:
+      periodic: { threads: 1, period: 50ms, busy: 10ms, duration: 500ms }
+aggregate:
+  - cpu_time: {}
+  - placement_cost: {}
+",
+    );
+    let run = sandbox.schedlab(&["run", pipeline.to_str().unwrap()]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let run_id = sandbox.runs("untraced").pop().expect("one run");
+    let summary = std::fs::read_to_string(sandbox.data("untraced", "report/summary.md")).unwrap();
+    let why = summary.split("## Why here?").nth(1).expect(&summary);
+    assert!(
+        why.contains(&format!("- {run_id}: no perf trace, so no figures here")),
+        "{why}"
+    );
+    let costs: Vec<PlacementCostRow> = read_table(&sandbox.data("untraced", "aggregates")).unwrap();
+    assert!(costs.is_empty(), "{costs:#?}");
+}
