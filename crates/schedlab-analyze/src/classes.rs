@@ -59,6 +59,11 @@ impl ClassOrder {
         self.rank_of_cpu.get(&cpu).copied()
     }
 
+    /// Whether `cpu`'s class is as fast as `than`'s or faster (false when either has no rank).
+    pub fn as_fast(&self, cpu: i32, than: i32) -> bool {
+        matches!((self.rank(cpu), self.rank(than)), (Some(a), Some(b)) if a <= b)
+    }
+
     /// Every CPU with a ranked class.
     pub fn cpus(&self) -> impl Iterator<Item = i32> + '_ {
         self.rank_of_cpu.keys().copied()
@@ -95,6 +100,11 @@ mod tests {
         let ranked = ClassOrder::new(&cpus, &[]);
         assert_eq!(ranked.classes(), ["P", "E", "LPE"]);
         assert_eq!((ranked.rank(2), ranked.rank(3)), (Some(2), None));
+        assert!(ranked.as_fast(0, 1) && ranked.as_fast(1, 1) && !ranked.as_fast(2, 1));
+        assert!(
+            !ranked.as_fast(3, 2) && !ranked.as_fast(0, 3),
+            "unranked: neither"
+        );
 
         let preferred = ClassOrder::new(&cpus, &["LPE".into(), "absent".into()]);
         assert_eq!(preferred.classes(), ["LPE", "P", "E"]);

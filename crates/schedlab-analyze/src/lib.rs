@@ -143,6 +143,20 @@ impl RunTables<'_> {
     }
 }
 
+impl<'a> RunTables<'a> {
+    /// The workload threads' slices per thread, in time order.
+    pub fn workload_threads(&self) -> BTreeMap<i32, Vec<&'a SchedSliceRow>> {
+        let mut threads: BTreeMap<i32, Vec<&SchedSliceRow>> = BTreeMap::new();
+        for &s in &self.sched_slices {
+            threads.entry(s.tid).or_default().push(s);
+        }
+        for slices in threads.values_mut() {
+            slices.sort_unstable_by_key(|s| s.start_ns);
+        }
+        threads
+    }
+}
+
 #[cfg(test)]
 impl<'a> RunTables<'a> {
     /// Run `r` of `slices` on cpu 0 (class P, fastest) and cpu 1 (E), and nothing else; the

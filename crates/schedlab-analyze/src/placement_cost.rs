@@ -92,12 +92,8 @@ pub fn placement_cost<'a>(
     run: &RunTables<'a>,
     timeline: &Timeline<'_>,
 ) -> (Vec<PlacementCostRow>, IdleWhileWaiting<'a>) {
-    let mut threads: BTreeMap<i32, Vec<&SchedSliceRow>> = BTreeMap::new();
-    for &s in run.sched_slices.iter().filter(|s| !is_idle(s)) {
-        threads.entry(s.tid).or_default().push(s);
-    }
     let mut marks = IdleWhileWaiting::new();
-    let rows = (threads.into_values())
+    let rows = (run.workload_threads().into_values())
         .map(|slices| thread_cost(run, timeline, &slices, &mut marks))
         .collect();
     (rows, marks)
@@ -127,7 +123,7 @@ fn thread_cost<'a>(
                 for (other, part) in timeline.during(cpu, wait) {
                     if is_idle(other) {
                         wait_idle.add(cpu, part);
-                        if rank(cpu).is_some() && rank(cpu) <= rank(s.cpu) {
+                        if run.classes.as_fast(cpu, s.cpu) {
                             marks.entry(cpu).or_default().push((part, workload));
                         }
                     }

@@ -10,7 +10,7 @@
 
 use std::collections::BTreeMap;
 
-use schedlab_tables::{NO_EARLIER_RUN, SchedSliceRow, WakeupPlacementRow};
+use schedlab_tables::{NO_EARLIER_RUN, WakeupPlacementRow};
 
 use crate::RunTables;
 use crate::placement_cost::allowed_cpus;
@@ -26,13 +26,8 @@ struct Counts {
 
 /// One row per workload thread and pair of classes its wakeups went between.
 pub fn wakeup_placement(run: &RunTables<'_>, timeline: &Timeline<'_>) -> Vec<WakeupPlacementRow> {
-    let mut threads: BTreeMap<i32, Vec<&SchedSliceRow>> = BTreeMap::new();
-    for &s in run.sched_slices.iter().filter(|s| !is_idle(s)) {
-        threads.entry(s.tid).or_default().push(s);
-    }
     let mut rows = Vec::new();
-    for slices in threads.values_mut() {
-        slices.sort_unstable_by_key(|s| s.start_ns);
+    for slices in run.workload_threads().values() {
         let first = slices[0];
         let workload = first.workload.as_deref().unwrap_or_default();
         let (allowed, _) = allowed_cpus(run, workload, first.pid);
@@ -50,11 +45,9 @@ pub fn wakeup_placement(run: &RunTables<'_>, timeline: &Timeline<'_>) -> Vec<Wak
                     .is_some_and(|other| !is_idle(other) && other.tid != s.tid);
                 if busy {
                     counts.onto_busy += 1;
-                    let own = run.classes.rank(s.cpu);
                     let idle_elsewhere = allowed.iter().any(|&cpu| {
                         cpu != s.cpu
-                            && run.classes.rank(cpu) <= own
-                            && run.classes.rank(cpu).is_some()
+                            && run.classes.as_fast(cpu, s.cpu)
                             && timeline.at(cpu, woken).is_some_and(is_idle)
                     });
                     counts.onto_busy_while_idle += i64::from(idle_elsewhere);
@@ -90,6 +83,7 @@ pub fn wakeup_placement(run: &RunTables<'_>, timeline: &Timeline<'_>) -> Vec<Wak
 mod tests {
     use super::*;
     use crate::timeline::tests::slice;
+    use schedlab_tables::SchedSliceRow;
 
     fn woken(cpu: i32, span: (i64, i64), delay: i64) -> SchedSliceRow {
         let mut s = slice(cpu, 9, span, 120, Some("w"));
