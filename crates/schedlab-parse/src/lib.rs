@@ -2,7 +2,8 @@
 //!
 //! # Brief overview
 //!
-//! [`ParserKind`] names every parser a pipeline or `schedlab parse KIND` can ask for. [`parse`]
+//! [`ParserKind`] names every parser a pipeline or `schedlab parse KIND` can ask for, and
+//! [`detect`] tells it from a file's content. [`parse`]
 //! runs one parser on one file's bytes with a [`ParseContext`] (which run, which workload, when it
 //! ran) and returns a [`Parsed`]: the rows it produced for each table, plus quality rows for
 //! whatever it could not read. [`Parsed::write_to`] persists the tables, except the per-event
@@ -40,6 +41,7 @@ use schedlab_tables::{
     TimehistSummaryRow, TraceRow, WakeupRow, WorkloadMetricRow,
 };
 
+pub mod detect;
 mod events;
 mod file;
 pub mod openssl;

@@ -178,9 +178,10 @@ enum Command {
     /// together when every input was read, or not at all; the paths written are printed.
     #[command(verbatim_doc_comment)]
     Parse {
-        /// perf-sched, timehist, turbostat, stress-ng, openssl, time, perf-stat
+        /// perf-sched, timehist, turbostat, stress-ng, openssl, time, perf-stat, or `auto`: told
+        /// from each file's content (one line per file says what was found, and why).
         #[arg(value_parser = parse_kind)]
-        kind: ParserKind,
+        kind: ParserChoice,
         /// Files to read (perf.data for perf-sched, the tool's saved output otherwise).
         #[arg(required = true)]
         inputs: Vec<PathBuf>,
@@ -227,11 +228,67 @@ fn parse_stage(text: &str) -> Result<Stage, String> {
     })
 }
 
-fn parse_kind(text: &str) -> Result<ParserKind, String> {
-    ParserKind::from_name(text).ok_or_else(|| {
-        let names: Vec<&str> = ParserKind::ALL.iter().map(|k| k.name()).collect();
-        format!("unknown parser `{text}` (parsers: {})", names.join(", "))
-    })
+/// The parser `schedlab parse` was asked for.
+#[derive(Debug, Clone, Copy)]
+enum ParserChoice {
+    Named(ParserKind),
+    /// Told from the files' content.
+    Auto,
+}
+
+fn parse_kind(text: &str) -> Result<ParserChoice, String> {
+    if text == "auto" {
+        return Ok(ParserChoice::Auto);
+    }
+    ParserKind::from_name(text)
+        .map(ParserChoice::Named)
+        .ok_or_else(|| {
+            let names: Vec<&str> = ParserKind::ALL.iter().map(|k| k.name()).collect();
+            format!(
+                "unknown parser `{text}` (parsers: {}, auto)",
+                names.join(", ")
+            )
+        })
+}
+
+/// The one kind of `inputs`, told from their content; each file's kind and evidence said on
+/// stderr. Files of different kinds would replace each other's tables in one --out, so they
+/// are an error, as is a file no rule recognises.
+fn detect_kind(inputs: &[PathBuf]) -> anyhow::Result<ParserKind> {
+    let mut kinds = Vec::new();
+    for input in inputs {
+        let detected = schedlab_parse::detect::detect_file(input)
+            .with_context(|| format!("{}: cannot read it", input.display()))?;
+        let Some(detected) = detected else {
+            let names: Vec<&str> = ParserKind::ALL.iter().map(|k| k.name()).collect();
+            anyhow::bail!(
+                "{}: not recognisably the output of any parser's tool; hint: name its parser \
+                 instead of `auto` ({})",
+                input.display(),
+                names.join(", ")
+            );
+        };
+        eprintln!(
+            "{}: {} ({})",
+            input.display(),
+            detected.kind,
+            detected.evidence
+        );
+        kinds.push(detected.kind);
+    }
+    kinds.sort();
+    kinds.dedup();
+    match kinds[..] {
+        [kind] => Ok(kind),
+        _ => anyhow::bail!(
+            "the files are of different kinds ({}): parse each kind into its own --out",
+            kinds
+                .iter()
+                .map(|k| k.name())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
 }
 
 /// Exit code for errors in what the user gave (pipeline, input files).
@@ -421,6 +478,10 @@ fn run(args: Args) -> anyhow::Result<ExitCode> {
             out,
             run_id,
         } => {
+            let kind = match kind {
+                ParserChoice::Named(kind) => kind,
+                ParserChoice::Auto => detect_kind(&inputs)?,
+            };
             let ctx = ParseContext {
                 run_id,
                 ..ParseContext::default()

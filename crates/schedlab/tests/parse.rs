@@ -157,3 +157,52 @@ fn timehist_text_files_give_the_rows_of_the_text_parser_in_file_order() {
     assert_eq!(read_rows::<WakeupRow>(&table("wakeups")).unwrap(), wakeups);
     assert!(table("timehist_summary").exists() && table("threads").exists());
 }
+
+/// A fixture the parse crate's tests read (`crates/schedlab-parse/tests/fixtures/`).
+fn text_fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../schedlab-parse/tests/fixtures")
+        .join(name)
+}
+
+#[test]
+fn parse_auto_tells_each_file_from_its_content_and_refuses_a_mix_or_an_unknown() {
+    let sandbox = Sandbox::new();
+    let out = sandbox.path("tables");
+    let trace = fixture("contended.data");
+    let (trace, out_arg) = (trace.to_str().unwrap(), out.to_str().unwrap());
+    let done = sandbox.schedlab(&["parse", "auto", trace, "--out", out_arg]);
+    assert_eq!(done.code, 0, "{}", done.stderr);
+    assert!(
+        done.stderr
+            .contains(&format!("{trace}: perf-sched (perf.data magic PERFILE2)")),
+        "{}",
+        done.stderr
+    );
+    let slices: Vec<SchedSliceRow> = read_rows(&out.join("sched_slices.parquet")).unwrap();
+    assert!(!slices.is_empty());
+
+    let stress = text_fixture("stress-ng-cpu1-load20-t2-metrics-brief.txt");
+    let stress = stress.to_str().unwrap();
+    let mixed = sandbox.schedlab(&["parse", "auto", trace, stress, "--out", out_arg]);
+    assert_eq!(mixed.code, 2, "{}", mixed.stderr);
+    assert!(
+        mixed
+            .stderr
+            .contains("the files are of different kinds (perf-sched, stress-ng)"),
+        "{}",
+        mixed.stderr
+    );
+
+    let garbage = sandbox.write("notes.txt", "nothing any tool printed\n");
+    let garbage = garbage.to_str().unwrap();
+    let unknown = sandbox.schedlab(&["parse", "auto", garbage, "--out", out_arg]);
+    assert_eq!(unknown.code, 2, "{}", unknown.stderr);
+    assert!(
+        unknown
+            .stderr
+            .contains(&format!("{garbage}: not recognisably the output")),
+        "{}",
+        unknown.stderr
+    );
+}

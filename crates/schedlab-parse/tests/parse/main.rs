@@ -1,5 +1,6 @@
 //! Every parser against every real fixture: each test is a file and the values read from it.
 
+mod detect;
 mod openssl;
 mod perf_stat;
 mod stress_ng;
