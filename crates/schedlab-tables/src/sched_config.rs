@@ -107,8 +107,9 @@ impl HostFacts {
             None => set("kernel_config".into(), UNKNOWN),
         }
         match &c.sched_features {
-            Some(features) => (features.iter())
-                .for_each(|(k, on)| set(format!("sched_feature.{k}"), on_off(*on))),
+            Some(features) => {
+                (features.iter()).for_each(|(k, on)| set(format!("sched_feature.{k}"), on_off(*on)))
+            }
             None => set("sched_features".into(), UNKNOWN),
         }
         if c.sched_debug.is_empty() {
@@ -132,7 +133,10 @@ impl HostFacts {
         let known = |value: &Option<String>| value.clone().unwrap_or_else(|| UNKNOWN.into());
         set("cpufreq_driver".into(), &known(&self.cpufreq_driver));
         set("smt".into(), &known(&self.smt));
-        set("turbo".into(), &known(&self.turbo.map(|t| on_off(t).to_owned())));
+        set(
+            "turbo".into(),
+            &known(&self.turbo.map(|t| on_off(t).to_owned())),
+        );
         match &c.cgroup {
             Some(cgroup) => (cgroup.files.iter()).for_each(|(k, v)| set(format!("cgroup.{k}"), v)),
             None => set("cgroup".into(), UNKNOWN),
