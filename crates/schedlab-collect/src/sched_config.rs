@@ -277,7 +277,7 @@ fn cpufreq(
     }
     if none_has(|v| &v.1) {
         let why = format!(
-            "no CPU has {}/energy_performance_preference (the cpufreq driver has none)",
+            "no CPU has energy_performance_preference ({}/energy_performance_preference)",
             first.display()
         );
         missing.push(("epp", why));
