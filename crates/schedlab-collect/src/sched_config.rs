@@ -370,7 +370,11 @@ pub(crate) fn cgroup_dirs(
     let mut v2_controllers: Vec<&str> = Vec::new();
     for (controller, v1_files) in [("cpu", &V1_CPU_FILES[..]), ("cpuset", &V1_CPUSET_FILES[..])] {
         let v1 = (membership.lines())
-            .filter_map(|l| l.splitn(3, ':').nth(1).zip(l.splitn(3, ':').nth(2)))
+            .filter_map(|line| {
+                // `hierarchy-id:controllers:path`; the path may itself hold `:`.
+                let mut fields = line.splitn(3, ':').skip(1);
+                fields.next().zip(fields.next())
+            })
             .find(|(ctrls, _)| ctrls.split(',').any(|c| c == controller))
             .and_then(|(_, path)| {
                 let mount = mounts.iter().find(|m| {
