@@ -503,6 +503,9 @@ mod tests {
             duration_ns: 1,
             trace_window_start_ns: None,
             trace_window_end_ns: None,
+            kernel_build: None,
+            kernel_config_digest: None,
+            sched_config: None,
         }
     }
 

@@ -1,6 +1,6 @@
 //! Facts about the machine that make runs comparable: kernel, CPU model, topology, the tools'
-//! versions and the power settings (governor, EPP, SMT, turbo) that move scheduler figures as much
-//! as a kernel change does. Two runs that differ here are not a fair comparison, and the manifest
+//! versions, the power settings (governor, EPP, SMT, turbo) that move scheduler figures as much
+//! as a kernel change does, and the scheduler configuration in force (`sched_config`). Two runs that differ here are not a fair comparison, and the manifest
 //! says so without anyone having to remember how the machine was set up.
 //!
 //! Whatever the machine lacks (cpufreq in a VM, a tool not installed) is `None` or absent, never
@@ -53,6 +53,7 @@ pub fn facts() -> HostFacts {
         smt: read_trimmed("/sys/devices/system/cpu/smt/control"),
         turbo: turbo(),
         tool_versions: tool_versions(),
+        sched_config: Some(crate::sched_config::read(&cpus)),
         cpus,
     }
 }

@@ -21,6 +21,7 @@ pub mod monitor;
 pub mod periodic;
 pub mod process;
 mod run;
+mod sched_config;
 
 use std::path::PathBuf;
 

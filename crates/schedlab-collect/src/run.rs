@@ -13,7 +13,8 @@ use schedlab_spec::{MonitorPlan, Program, RunPlan, WorkloadPlan};
 use crate::clock::{monotonic_ns, ns};
 use schedlab_tables::Severity;
 use schedlab_tables::manifest::{
-    Manifest, MonitorRecord, MonitorStatus, Note, ProcessRecord, RAW_DIR, RunStatus, raw_file,
+    HostFacts, Manifest, MonitorRecord, MonitorStatus, Note, ProcessRecord, RAW_DIR, RunStatus,
+    raw_file,
 };
 
 use crate::monitor::{self, MonitorContext, Running, Tracked};
@@ -67,7 +68,7 @@ pub fn collect(request: &RunRequest<'_>) -> Result<Manifest, CollectError> {
     let host = host::facts();
     let start_ns = monotonic_ns();
     let tracked: Tracked = Arc::new(Mutex::new(Vec::new()));
-    let mut notes = Vec::new();
+    let mut notes: Vec<Note> = unread_config_note(&host).into_iter().collect();
     let mut monitors = start_monitors(request, &tracked, &mut notes)?;
     let zero = monotonic_ns();
     let ran = run_workloads(request, &tracked, zero, &mut monitors, &mut notes);
@@ -94,6 +95,23 @@ pub fn collect(request: &RunRequest<'_>) -> Result<Manifest, CollectError> {
         raw_files: Vec::new(),
         plan: serde_json::to_value(request.plan).unwrap_or_default(),
         schedlab_version: env!("CARGO_PKG_VERSION").to_owned(),
+    })
+}
+
+/// What of the scheduler configuration could not be read, and why, as one note: a comparison
+/// cannot check those settings between runs.
+fn unread_config_note(host: &HostFacts) -> Option<Note> {
+    let unreadable = &host.sched_config.as_ref()?.unreadable;
+    (!unreadable.is_empty()).then(|| Note {
+        source: "sched_config".into(),
+        severity: Severity::Info,
+        message: format!(
+            "not recorded in the configuration: {}",
+            (unreadable.iter())
+                .map(|(source, why)| format!("{source} ({why})"))
+                .collect::<Vec<_>>()
+                .join("; ")
+        ),
     })
 }
 

@@ -164,3 +164,72 @@ fn host_facts_record_tool_versions_and_power_settings() {
         turbo_files.iter().any(|f| Path::new(f).exists())
     );
 }
+
+/// What a shell command prints, `None` when it fails: the tests' own view of the machine.
+fn shell(command: &str) -> Option<Vec<u8>> {
+    let out = std::process::Command::new("sh")
+        .args(["-c", command])
+        .output()
+        .ok()?;
+    out.status.success().then_some(out.stdout)
+}
+
+#[test]
+fn host_facts_record_the_scheduler_configuration_in_force() {
+    let facts = schedlab_collect::host_facts();
+    let config = facts.sched_config.as_ref().expect("always recorded now");
+    let uname_v = shell("uname -v").expect("uname runs");
+    assert!(!config.kernel_build.is_empty());
+    assert_eq!(
+        config.kernel_build,
+        String::from_utf8_lossy(&uname_v).trim()
+    );
+
+    // The config as the shell reads it: the kernel's own, else /boot's for this release.
+    let text = shell("zcat /proc/config.gz 2>/dev/null || cat /boot/config-$(uname -r)");
+    match (&config.kernel_config, text) {
+        (Some(kernel), Some(text)) => {
+            assert_eq!(kernel.blake3, blake3::hash(&text).to_hex().to_string());
+            let text = String::from_utf8(text).unwrap();
+            let hz = text.lines().find_map(|l| l.strip_prefix("CONFIG_HZ="));
+            assert_eq!(kernel.options.get("CONFIG_HZ").map(String::as_str), hz);
+            assert!(kernel.options.keys().all(|k| k.starts_with("CONFIG_")));
+            println!("kernel config from {}: {}", kernel.source, kernel.blake3);
+        }
+        (None, None) => {
+            println!(
+                "skip the config digest: neither /proc/config.gz nor /boot/config-<release> \
+                 is here ({:?})",
+                config.unreadable.get("kernel_config")
+            );
+            assert!(config.unreadable.contains_key("kernel_config"));
+        }
+        (mine, shells) => panic!("schedlab read {mine:?}, the shell {:?}", shells.is_some()),
+    }
+
+    // Every source is either read or said to be unreadable.
+    let rr = "/proc/sys/kernel/sched_rr_timeslice_ms";
+    if let Ok(text) = std::fs::read_to_string(rr) {
+        let got = config.sysctls.get("kernel.sched_rr_timeslice_ms");
+        assert_eq!(got.map(String::as_str), Some(text.trim()));
+    }
+    let features = std::fs::read_to_string("/sys/kernel/debug/sched/features");
+    assert_eq!(
+        config.sched_features.is_some(),
+        features.is_ok(),
+        "{:?}",
+        config.unreadable
+    );
+    assert_eq!(
+        config.sched_features.is_none(),
+        config.unreadable.contains_key("sched_features")
+    );
+    let microcode = shell("grep -c '^microcode' /proc/cpuinfo").is_some();
+    assert_eq!(!config.microcode.is_empty(), microcode);
+    let settings = facts.sched_settings().unwrap();
+    println!(
+        "{}\nunreadable: {:#?}",
+        schedlab_tables::sched_config::settings_text(&settings),
+        config.unreadable
+    );
+}

@@ -20,6 +20,7 @@
 //! their size, mtime and inode are unchanged. Cost grows with what is new: adding run 21 to 20
 //! parses and aggregates one run, then summarizes.
 
+pub mod config_diff;
 pub mod digest;
 pub mod gather;
 pub mod identity;
@@ -41,7 +42,7 @@ use schedlab_analyze::compare::CompareInputs;
 use schedlab_collect::RunRequest;
 use schedlab_spec::{Plan, variant_text};
 use schedlab_tables::manifest::{Manifest, RawFile, RunStatus};
-use schedlab_tables::{ComparisonRow, read_table};
+use schedlab_tables::{ComparisonRow, RunRow, read_table};
 
 use digest::Digests;
 pub use identity::RunIds;
@@ -178,6 +179,9 @@ pub struct Outcome {
 /// What `schedlab compare` computed and where it wrote it.
 #[derive(Debug)]
 pub struct Comparison {
+    /// What differs between the groups' configurations ([`config_diff::differences`]), the
+    /// lines the Markdown file opens with.
+    pub config: Vec<String>,
     pub rows: Vec<ComparisonRow>,
     pub parquet: PathBuf,
     pub markdown: PathBuf,
@@ -916,6 +920,7 @@ impl<'a> Runner<'a> {
         };
         let (observations, groups) = schedlab_analyze::compare::observations(&inputs, by)?;
         let rows = schedlab_analyze::compare::compare(&observations, &groups, by, baseline)?;
+        let config = config_differences(&inputs.runs, &observations, &groups, &rows, by);
         let dir = self.layout.compare();
         std::fs::create_dir_all(&dir).map_err(|source| RunnerError::Io {
             path: dir.clone(),
@@ -924,9 +929,10 @@ impl<'a> Runner<'a> {
         let (parquet, markdown) = self.layout.comparison(by.name());
         schedlab_tables::write_rows(&parquet, &rows)?;
         let text = format!(
-            "# {}: compared by {}\n\n{}",
+            "# {}: compared by {}\n\nConfiguration in force:\n\n```text\n{}\n```\n\n{}",
             self.plan.name,
             by.name(),
+            config.join("\n"),
             schedlab_report::comparison_table(&rows)
         );
         schedlab_tables::write_file_atomic(&markdown, text.as_bytes()).map_err(|source| {
@@ -936,6 +942,7 @@ impl<'a> Runner<'a> {
             }
         })?;
         Ok(Comparison {
+            config,
             rows,
             parquet,
             markdown,
@@ -1058,6 +1065,30 @@ fn remove_if_exists(path: &Path) -> Result<(), RunnerError> {
             source,
         }),
     }
+}
+
+/// How the configurations of the compared groups differ: the runs that gave figures, each in
+/// its group, against the baseline the comparison used.
+fn config_differences(
+    runs: &[RunRow],
+    observations: &[schedlab_analyze::compare::Observation],
+    groups: &[String],
+    rows: &[ComparisonRow],
+    by: &GroupBy,
+) -> Vec<String> {
+    let Some(baseline) = rows.first().map(|r| r.baseline.as_str()) else {
+        return Vec::new();
+    };
+    let group_of: BTreeMap<&str, &str> = (observations.iter())
+        .map(|o| (o.run_id.as_str(), o.group.as_str()))
+        .collect();
+    let settings: Vec<config_diff::RunSettings> = (runs.iter())
+        .filter_map(|run| {
+            let group = group_of.get(run.run_id.as_str())?;
+            Some(config_diff::RunSettings::of(run, group))
+        })
+        .collect();
+    config_diff::differences(&settings, groups, baseline, by.name())
 }
 
 fn read_manifest(path: &Path) -> Result<Manifest, RunnerError> {

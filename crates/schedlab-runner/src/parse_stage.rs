@@ -9,6 +9,7 @@ use std::path::PathBuf;
 use schedlab_parse::{EventTables, ParseContext, Parsed, ParserKind, parse_file_streaming};
 use schedlab_tables::manifest::{Manifest, MonitorStatus};
 use schedlab_tables::periodic_report::Report;
+use schedlab_tables::sched_config::settings_text;
 use schedlab_tables::{
     CpuRow, CpuSampleRow, MigrationRow, Partition, PlacementRow, ProcessRow, QualityRow, RunRow,
     SchedSliceRow, Severity, Table, WakeupRow, table_path, write_table,
@@ -213,6 +214,11 @@ fn parse_run(
         duration_ns: m.end_ns - m.start_ns,
         trace_window_start_ns: out.parsed.trace_window.map(|w| w.0),
         trace_window_end_ns: out.parsed.trace_window.map(|w| w.1),
+        kernel_build: m.host.sched_config.as_ref().map(|c| c.kernel_build.clone()),
+        kernel_config_digest: (m.host.sched_config.as_ref())
+            .and_then(|c| c.kernel_config.as_ref())
+            .map(|k| k.blake3.clone()),
+        sched_config: m.host.sched_settings().map(|s| settings_text(&s)),
     });
 
     out.parsed.quality.extend(

@@ -68,6 +68,7 @@ mod parquet_io;
 pub mod periodic_report;
 pub mod placement;
 pub mod rows;
+pub mod sched_config;
 pub mod turbostat;
 
 pub use aggregates::*;

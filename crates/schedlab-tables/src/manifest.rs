@@ -13,6 +13,7 @@ use schedlab_topology::CpuInfo;
 use serde::{Deserialize, Serialize};
 
 use crate::Severity;
+pub use crate::sched_config::{CgroupLimits, ClassCpufreq, KernelConfig, SchedConfig};
 
 /// The manifest's file name inside a run directory.
 pub const MANIFEST_FILE: &str = "manifest.json";
@@ -145,6 +146,12 @@ pub struct HostFacts {
     pub tool_versions: BTreeMap<String, String>,
     /// CPUs and their detected classes (the parse stage applies declared classes on top).
     pub cpus: Vec<CpuInfo>,
+    /// The scheduler configuration in force: kernel build and config, sched features and
+    /// sysctls, isolated CPUs, microcode, cpufreq per class, cgroup limits. `None` in manifests
+    /// written before schedlab recorded it, and then left out of the file, so those keep their
+    /// bytes when written again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sched_config: Option<SchedConfig>,
 }
 
 /// What the manifest keeps of a monitor.

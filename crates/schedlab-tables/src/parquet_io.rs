@@ -502,6 +502,9 @@ mod word_column_tests {
                 duration_ns: 1,
                 trace_window_start_ns: None,
                 trace_window_end_ns: None,
+                kernel_build: None,
+                kernel_config_digest: None,
+                sched_config: None,
             })
             .collect();
         check(&rows, "status", &["completed", "failed", "interrupted"]);

@@ -45,6 +45,18 @@ pub struct RunRow {
     /// outside it may miss events of some CPU.
     pub trace_window_start_ns: Option<i64>,
     pub trace_window_end_ns: Option<i64>,
+    /// `uname -v`: the kernel's build string, which tells two builds of one release apart (null
+    /// for runs collected before schedlab recorded the configuration).
+    pub kernel_build: Option<String>,
+    /// BLAKE3 of the running kernel's config text (null where neither /proc/config.gz nor
+    /// /boot/config-<release> could be read, or in older runs).
+    pub kernel_config_digest: Option<String>,
+    /// The scheduler configuration in force, one sorted `key=value` per line
+    /// (`sched_config::settings_text`): scheduler CONFIG_ options, sched features and debugfs
+    /// tunables, `kernel.sched_*` sysctls, isolated and nohz_full CPUs, microcode, governor and
+    /// EPP per class, cpufreq driver, SMT, turbo, cgroup limits. Equal texts, equal
+    /// configurations: a notebook groups on it. Null in older runs.
+    pub sched_config: Option<String>,
 }
 table!(RunRow, "runs");
 

@@ -23,6 +23,9 @@ fn a_manifest_written_by_the_collector_reads_and_writes_back_to_the_same_bytes()
         Some("raw/tick.0.periodic.json")
     );
     assert_eq!(manifest.monitors[0].files, ["raw/where.placement.parquet"]);
+    // Written before schedlab recorded the scheduler configuration: none, and no settings.
+    assert_eq!(manifest.host.sched_config, None);
+    assert_eq!(manifest.host.sched_settings(), None);
     assert_eq!(
         String::from_utf8(serde_json::to_vec_pretty(&manifest).unwrap()).unwrap(),
         String::from_utf8(bytes).unwrap()

@@ -574,6 +574,7 @@ fn compare(
                  cpu_time, cpu_share or cpu_activity aggregates, give them)"
                 );
             }
+            println!("{}\n", comparison.config.join("\n"));
             print!("{}", schedlab_runner::comparison_table(&shown));
             eprintln!(
                 "compare: wrote {} and {}",

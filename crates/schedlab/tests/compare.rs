@@ -1,10 +1,11 @@
 //! `schedlab compare` on real runs: stress-ng doing a fixed amount of work per variant, and
-//! runs collected under two labels.
+//! runs collected under two labels, whose configurations it diffs.
 
 mod util;
 
-use schedlab_tables::{ComparisonRow, Verdict, read_rows};
-use util::{Need, Sandbox, can_run};
+use schedlab_tables::{ComparisonRow, RunRow, Verdict, read_rows, read_table};
+use serde_json::{Value, json};
+use util::{Need, Sandbox, can_run, read_json};
 
 /// stress-ng stops after a fixed number of bogo operations, so the second variant does three
 /// times the work of the first: a difference no noise on a busy CI machine can hide.
@@ -155,5 +156,153 @@ fn labels_are_compared_with_the_first_label_collected_and_bad_choices_are_explai
             .contains("no group `kernel-6.1` to use as the baseline (groups: before, after)"),
         "{}",
         baseline.stderr
+    );
+}
+
+/// Edits the manifest of every run of `pipeline` whose id contains `-<label>-`.
+fn edit_manifests(sandbox: &Sandbox, pipeline: &str, label: &str, edit: impl Fn(&mut Value)) {
+    let ids = sandbox.runs(pipeline);
+    let ids: Vec<&String> = ids
+        .iter()
+        .filter(|id| id.contains(&format!("-{label}-")))
+        .collect();
+    assert!(!ids.is_empty(), "no run of {label}");
+    for id in ids {
+        let path = sandbox.data(pipeline, &format!("runs/{id}/manifest.json"));
+        let mut manifest = read_json(&path);
+        edit(&mut manifest);
+        std::fs::write(&path, serde_json::to_vec_pretty(&manifest).unwrap()).unwrap();
+    }
+}
+
+/// Sets a manifest's kernel config option and the governor of one core class `P` for every CPU
+/// (replacing what the machine had, so the expected lines hold on any machine).
+fn set_config(option: &'static str, governor: &'static str) -> impl Fn(&mut Value) {
+    move |manifest: &mut Value| {
+        let config = &mut manifest["host"]["sched_config"];
+        assert!(
+            config.is_object(),
+            "the collector records the configuration"
+        );
+        if config["kernel_config"].is_null() {
+            config["kernel_config"] = json!({ "source": "the test", "blake3": "", "options": {} });
+        }
+        config["kernel_config"]["options"]["CONFIG_SCHED_CACHE"] = json!(option);
+        config["cpufreq"] = json!({
+            "P": { "governor": { governor: "0-1" }, "energy_performance_preference": {} }
+        });
+    }
+}
+
+#[test]
+fn compare_opens_with_what_differs_between_the_labels_configurations() {
+    let test = "compare_opens_with_what_differs_between_the_labels_configurations";
+    if !can_run(test, &[Need::Program("stress-ng")]) {
+        return;
+    }
+    let sandbox = Sandbox::new();
+    let pipeline = sandbox.write(
+        "cfg.yaml",
+        "name: cfg\nrepeat: 2\ncollect:\n  workloads:\n    spin:\n      \
+         run: [stress-ng, --cpu, \"1\", --cpu-ops, \"50\", --metrics-brief]\n      \
+         parse: stress-ng\n",
+    );
+    let pipeline = pipeline.to_str().unwrap();
+    for label in ["before", "after"] {
+        let run = sandbox.schedlab(&["run", pipeline, "--label", label]);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+    }
+    // Collected on one machine a moment apart: the same configuration.
+    let same = sandbox.schedlab(&["compare", pipeline]);
+    assert_eq!(same.code, 0, "{}", same.stderr);
+    let first = same.stdout.lines().next().unwrap_or_default();
+    assert!(
+        first.starts_with("configuration: the same in every run ("),
+        "{}",
+        same.stdout
+    );
+
+    // As if `after` ran a kernel with CONFIG_SCHED_CACHE, and under another governor.
+    edit_manifests(
+        &sandbox,
+        "cfg",
+        "before",
+        set_config("not set", "powersave"),
+    );
+    edit_manifests(&sandbox, "cfg", "after", set_config("y", "performance"));
+    let compare = sandbox.schedlab(&["compare", pipeline]);
+    assert_eq!(compare.code, 0, "{}", compare.stderr);
+    let opening: Vec<&str> = compare
+        .stdout
+        .lines()
+        .take_while(|l| !l.is_empty())
+        .collect();
+    let expected = [
+        "after vs before: CONFIG_SCHED_CACHE y (before: not set)",
+        "after vs before: governor.P performance (before: powersave)",
+        "warning: after vs before also differ in governor.P: settings that move scheduler \
+         figures besides what the label names",
+    ];
+    assert_eq!(opening, expected, "{}", compare.stdout);
+    let markdown = std::fs::read_to_string(sandbox.data("cfg", "compare/by-label.md")).unwrap();
+    assert!(
+        markdown.starts_with(&format!(
+            "# cfg: compared by label\n\nConfiguration in force:\n\n```text\n{}\n```\n\n| ",
+            expected.join("\n")
+        )),
+        "{markdown}"
+    );
+
+    // The runs table holds what the comparison read, a line per setting.
+    let runs: Vec<RunRow> = read_table(&sandbox.data("cfg", "tables")).unwrap();
+    let uname_v = std::process::Command::new("uname")
+        .arg("-v")
+        .output()
+        .unwrap();
+    let uname_v = String::from_utf8(uname_v.stdout).unwrap();
+    for run in &runs {
+        assert_eq!(run.kernel_build.as_deref(), Some(uname_v.trim()));
+        let config = run.sched_config.as_deref().unwrap();
+        let governor = if run.label.as_deref() == Some("after") {
+            "governor.P=performance"
+        } else {
+            "governor.P=powersave"
+        };
+        assert!(config.lines().any(|l| l == governor), "{config}");
+        assert!(config.lines().any(|l| l.starts_with("smt=")), "{config}");
+    }
+
+    // A run collected before schedlab recorded the configuration still loads, and is named.
+    let old = sandbox
+        .runs("cfg")
+        .into_iter()
+        .find(|id| id.contains("-before-"))
+        .unwrap();
+    let path = sandbox.data("cfg", &format!("runs/{old}/manifest.json"));
+    let mut manifest = read_json(&path);
+    manifest["host"]
+        .as_object_mut()
+        .unwrap()
+        .remove("sched_config");
+    std::fs::write(&path, serde_json::to_vec_pretty(&manifest).unwrap()).unwrap();
+    let compare = sandbox.schedlab(&["compare", pipeline]);
+    assert_eq!(compare.code, 0, "{}", compare.stderr);
+    assert_eq!(
+        compare.stdout.lines().next(),
+        Some(
+            format!(
+                "configuration: not recorded for {old} (collected before schedlab recorded it), \
+                 left out"
+            )
+            .as_str()
+        ),
+        "{}",
+        compare.stdout
+    );
+    let runs: Vec<RunRow> = read_table(&sandbox.data("cfg", "tables")).unwrap();
+    let old_row = runs.iter().find(|r| r.run_id == old).unwrap();
+    assert_eq!(
+        (&old_row.kernel_build, &old_row.sched_config),
+        (&None, &None)
     );
 }
