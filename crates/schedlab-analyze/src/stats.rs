@@ -451,8 +451,11 @@ pub(crate) mod tests {
             let n = runs_to_detect(3.0, 3.0, 3.0 * d).unwrap();
             assert!((n - expected).abs() < 1e-4, "d = {d}: {n} != {expected}");
         }
-        // A noisier second group needs more runs than two equally quiet ones.
-        assert!(runs_to_detect(1.0, 2.0, 1.0).unwrap() > runs_to_detect(1.0, 1.0, 1.0).unwrap());
+        // Unequal spreads, against SciPy 1.17.1's noncentral t with the same degrees of freedom:
+        // `brentq(lambda n: nct.sf(c, df, nc) + nct.cdf(-c, df, nc) - 0.8, 2, 200)` with
+        // `df = (n-1)(va+vb)²/(va²+vb²)`, `nc = delta / sqrt((va+vb)/n)`, `c = t.ppf(0.975, df)`.
+        let n = runs_to_detect(1.0, 2.0, 1.0).unwrap();
+        assert!((n - 40.58046728697046).abs() < 1e-4, "{n}");
         assert_eq!(runs_to_detect(0.0, 0.0, 1.0), Some(2.0));
         assert_eq!(runs_to_detect(1.0, 1.0, 0.0), None);
     }
