@@ -770,7 +770,10 @@ pub fn runs_needed_table(rows: &[RunsNeeded]) -> String {
                 n.to_string(),
                 format!("{} runs, {}", r.missing, duration_text(r.collect_s)),
             ]),
-            None => cells.extend(["– (needs 2 runs a group)".to_owned(), "–".to_owned()]),
+            None if r.runs.0 < 2 || r.runs.1 < 2 => {
+                cells.extend(["– (needs 2 runs a group)".to_owned(), "–".to_owned()])
+            }
+            None => cells.extend(["– (the baseline's mean is 0)".to_owned(), "–".to_owned()]),
         }
         text += &format!("| {} |\n", cells.join(" | "));
     }
