@@ -42,7 +42,8 @@ pub enum GroupBy {
 }
 
 impl GroupBy {
-    /// `label`, `variant`, `repetition`, or any other name: a matrix variable.
+    /// `label`, `variant`, `repetition`, or any other name: a matrix variable (so a variable
+    /// named like one of the three cannot be grouped by alone; `--by variant` still shows it).
     pub fn from_name(name: &str) -> GroupBy {
         match name {
             "label" => GroupBy::Label,

@@ -116,7 +116,7 @@ enum Command {
         #[arg(long)]
         metric: Vec<String>,
     },
-    /// How many runs a comparison needs to resolve a difference of a given size.
+    /// How many runs a comparison needs to resolve a difference of a given size
     ///
     /// From the spread the runs on disk already show, per workload, figure and group against
     /// the baseline (grouped as `compare` groups them): the repetitions each group needs for a
