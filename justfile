@@ -29,6 +29,10 @@ analyze NAME *ARGS: build
 compare NAME *ARGS: build
     target/release/schedlab compare pipelines/{{NAME}}.yaml {{ARGS}}
 
+# How many runs pipelines/NAME.yaml's groups need for a difference of PERCENT (e.g. 1%).
+plan NAME PERCENT *ARGS: build
+    target/release/schedlab plan pipelines/{{NAME}}.yaml --detect {{PERCENT}} {{ARGS}}
+
 # Which runs of pipelines/NAME.yaml are on disk, and which stages are stale and why.
 status NAME: build
     target/release/schedlab status pipelines/{{NAME}}.yaml

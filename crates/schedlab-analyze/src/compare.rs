@@ -8,13 +8,18 @@
 //! excludes zero is `higher` or `lower`; one whose interval includes zero is `within noise`.
 //!
 //! Welch's interval does not assume the groups have equal variance: a noisier kernel does not
-//! borrow the quieter one's spread. Runs are compared only with runs that share everything but
-//! the grouping key (the *context*), so `--by label` on a pipeline with a matrix compares each
-//! variant across labels separately.
+//! borrow the quieter one's spread. It does lean on near-normal means, which five runs cannot
+//! show, so the exact Mann-Whitney U test checks it from the ranks alone; where the two disagree
+//! the verdict is `inconclusive`. Each group's runs in collection order also get a least-squares
+//! slope: one whose interval excludes zero is an order effect (second runs that behave
+//! differently, a machine warming up). Runs are compared only with runs that share everything
+//! but the grouping key (the *context*), so `--by label` on a pipeline with a matrix compares
+//! each variant across labels separately. [`runs_needed`] turns the measured spread into the
+//! repetitions a difference of a given size needs (`schedlab plan`).
 
 use std::collections::BTreeMap;
 
-use crate::stats::Sample;
+use crate::stats::{self, MannWhitney, Sample, Trend};
 use schedlab_tables::manifest::RunStatus;
 use schedlab_tables::{
     ComparisonRow, CpuActivityRow, CpuShareRow, CpuTimeRow, MigrationClassRow, NO_EARLIER_RUN,
@@ -29,16 +34,21 @@ pub enum GroupBy {
     Label,
     /// The whole matrix expansion (`workers=4,pin=none`).
     Variant,
+    /// The repetition number: did first runs differ from second runs? The label and variant
+    /// become the context.
+    Repetition,
     /// One matrix variable; the others become the context.
     Variable(String),
 }
 
 impl GroupBy {
-    /// `label`, `variant`, or any other name: a matrix variable.
+    /// `label`, `variant`, `repetition`, or any other name: a matrix variable (so a variable
+    /// named like one of the three cannot be grouped by alone; `--by variant` still shows it).
     pub fn from_name(name: &str) -> GroupBy {
         match name {
             "label" => GroupBy::Label,
             "variant" => GroupBy::Variant,
+            "repetition" => GroupBy::Repetition,
             other => GroupBy::Variable(other.to_owned()),
         }
     }
@@ -48,6 +58,7 @@ impl GroupBy {
         match self {
             GroupBy::Label => "label",
             GroupBy::Variant => "variant",
+            GroupBy::Repetition => "repetition",
             GroupBy::Variable(name) => name,
         }
     }
@@ -68,6 +79,8 @@ pub enum CompareError {
     UnknownVariable { name: String, known: Vec<String> },
     #[error("no group `{name}` to use as the baseline (groups: {})", known.join(", "))]
     UnknownBaseline { name: String, known: Vec<String> },
+    #[error("cannot plan for a difference of {0} % (hint: a positive size such as `--detect 2%`)")]
+    BadDetect(f64),
 }
 
 /// The tables a comparison reads: the parse stage's `runs`, `processes` and `workload_metrics`,
@@ -95,6 +108,8 @@ pub struct CompareInputs {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Observation {
     pub run_id: String,
+    /// When the run started (RFC 3339): the collection order the trend is taken over.
+    pub started_at: String,
     pub group: String,
     pub context: String,
     pub workload: String,
@@ -164,6 +179,7 @@ pub fn observations(
             let (group, _) = placed.get(r.run_id.as_str())?;
             let rank = match by {
                 GroupBy::Label => 0,
+                GroupBy::Repetition => r.repetition as usize,
                 _ => (inputs.variant_order.iter())
                     .position(|v| *v == r.variant)
                     .unwrap_or(usize::MAX),
@@ -324,10 +340,14 @@ pub fn observations(
         }
     }
 
+    let started: BTreeMap<&str, &str> = (completed.iter())
+        .map(|r| (r.run_id.as_str(), r.started_at.as_str()))
+        .collect();
     let observations = (figures.into_iter())
         .filter_map(|((run_id, workload, metric), figure)| {
             let (group, context) = placed.get(run_id.as_str())?;
             Some(Observation {
+                started_at: started.get(run_id.as_str())?.to_string(),
                 run_id,
                 group: group.clone(),
                 context: context.clone(),
@@ -363,6 +383,16 @@ fn group_and_context(run: &RunRow, by: &GroupBy) -> Option<(String, String)> {
             },
             label,
         ),
+        GroupBy::Repetition => {
+            let mut context = Vec::new();
+            if !label.is_empty() {
+                context.push(format!("label={label}"));
+            }
+            if !run.variant.is_empty() {
+                context.push(run.variant.clone());
+            }
+            (format!("repetition={}", run.repetition), context.join(","))
+        }
         GroupBy::Variable(name) => {
             let (_, value) = variables(&run.variant).find(|(k, _)| k == name)?;
             let mut rest: Vec<String> = (variables(&run.variant))
@@ -377,6 +407,57 @@ fn group_and_context(run: &RunRow, by: &GroupBy) -> Option<(String, String)> {
     })
 }
 
+/// The baseline group: `wanted` (a group's name, or a matrix value alone), or the first group.
+fn baseline_of(groups: &[String], wanted: Option<&str>) -> Result<String, CompareError> {
+    match wanted {
+        None => Ok(groups.first().cloned().unwrap_or_default()),
+        Some(wanted) => (groups.iter())
+            .find(|g| *g == wanted || g.split_once('=').is_some_and(|(_, v)| v == wanted))
+            .cloned()
+            .ok_or_else(|| CompareError::UnknownBaseline {
+                name: wanted.to_owned(),
+                known: groups.to_vec(),
+            }),
+    }
+}
+
+/// (context, workload, metric, unit)
+type CellKey<'a> = (&'a str, &'a str, &'a str, &'a str);
+
+/// The observations per context, workload and figure, then per group (by its index in
+/// `groups`), each group's runs in collection order.
+fn cells<'a>(
+    observations: &'a [Observation],
+    groups: &[String],
+) -> BTreeMap<CellKey<'a>, BTreeMap<usize, Vec<&'a Observation>>> {
+    let mut cells: BTreeMap<CellKey<'_>, BTreeMap<usize, Vec<&Observation>>> = BTreeMap::new();
+    for o in observations {
+        let key = (
+            o.context.as_str(),
+            o.workload.as_str(),
+            o.metric.as_str(),
+            o.unit.as_str(),
+        );
+        let group = (groups.iter())
+            .position(|g| *g == o.group)
+            .expect("every observation's group is listed");
+        cells
+            .entry(key)
+            .or_default()
+            .entry(group)
+            .or_default()
+            .push(o);
+    }
+    for group in cells.values_mut().flat_map(|c| c.values_mut()) {
+        group.sort_by(|a, b| (&a.started_at, &a.run_id).cmp(&(&b.started_at, &b.run_id)));
+    }
+    cells
+}
+
+fn values(group: &[&Observation]) -> Vec<f64> {
+    group.iter().map(|o| o.value).collect()
+}
+
 /// Compares every group with the baseline (by default the first of `groups`), per context,
 /// workload and figure.
 pub fn compare(
@@ -385,69 +466,31 @@ pub fn compare(
     by: &GroupBy,
     baseline: Option<&str>,
 ) -> Result<Vec<ComparisonRow>, CompareError> {
-    let Some(first) = groups.first() else {
+    if groups.is_empty() {
         return Ok(Vec::new());
-    };
-    let baseline = match baseline {
-        None => first.clone(),
-        Some(wanted) => (groups.iter())
-            .find(|g| *g == wanted || g.split_once('=').is_some_and(|(_, v)| v == wanted))
-            .cloned()
-            .ok_or_else(|| CompareError::UnknownBaseline {
-                name: wanted.to_owned(),
-                known: groups.to_vec(),
-            })?,
-    };
-    let rank = |group: &str| groups.iter().position(|g| g == group);
-
-    type Key<'a> = (&'a str, &'a str, &'a str, &'a str);
-    let mut cells: BTreeMap<Key<'_>, BTreeMap<usize, Vec<&Observation>>> = BTreeMap::new();
-    for o in observations {
-        let key = (
-            o.context.as_str(),
-            o.workload.as_str(),
-            o.metric.as_str(),
-            o.unit.as_str(),
-        );
-        let group = rank(&o.group).expect("every observation's group is listed");
-        cells
-            .entry(key)
-            .or_default()
-            .entry(group)
-            .or_default()
-            .push(o);
     }
+    let baseline = baseline_of(groups, baseline)?;
+    let base_index = (groups.iter())
+        .position(|g| *g == baseline)
+        .expect("baseline is a group");
 
     let mut rows = Vec::new();
-    for ((context, workload, metric, unit), by_group) in cells {
-        let sample_of =
-            |group: &[&Observation]| Sample::of(&group.iter().map(|o| o.value).collect::<Vec<_>>());
-        let base = (by_group.get(&rank(&baseline).expect("baseline is a group")))
-            .map(|group| sample_of(group));
+    for ((context, workload, metric, unit), by_group) in cells(observations, groups) {
+        let base_values = by_group.get(&base_index).map(|group| values(group));
         for (index, group) in by_group {
-            let sample = sample_of(&group);
-            let is_baseline = groups[index] == baseline;
-            let difference = base.filter(|_| !is_baseline).map(|base| {
-                let percent = |x: f64| (base.mean != 0.0).then(|| 100.0 * x / base.mean);
-                let interval = sample.difference_interval(&base);
-                let verdict = match interval {
-                    None => Verdict::TooFewRuns,
-                    Some((low, _)) if low > 0.0 => Verdict::Higher,
-                    Some((_, high)) if high < 0.0 => Verdict::Lower,
-                    Some(_) => Verdict::WithinNoise,
-                };
-                (
-                    percent(sample.mean - base.mean),
-                    interval.and_then(|(low, high)| Some((percent(low)?, percent(high)?))),
-                    verdict,
-                )
-            });
-            let verdict = match (&difference, is_baseline) {
-                (_, true) => Verdict::Baseline,
-                (Some((_, _, verdict)), false) => *verdict,
-                (None, false) => Verdict::NoBaselineRuns,
+            let own = values(&group);
+            let sample = Sample::of(&own);
+            let is_baseline = index == base_index;
+            let against = base_values.as_deref().filter(|_| !is_baseline);
+            let difference = against.map(|base_values| Difference::of(&own, base_values));
+            let (verdict, verdict_note) = match (&difference, is_baseline) {
+                (_, true) => (Verdict::Baseline, None),
+                (Some(d), false) => d.verdict(),
+                (None, false) => (Verdict::NoBaselineRuns, None),
             };
             let interval = sample.interval();
+            let trend = Trend::of(&own);
+            let slope_interval = trend.and_then(|t| t.interval);
             rows.push(ComparisonRow {
                 run_ids: (group.iter().map(|o| o.run_id.as_str()))
                     .collect::<Vec<_>>()
@@ -464,14 +507,289 @@ pub fn compare(
                 stddev: sample.stddev,
                 ci_low: interval.map(|i| i.0),
                 ci_high: interval.map(|i| i.1),
-                diff_pct: difference.as_ref().and_then(|d| d.0),
-                diff_ci_low_pct: difference.as_ref().and_then(|d| d.1.map(|i| i.0)),
-                diff_ci_high_pct: difference.as_ref().and_then(|d| d.1.map(|i| i.1)),
+                diff_pct: difference.as_ref().and_then(|d| d.percent(d.mean)),
+                diff_ci_low_pct: difference.as_ref().and_then(|d| d.percent(d.interval?.0)),
+                diff_ci_high_pct: difference.as_ref().and_then(|d| d.percent(d.interval?.1)),
                 verdict,
+                welch_p: difference.as_ref().and_then(|d| d.welch_p),
+                mann_whitney_u: difference.as_ref().and_then(|d| Some(d.rank?.u)),
+                mann_whitney_p: difference.as_ref().and_then(|d| d.rank?.p),
+                verdict_note,
+                first_vs_rest_pct: trend.and_then(|t| t.first_vs_rest_pct),
+                slope_per_run: trend.map(|t| t.slope),
+                slope_ci_low: slope_interval.map(|i| i.0),
+                slope_ci_high: slope_interval.map(|i| i.1),
+                order_effect: trend.is_some_and(|t| t.significant()),
             });
         }
     }
     Ok(rows)
+}
+
+/// A group's figure against the baseline's: Welch's interval and p, and the rank test.
+struct Difference {
+    /// The baseline's mean, which percentages are of.
+    base_mean: f64,
+    mean: f64,
+    interval: Option<(f64, f64)>,
+    welch_p: Option<f64>,
+    rank: Option<MannWhitney>,
+    /// Pairs (group run, baseline run): U's largest value.
+    pairs: f64,
+}
+
+impl Difference {
+    fn of(group: &[f64], baseline: &[f64]) -> Difference {
+        let (sample, base) = (Sample::of(group), Sample::of(baseline));
+        Difference {
+            base_mean: base.mean,
+            mean: sample.mean - base.mean,
+            interval: sample.difference_interval(&base),
+            welch_p: sample.welch_p(&base),
+            rank: stats::mann_whitney(group, baseline),
+            pairs: (group.len() * baseline.len()) as f64,
+        }
+    }
+
+    /// `x` as a percentage of the baseline's mean (none of a mean of 0).
+    fn percent(&self, x: f64) -> Option<f64> {
+        (self.base_mean != 0.0).then(|| 100.0 * x / self.base_mean)
+    }
+
+    /// Welch's verdict, unless the rank test, able to find a difference with these many runs,
+    /// disagrees: then `inconclusive`, with a note saying how.
+    fn verdict(&self) -> (Verdict, Option<String>) {
+        let welch = match self.interval {
+            None => return (Verdict::TooFewRuns, None),
+            Some((low, _)) if low > 0.0 => Verdict::Higher,
+            Some((_, high)) if high < 0.0 => Verdict::Lower,
+            Some(_) => Verdict::WithinNoise,
+        };
+        let Some(rank) = self.rank else {
+            return (welch, None);
+        };
+        let Some(p) = rank.p else {
+            return (welch, None);
+        };
+        if rank.smallest_p > stats::ALPHA {
+            let note = format!(
+                "the rank test cannot reach p < {:.2} with these runs (its smallest p is {:.2})",
+                stats::ALPHA,
+                rank.smallest_p
+            );
+            return (welch, Some(note));
+        }
+        // The rank test's direction: U above its middle means the group's values rank higher.
+        let ranked = if p >= stats::ALPHA {
+            Verdict::WithinNoise
+        } else if 2.0 * rank.u > self.pairs {
+            Verdict::Higher
+        } else {
+            Verdict::Lower
+        };
+        let says = |v: Verdict| match v {
+            Verdict::WithinNoise => "does not".to_owned(),
+            v => format!("says {v}"),
+        };
+        if ranked == welch {
+            return (welch, None);
+        }
+        let note = match welch {
+            Verdict::WithinNoise => {
+                format!("Welch's interval includes 0, the rank test says {ranked} (p = {p:.3})")
+            }
+            _ => format!(
+                "Welch says {welch}, the rank test {} (p = {p:.3})",
+                says(ranked)
+            ),
+        };
+        (Verdict::Inconclusive, Some(note))
+    }
+}
+
+/// The lines that go under the comparison table: why a verdict is `inconclusive`, and which
+/// groups drift with collection order.
+pub fn notes(rows: &[ComparisonRow]) -> Vec<String> {
+    let mut lines = Vec::new();
+    for r in rows {
+        let what = if r.context.is_empty() {
+            format!("{} {}, {}", r.workload, r.metric, r.group)
+        } else {
+            format!("{} {} {}, {}", r.context, r.workload, r.metric, r.group)
+        };
+        if r.verdict == Verdict::Inconclusive {
+            let note = r.verdict_note.as_deref().unwrap_or_default();
+            lines.push(format!("- {what} vs {}: inconclusive: {note}", r.baseline));
+        }
+        if r.order_effect {
+            // The slope in percent of the group's mean, readable whatever the unit; in the
+            // unit itself for a mean of 0.
+            let per_run = |x: f64| match r.mean {
+                0.0 => format!("{x:+.4} {}", r.unit),
+                mean => format!("{:+.2} %", 100.0 * x / mean),
+            };
+            let (slope, low, high) = (
+                r.slope_per_run.unwrap_or_default(),
+                r.slope_ci_low.unwrap_or_default(),
+                r.slope_ci_high.unwrap_or_default(),
+            );
+            let first = match r.first_vs_rest_pct {
+                Some(first) => format!("; the first run {first:+.2} % against the rest"),
+                None => String::new(),
+            };
+            lines.push(format!(
+                "- {what}: order effect: {} per run in collection order (95 % CI {} … {}){first}",
+                per_run(slope),
+                per_run(low),
+                per_run(high),
+            ));
+        }
+    }
+    lines
+}
+
+/// How many runs a comparison needs to resolve a difference of a given size (`schedlab plan`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunsNeeded {
+    pub context: String,
+    pub workload: String,
+    pub metric: String,
+    pub group: String,
+    pub baseline: String,
+    /// Completed runs with this figure: the group's and the baseline's.
+    pub runs: (usize, usize),
+    /// The larger of the two groups' standard deviations, in percent of the baseline's mean
+    /// (`None` when a group has a single run).
+    pub spread_pct: Option<f64>,
+    /// Runs per group for 80 % power ([`stats::runs_to_detect`], rounded up).
+    pub needed: Option<usize>,
+    /// Runs still to collect in the two groups together.
+    pub missing: usize,
+    /// How long collecting them takes: per group, its missing runs times its runs' mean
+    /// duration plus the pipeline's cooldown.
+    pub collect_s: f64,
+}
+
+/// Per context, workload, figure and group against the baseline: the runs each group needs for
+/// Welch's test (two-sided, alpha 0.05, 80 % power) to find a difference of `detect_pct` percent
+/// of the baseline's mean, from the spread measured so far, and how long the missing runs take
+/// to collect (`runs` gives their durations).
+pub fn runs_needed(
+    observations: &[Observation],
+    groups: &[String],
+    baseline: Option<&str>,
+    detect_pct: f64,
+    runs: &[RunRow],
+    cooldown_s: f64,
+) -> Result<Vec<RunsNeeded>, CompareError> {
+    if !(detect_pct > 0.0 && detect_pct.is_finite()) {
+        return Err(CompareError::BadDetect(detect_pct));
+    }
+    if groups.is_empty() {
+        return Ok(Vec::new());
+    }
+    let baseline = baseline_of(groups, baseline)?;
+    let base_index = (groups.iter())
+        .position(|g| *g == baseline)
+        .expect("baseline is a group");
+    let durations: BTreeMap<&str, f64> = (runs.iter())
+        .map(|r| (r.run_id.as_str(), r.duration_ns as f64 / 1e9))
+        .collect();
+    let mean_duration = |group: &[&Observation]| {
+        let known: Vec<f64> = (group.iter())
+            .filter_map(|o| durations.get(o.run_id.as_str()).copied())
+            .collect();
+        known.iter().sum::<f64>() / known.len().max(1) as f64
+    };
+
+    let mut rows = Vec::new();
+    for ((context, workload, metric, _), by_group) in cells(observations, groups) {
+        let Some(base) = by_group.get(&base_index) else {
+            continue;
+        };
+        let base_sample = Sample::of(&values(base));
+        for (index, group) in by_group.iter().filter(|(i, _)| **i != base_index) {
+            let sample = Sample::of(&values(group));
+            let delta = detect_pct / 100.0 * base_sample.mean;
+            let spreads = sample.stddev.zip(base_sample.stddev);
+            let needed = spreads
+                .and_then(|(a, b)| stats::runs_to_detect(a, b, delta))
+                .map(|n| n.ceil() as usize);
+            let missing_of = |have: usize| needed.map_or(0, |n| n.saturating_sub(have));
+            let (own_missing, base_missing) = (missing_of(sample.n), missing_of(base_sample.n));
+            rows.push(RunsNeeded {
+                context: context.to_owned(),
+                workload: workload.to_owned(),
+                metric: metric.to_owned(),
+                group: groups[*index].clone(),
+                baseline: baseline.clone(),
+                runs: (sample.n, base_sample.n),
+                spread_pct: spreads
+                    .filter(|_| base_sample.mean != 0.0)
+                    .map(|(a, b)| 100.0 * a.max(b) / base_sample.mean.abs()),
+                needed,
+                missing: own_missing + base_missing,
+                collect_s: own_missing as f64 * (mean_duration(group) + cooldown_s)
+                    + base_missing as f64 * (mean_duration(base) + cooldown_s),
+            });
+        }
+    }
+    Ok(rows)
+}
+
+/// `schedlab plan`'s Markdown table (the context column only when some row has one).
+pub fn runs_needed_table(rows: &[RunsNeeded]) -> String {
+    let with_context = rows.iter().any(|r| !r.context.is_empty());
+    let mut header = vec![
+        "workload",
+        "figure",
+        "group vs baseline",
+        "runs",
+        "spread",
+        "runs per group",
+        "to collect",
+    ];
+    if with_context {
+        header.insert(0, "context");
+    }
+    let mut text = format!("| {} |\n", header.join(" | "));
+    text += &format!("|{}\n", "---|".repeat(header.len()));
+    for r in rows {
+        let mut cells = Vec::new();
+        if with_context {
+            cells.push(r.context.clone());
+        }
+        cells.extend([
+            r.workload.clone(),
+            r.metric.clone(),
+            format!("{} vs {}", r.group, r.baseline),
+            format!("{} + {}", r.runs.0, r.runs.1),
+            r.spread_pct.map_or("–".to_owned(), |s| format!("{s:.2} %")),
+        ]);
+        match r.needed {
+            Some(n) => cells.extend([
+                n.to_string(),
+                format!("{} runs, {}", r.missing, duration_text(r.collect_s)),
+            ]),
+            None if r.runs.0 < 2 || r.runs.1 < 2 => {
+                cells.extend(["– (needs 2 runs a group)".to_owned(), "–".to_owned()])
+            }
+            None => cells.extend(["– (the baseline's mean is 0)".to_owned(), "–".to_owned()]),
+        }
+        text += &format!("| {} |\n", cells.join(" | "));
+    }
+    text
+}
+
+/// Seconds as `42 s`, `12.5 min` or `3.2 h`.
+fn duration_text(seconds: f64) -> String {
+    if seconds < 120.0 {
+        format!("{seconds:.0} s")
+    } else if seconds < 7200.0 {
+        format!("{:.1} min", seconds / 60.0)
+    } else {
+        format!("{:.1} h", seconds / 3600.0)
+    }
 }
 
 #[cfg(test)]
@@ -480,7 +798,14 @@ mod tests {
 
     use super::*;
 
-    use crate::stats::tests::{A, B};
+    use crate::stats::tests::{A, B, G, G_BASE};
+
+    /// The `new` group's row of a comparison by label.
+    fn new_row(inputs: &CompareInputs) -> ComparisonRow {
+        let (seen, groups) = observations(inputs, &GroupBy::Label).unwrap();
+        let rows = compare(&seen, &groups, &GroupBy::Label, None).unwrap();
+        (rows.into_iter()).find(|r| r.group == "new").unwrap()
+    }
 
     fn run(
         id: &str,
@@ -522,28 +847,26 @@ mod tests {
         }
     }
 
+    /// Builds under an `old` kernel, then under a `new` one, a minute apart, each a minute long.
+    fn labelled(old: &[f64], new: &[f64]) -> CompareInputs {
+        let mut inputs = CompareInputs::default();
+        for (label, values, hour) in [("old", old, 1), ("new", new, 2)] {
+            for (i, value) in values.iter().enumerate() {
+                let id = format!("x-{label}-r{i}");
+                let started = format!("2026-11-30T0{hour}:{i:02}");
+                let mut run = run(&id, Some(label), "", &started, RunStatus::Completed);
+                run.repetition = i as u32 + 1;
+                run.duration_ns = 60_000_000_000;
+                inputs.runs.push(run);
+                inputs.workload_metrics.push(wall(&id, *value));
+            }
+        }
+        inputs
+    }
+
     /// Two kernels, five builds each, labelled in the order they were booted; one failed run.
     fn two_kernels() -> CompareInputs {
-        let mut inputs = CompareInputs::default();
-        for (i, (a, b)) in A.iter().zip(B).enumerate() {
-            let (ra, rb) = (format!("x-new-r{i}"), format!("x-old-r{i}"));
-            inputs.runs.push(run(
-                &ra,
-                Some("new"),
-                "",
-                &format!("2026-11-30T02:0{i}"),
-                RunStatus::Completed,
-            ));
-            inputs.runs.push(run(
-                &rb,
-                Some("old"),
-                "",
-                &format!("2026-11-30T01:0{i}"),
-                RunStatus::Completed,
-            ));
-            inputs.workload_metrics.push(wall(&ra, *a));
-            inputs.workload_metrics.push(wall(&rb, b));
-        }
+        let mut inputs = labelled(&B, &A);
         inputs.runs.push(run(
             "x-old-r9",
             Some("old"),
@@ -758,6 +1081,124 @@ mod tests {
                 ("build", "turbostat/pkg_watt", "W", 28.1),
                 ("build", "cpu_share/during fg", "CPUs", 15.07),
             ]
+        );
+    }
+    #[test]
+    fn the_rank_test_agrees_disagrees_or_cannot_tell() {
+        // Five builds a side, every new one faster: both tests say lower.
+        let agree = new_row(&two_kernels());
+        assert_eq!(
+            (agree.verdict, agree.verdict_note.as_deref()),
+            (Verdict::Lower, None)
+        );
+        assert_eq!(agree.mann_whitney_u, Some(0.0));
+        assert!((agree.mann_whitney_p.unwrap() - 0.007936507936507936).abs() < 1e-9);
+        assert!((agree.welch_p.unwrap() - 7.945527173554463e-06).abs() < 1e-9);
+
+        // Welch's interval lies above 0, but one new run ranks below a baseline run.
+        let welch_only = new_row(&labelled(&G_BASE, &G));
+        assert_eq!(welch_only.verdict, Verdict::Inconclusive);
+        assert_eq!(
+            welch_only.verdict_note.as_deref(),
+            Some("Welch says higher, the rank test does not (p = 0.057)")
+        );
+        assert_eq!(welch_only.mann_whitney_u, Some(15.0));
+
+        // Every new run ranks above, but one outlier widens Welch's interval past 0.
+        let outlier = [10.2, 10.3, 10.25, 10.15, 30.0];
+        let rank_only = new_row(&labelled(&[10.0, 10.1, 9.9, 10.0, 10.05], &outlier));
+        assert_eq!(rank_only.verdict, Verdict::Inconclusive);
+        assert_eq!(
+            rank_only.verdict_note.as_deref(),
+            Some("Welch's interval includes 0, the rank test says higher (p = 0.008)")
+        );
+        let lines = notes(&[welch_only.clone(), rank_only]);
+        assert_eq!(
+            lines[0],
+            "- build time/wall_time_s, new vs old: inconclusive: Welch says higher, the rank \
+             test does not (p = 0.057)"
+        );
+
+        // Three runs a side: the rank test's smallest p is 0.1, so Welch's verdict stands.
+        let three = new_row(&labelled(&[2.0, 1.0, 3.0], &[12.0, 11.0, 13.0]));
+        assert_eq!(three.verdict, Verdict::Higher);
+        assert_eq!(
+            three.verdict_note.as_deref(),
+            Some("the rank test cannot reach p < 0.05 with these runs (its smallest p is 0.10)")
+        );
+        assert!(notes(&[three]).is_empty());
+    }
+
+    #[test]
+    fn a_group_that_drifts_with_collection_order_is_flagged() {
+        // The old kernel's builds grow slower run by run (SciPy's linregress: slope 0.51 s,
+        // 95 % interval 0.379 … 0.641); the new kernel's do not drift.
+        let drifting = [10.0, 10.5, 11.2, 11.4, 12.1];
+        let (seen, groups) = observations(&labelled(&drifting, &A), &GroupBy::Label).unwrap();
+        let rows = compare(&seen, &groups, &GroupBy::Label, None).unwrap();
+        let (old, new) = (&rows[0], &rows[1]);
+        assert_eq!(old.run_ids, "x-old-r0,x-old-r1,x-old-r2,x-old-r3,x-old-r4");
+        assert!(old.order_effect && !new.order_effect, "{rows:#?}");
+        assert!((old.slope_per_run.unwrap() - 0.51).abs() < 1e-9);
+        assert!((old.slope_ci_low.unwrap() - 0.3787843773545875).abs() < 1e-6);
+        assert!((old.first_vs_rest_pct.unwrap() - 100.0 * (10.0 - 11.3) / 11.3).abs() < 1e-9);
+        assert_eq!(
+            notes(&rows),
+            [
+                "- build time/wall_time_s, old: order effect: +4.62 % per run in collection order \
+              (95 % CI +3.43 % … +5.81 %); the first run -11.50 % against the rest"
+            ]
+        );
+
+        // By repetition: the n-th run of each label together, the label as the context.
+        let by = GroupBy::from_name("repetition");
+        let (seen, groups) = observations(&labelled(&drifting, &A), &by).unwrap();
+        assert_eq!(
+            groups,
+            (1..=5)
+                .map(|i| format!("repetition={i}"))
+                .collect::<Vec<_>>()
+        );
+        let rows = compare(&seen, &groups, &by, None).unwrap();
+        let firsts: Vec<(&str, &str, f64)> = (rows.iter())
+            .filter(|r| r.group == "repetition=1")
+            .map(|r| (r.context.as_str(), r.run_ids.as_str(), r.mean))
+            .collect();
+        assert_eq!(
+            firsts,
+            [
+                ("label=new", "x-new-r0", A[0]),
+                ("label=old", "x-old-r0", 10.0)
+            ]
+        );
+    }
+
+    #[test]
+    fn the_runs_needed_come_from_the_measured_spread_and_durations() {
+        let (seen, groups) = observations(&two_kernels(), &GroupBy::Label).unwrap();
+        let runs = two_kernels().runs;
+        // A difference of 0.5 % of the old kernel's 628.1 s with the spreads measured (2.10 s
+        // and 2.59 s): 9.976 runs a side by SciPy's noncentral t (see `runs_to_detect`'s
+        // test), so 10: five more each, a minute each plus a 5 s cooldown.
+        let plan = runs_needed(&seen, &groups, None, 0.5, &runs, 5.0).unwrap();
+        assert_eq!(plan.len(), 1);
+        let row = &plan[0];
+        assert_eq!((row.group.as_str(), row.baseline.as_str()), ("new", "old"));
+        assert_eq!((row.runs, row.needed, row.missing), ((5, 5), Some(10), 10));
+        assert!((row.collect_s - 650.0).abs() < 1e-9, "{row:#?}");
+        assert!((row.spread_pct.unwrap() - 100.0 * 2.593260495977997 / 628.1).abs() < 1e-9);
+        let table = runs_needed_table(&plan);
+        assert!(
+            table.contains("| build | time/wall_time_s | new vs old | 5 + 5 | 0.41 % | 10 | 10 runs, 10.8 min |"),
+            "{table}"
+        );
+        // 5 % needs no more runs than are there.
+        let plan = runs_needed(&seen, &groups, None, 5.0, &runs, 5.0).unwrap();
+        assert_eq!((plan[0].needed, plan[0].missing), (Some(2), 0));
+        let err = runs_needed(&seen, &groups, None, 0.0, &runs, 5.0).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "cannot plan for a difference of 0 % (hint: a positive size such as `--detect 2%`)"
         );
     }
 }

@@ -48,7 +48,7 @@ use digest::Digests;
 pub use identity::RunIds;
 pub use layout::Layout;
 pub use parse_stage::CollectedRun;
-pub use schedlab_analyze::compare::GroupBy;
+pub use schedlab_analyze::compare::{GroupBy, RunsNeeded, notes, runs_needed_table};
 pub use schedlab_report::comparison_table;
 pub use state::Stage;
 use state::{Inputs, Record};
@@ -903,8 +903,72 @@ impl<'a> Runner<'a> {
     /// `.md`. It computes no stage: run the analysis first ([`StageSelection::analysis`]).
     pub fn compare(&self, by: &GroupBy, baseline: Option<&str>) -> Result<Comparison, RunnerError> {
         let _lock = lock::acquire(&self.layout.lock(), "schedlab compare")?;
+        let inputs = self.compare_inputs()?;
+        let (observations, groups) = schedlab_analyze::compare::observations(&inputs, by)?;
+        let rows = schedlab_analyze::compare::compare(&observations, &groups, by, baseline)?;
+        let config = config_differences(&inputs.runs, &observations, &groups, &rows, by);
+        let dir = self.layout.compare();
+        std::fs::create_dir_all(&dir).map_err(|source| RunnerError::Io {
+            path: dir.clone(),
+            source,
+        })?;
+        let (parquet, markdown) = self.layout.comparison(by.name());
+        schedlab_tables::write_rows(&parquet, &rows)?;
+        let mut text = format!(
+            "# {}: compared by {}\n\nConfiguration in force:\n\n```text\n{}\n```\n\n{}",
+            self.plan.name,
+            by.name(),
+            config.join("\n"),
+            schedlab_report::comparison_table(&rows)
+        );
+        let notes = schedlab_analyze::compare::notes(&rows);
+        if !notes.is_empty() {
+            text += &format!("\n## Notes\n\n{}\n", notes.join("\n"));
+        }
+        schedlab_tables::write_file_atomic(&markdown, text.as_bytes()).map_err(|source| {
+            RunnerError::Io {
+                path: markdown.clone(),
+                source,
+            }
+        })?;
+        Ok(Comparison {
+            config,
+            rows,
+            parquet,
+            markdown,
+        })
+    }
+
+    /// How many runs per group the analysed runs, grouped by `by`, need for a difference of
+    /// `detect_pct` percent from the `baseline` group to be found (`schedlab plan`), and how
+    /// long collecting the missing ones takes with the pipeline's cooldown. Writes nothing.
+    pub fn runs_needed(
+        &self,
+        by: &GroupBy,
+        baseline: Option<&str>,
+        detect_pct: f64,
+    ) -> Result<Vec<RunsNeeded>, RunnerError> {
+        let _lock = lock::acquire(&self.layout.lock(), "schedlab plan")?;
+        let inputs = self.compare_inputs()?;
+        let (observations, groups) = schedlab_analyze::compare::observations(&inputs, by)?;
+        // Every run of a pipeline has the same collect section, so the same cooldown.
+        let cooldown = (self.plan.runs.first())
+            .and_then(|run| run.collect.cooldown)
+            .unwrap_or_default();
+        Ok(schedlab_analyze::compare::runs_needed(
+            &observations,
+            &groups,
+            baseline,
+            detect_pct,
+            &inputs.runs,
+            cooldown.as_secs_f64(),
+        )?)
+    }
+
+    /// The tables a comparison reads, from `tables/` and `aggregates/`.
+    fn compare_inputs(&self) -> Result<CompareInputs, RunnerError> {
         let (tables, aggregates) = (self.layout.tables(), self.layout.aggregates());
-        let inputs = CompareInputs {
+        Ok(CompareInputs {
             variant_order: self.plan.variants.iter().map(variant_text).collect(),
             runs: read_table(&tables)?,
             processes: read_table(&tables)?,
@@ -917,35 +981,6 @@ impl<'a> Runner<'a> {
             wakeup_placement: read_table(&aggregates)?,
             migration_classes: read_table(&aggregates)?,
             sched_delay_workloads: read_table(&aggregates)?,
-        };
-        let (observations, groups) = schedlab_analyze::compare::observations(&inputs, by)?;
-        let rows = schedlab_analyze::compare::compare(&observations, &groups, by, baseline)?;
-        let config = config_differences(&inputs.runs, &observations, &groups, &rows, by);
-        let dir = self.layout.compare();
-        std::fs::create_dir_all(&dir).map_err(|source| RunnerError::Io {
-            path: dir.clone(),
-            source,
-        })?;
-        let (parquet, markdown) = self.layout.comparison(by.name());
-        schedlab_tables::write_rows(&parquet, &rows)?;
-        let text = format!(
-            "# {}: compared by {}\n\nConfiguration in force:\n\n```text\n{}\n```\n\n{}",
-            self.plan.name,
-            by.name(),
-            config.join("\n"),
-            schedlab_report::comparison_table(&rows)
-        );
-        schedlab_tables::write_file_atomic(&markdown, text.as_bytes()).map_err(|source| {
-            RunnerError::Io {
-                path: markdown.clone(),
-                source,
-            }
-        })?;
-        Ok(Comparison {
-            config,
-            rows,
-            parquet,
-            markdown,
         })
     }
 

@@ -268,7 +268,8 @@ impl Table for ThroughputRow {
 
 /// One figure of one group of runs against the baseline group (`schedlab compare`): the mean over
 /// the group's repetitions with its 95 % confidence interval, and the difference from the
-/// baseline's mean with Welch's 95 % interval, so a 2 % change can be told from noise.
+/// baseline's mean with Welch's 95 % interval and the exact Mann-Whitney U test, so a 2 % change
+/// can be told from noise; and whether the group's runs drift with the order they were collected.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ComparisonRow {
     /// The runs of the group, joined by `,` (a comparison spans runs, so it has no single run_id).
@@ -298,6 +299,25 @@ pub struct ComparisonRow {
     pub diff_ci_low_pct: Option<f64>,
     pub diff_ci_high_pct: Option<f64>,
     pub verdict: Verdict,
+    /// Two-sided p of Welch's t-test against the baseline (null where `diff_pct`'s interval is).
+    pub welch_p: Option<f64>,
+    /// The group's Mann-Whitney U against the baseline: pairs (group run, baseline run) in which
+    /// the group's value is higher, a tie counting half.
+    pub mann_whitney_u: Option<f64>,
+    /// Two-sided p of the exact Mann-Whitney test (null beyond 120 runs in the two groups).
+    pub mann_whitney_p: Option<f64>,
+    /// Why the verdict is `inconclusive`, or why the rank test had no say (too few runs for it
+    /// to reach p < 0.05); null otherwise.
+    pub verdict_note: Option<String>,
+    /// The group's first run in collection order against the mean of its other runs, in percent.
+    pub first_vs_rest_pct: Option<f64>,
+    /// Least-squares change per run over the group's runs in collection order, in `unit`.
+    pub slope_per_run: Option<f64>,
+    /// The slope's 95 % interval (from three runs).
+    pub slope_ci_low: Option<f64>,
+    pub slope_ci_high: Option<f64>,
+    /// The slope's interval excludes 0: the runs drift with the order they were collected in.
+    pub order_effect: bool,
 }
 
 word_enum! {
@@ -315,6 +335,8 @@ word_enum! {
         TooFewRuns = "too few runs",
         /// The baseline group has no such figure in this context.
         NoBaselineRuns = "no baseline runs",
+        /// Welch's interval and the exact Mann-Whitney test disagree (`verdict_note` says how).
+        Inconclusive = "inconclusive",
     }
 }
 

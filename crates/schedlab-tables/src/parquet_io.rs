@@ -531,6 +531,15 @@ mod word_column_tests {
                 diff_ci_low_pct: None,
                 diff_ci_high_pct: None,
                 verdict,
+                welch_p: None,
+                mann_whitney_u: None,
+                mann_whitney_p: None,
+                verdict_note: None,
+                first_vs_rest_pct: None,
+                slope_per_run: None,
+                slope_ci_low: None,
+                slope_ci_high: None,
+                order_effect: false,
             })
             .collect();
         let words = [
@@ -540,6 +549,7 @@ mod word_column_tests {
             "within noise",
             "too few runs",
             "no baseline runs",
+            "inconclusive",
         ];
         check(&rows, "verdict", &words);
     }

@@ -86,11 +86,16 @@ enum Command {
     /// Compare groups of runs: is a difference real, or noise?
     ///
     /// Groups the completed runs by their --label (e.g. the kernel each was collected under), by
-    /// their whole matrix variant, or by one matrix variable. For every workload and figure it
-    /// prints each group's mean over its repetitions with a 95 % confidence interval (Student's
-    /// t), and its difference from the baseline group with Welch's 95 % interval: `higher` or
-    /// `lower` when that interval excludes zero, `within noise` when it does not. Runs whose
-    /// other matrix values or label differ (the context) are not compared with each other.
+    /// their whole matrix variant, by one matrix variable, or by repetition number (first runs
+    /// against second runs). For every workload and figure it prints each group's mean over its
+    /// repetitions with a 95 % confidence interval (Student's t), and its difference from the
+    /// baseline group with Welch's 95 % interval: `higher` or `lower` when that interval
+    /// excludes zero, `within noise` when it does not. The exact Mann-Whitney U test checks
+    /// Welch's from the ranks alone; where it disagrees (and has runs enough to reach p < 0.05)
+    /// the verdict is `inconclusive`. A group whose runs drift with the order they were
+    /// collected in (a least-squares slope whose 95 % interval excludes zero) gets an "order
+    /// effect" note under the table. Runs whose other matrix values or label differ (the
+    /// context) are not compared with each other.
     ///
     /// Figures: everything in workload_metrics (`time/wall_time_s`, `stress-ng/…`,
     /// `openssl/…`), the runner's own wall time per workload process (`runner/wall_s`), CPU
@@ -106,16 +111,34 @@ enum Command {
         pipeline: PathBuf,
         #[command(flatten)]
         common: Common,
-        /// `label`, `variant`, or the name of a matrix variable.
-        #[arg(long, default_value = "label")]
-        by: String,
-        /// The group the others are compared with (a matrix variable's value alone will do).
-        /// Default: the label collected first, or the matrix's first value as the pipeline
-        /// lists it.
-        #[arg(long)]
-        baseline: Option<String>,
+        #[command(flatten)]
+        groups: Groups,
         /// Print only the figures whose name contains this text (repeatable); the files keep
         /// every figure.
+        #[arg(long)]
+        metric: Vec<String>,
+    },
+    /// How many runs a comparison needs to resolve a difference of a given size
+    ///
+    /// From the spread the runs on disk already show, per workload, figure and group against
+    /// the baseline (grouped as `compare` groups them): the repetitions each group needs for a
+    /// two-sided Welch test at alpha 0.05 to find a difference of --detect percent of the
+    /// baseline's mean with 80 % power, and how long collecting the missing runs takes (their
+    /// group's mean run duration plus the pipeline's cooldown, per run). The count comes from
+    /// the noncentral t distribution of Welch's statistic with equal group sizes (with equal
+    /// spreads, what statsmodels' TTestIndPower.solve_power gives). Stale analysis stages run
+    /// first (never collect); nothing is written.
+    #[command(verbatim_doc_comment)]
+    Plan {
+        pipeline: PathBuf,
+        #[command(flatten)]
+        common: Common,
+        #[command(flatten)]
+        groups: Groups,
+        /// The difference to resolve, in percent of the baseline's mean: `1%` or `1`.
+        #[arg(long, value_parser = parse_percent, value_name = "PERCENT")]
+        detect: f64,
+        /// Only the figures whose name contains this text (repeatable).
         #[arg(long)]
         metric: Vec<String>,
     },
@@ -220,6 +243,28 @@ struct Common {
     /// Where pipeline data lives: DATA/PIPELINE/{runs,tables,aggregates,report}.
     #[arg(long, default_value = "data", env = "SCHEDLAB_DATA")]
     data: PathBuf,
+}
+
+/// How `compare` and `plan` group runs.
+#[derive(clap::Args)]
+struct Groups {
+    /// `label`, `variant`, `repetition`, or the name of a matrix variable.
+    #[arg(long, default_value = "label")]
+    by: String,
+    /// The group the others are compared with (a matrix variable's value alone will do).
+    /// Default: the label collected first, the first repetition, or the matrix's first value as
+    /// the pipeline lists it.
+    #[arg(long)]
+    baseline: Option<String>,
+}
+
+/// `1%`, `1 %` or `1`: a positive percentage.
+fn parse_percent(text: &str) -> Result<f64, String> {
+    let number = text.trim().trim_end_matches('%').trim();
+    match number.parse::<f64>() {
+        Ok(percent) if percent > 0.0 && percent.is_finite() => Ok(percent),
+        _ => Err(format!("`{text}` is not a positive percentage (e.g. `2%`)")),
+    }
 }
 
 fn parse_stage(text: &str) -> Result<Stage, String> {
@@ -448,10 +493,16 @@ fn run(args: Args) -> anyhow::Result<ExitCode> {
         Command::Compare {
             pipeline,
             common,
-            by,
-            baseline,
+            groups,
             metric,
-        } => compare(&pipeline, &common, &by, baseline.as_deref(), &metric),
+        } => compare(&pipeline, &common, &groups, &metric),
+        Command::Plan {
+            pipeline,
+            common,
+            groups,
+            detect,
+            metric,
+        } => plan(&pipeline, &common, &groups, detect, &metric),
         Command::Validate { pipelines } => Ok(validate(&pipelines)),
         Command::Status {
             pipeline,
@@ -542,8 +593,7 @@ fn dry_run_timeline(
 fn compare(
     pipeline: &Path,
     common: &Common,
-    by: &str,
-    baseline: Option<&str>,
+    groups: &Groups,
     metric: &[String],
 ) -> anyhow::Result<ExitCode> {
     let analysis = StageSelection::analysis();
@@ -556,8 +606,8 @@ fn compare(
             if outcome.interrupted {
                 return Ok(ExitCode::from(EXIT_INTERRUPTED));
             }
-            let by = schedlab_runner::GroupBy::from_name(by);
-            let comparison = runner.compare(&by, baseline)?;
+            let by = schedlab_runner::GroupBy::from_name(&groups.by);
+            let comparison = runner.compare(&by, groups.baseline.as_deref())?;
             let shown: Vec<_> = (comparison.rows.into_iter())
                 .filter(|r| metric.is_empty() || metric.iter().any(|m| r.metric.contains(m)))
                 .collect();
@@ -576,11 +626,58 @@ fn compare(
             }
             println!("{}\n", comparison.config.join("\n"));
             print!("{}", schedlab_runner::comparison_table(&shown));
+            let notes = schedlab_runner::notes(&shown);
+            if !notes.is_empty() {
+                println!("\n{}", notes.join("\n"));
+            }
             eprintln!(
                 "compare: wrote {} and {}",
                 comparison.markdown.display(),
                 comparison.parquet.display()
             );
+            Ok(ExitCode::SUCCESS)
+        },
+    )
+}
+
+/// `plan`: brings the analysis up to date, then prints the runs needed per figure (those whose
+/// name contains one of `metric`, or all).
+fn plan(
+    pipeline: &Path,
+    common: &Common,
+    groups: &Groups,
+    detect: f64,
+    metric: &[String],
+) -> anyhow::Result<ExitCode> {
+    execute_then(
+        pipeline,
+        common,
+        Scope::default(),
+        StageSelection::analysis(),
+        |runner, outcome| {
+            if outcome.interrupted {
+                return Ok(ExitCode::from(EXIT_INTERRUPTED));
+            }
+            let by = schedlab_runner::GroupBy::from_name(&groups.by);
+            let rows: Vec<_> = (runner.runs_needed(&by, groups.baseline.as_deref(), detect)?)
+                .into_iter()
+                .filter(|r| metric.is_empty() || metric.iter().any(|m| r.metric.contains(m)))
+                .collect();
+            if rows.is_empty() {
+                bail!(
+                    "no figure to plan for: it needs runs in the baseline and another group{}",
+                    if metric.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" whose name contains {}", metric.join(" or "))
+                    }
+                );
+            }
+            println!(
+                "Runs per group to find a difference of {detect} % of the baseline's mean with \
+                 80 % power (two-sided Welch, alpha 0.05):\n"
+            );
+            print!("{}", schedlab_runner::runs_needed_table(&rows));
             Ok(ExitCode::SUCCESS)
         },
     )

@@ -306,3 +306,90 @@ fn compare_opens_with_what_differs_between_the_labels_configurations() {
         (&None, &None)
     );
 }
+
+/// Three repetitions under each of two labels: `--by repetition` puts the n-th runs side by
+/// side (per label), and `plan` turns the spread of the labels' runs into the runs a 5 %
+/// difference needs.
+#[test]
+fn repetitions_are_compared_and_plan_says_how_many_runs_a_difference_needs() {
+    if !can_run(
+        "repetitions_are_compared_and_plan_says_how_many_runs_a_difference_needs",
+        &[Need::Program("stress-ng")],
+    ) {
+        return;
+    }
+    let sandbox = Sandbox::new();
+    let pipeline = sandbox.write(
+        "reps.yaml",
+        "name: reps\nrepeat: 3\ncollect:\n  cooldown: 1s\n  workloads:\n    spin:\n      \
+         run: [stress-ng, --cpu, \"1\", --cpu-method, int64, --cpu-ops, \"200\", \
+         --metrics-brief]\n      parse: stress-ng\n",
+    );
+    let pipeline = pipeline.to_str().unwrap();
+    for label in ["a", "b"] {
+        let run = sandbox.schedlab(&["run", pipeline, "--label", label]);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+    }
+
+    let compare = sandbox.schedlab(&["compare", pipeline, "--by", "repetition"]);
+    assert_eq!(compare.code, 0, "{}", compare.stderr);
+    let rows: Vec<ComparisonRow> =
+        read_rows(&sandbox.data("reps", "compare/by-repetition.parquet")).unwrap();
+    let bogo: Vec<(&str, &str, i64, Verdict)> = (rows.iter())
+        .filter(|r| r.metric == "stress-ng/cpu/bogo_ops")
+        .map(|r| (r.context.as_str(), r.group.as_str(), r.runs, r.verdict))
+        .collect();
+    assert_eq!(
+        bogo,
+        [
+            ("label=a", "repetition=1", 1, Verdict::Baseline),
+            ("label=a", "repetition=2", 1, Verdict::TooFewRuns),
+            ("label=a", "repetition=3", 1, Verdict::TooFewRuns),
+            ("label=b", "repetition=1", 1, Verdict::Baseline),
+            ("label=b", "repetition=2", 1, Verdict::TooFewRuns),
+            ("label=b", "repetition=3", 1, Verdict::TooFewRuns),
+        ]
+    );
+    assert!(
+        (compare.stdout.lines()).any(|l| l.starts_with(
+            "| label=b | spin | stress-ng/cpu/bogo_ops | repetition=2 | 1 | 200.0 ops | +0.00 % | too few runs |"
+        )),
+        "{}",
+        compare.stdout
+    );
+
+    let plan = sandbox.schedlab(&["plan", pipeline, "--by", "label", "--detect", "5%"]);
+    assert_eq!(plan.code, 0, "{}", plan.stderr);
+    let lines: Vec<&str> = plan.stdout.lines().collect();
+    assert_eq!(
+        lines[0],
+        "Runs per group to find a difference of 5 % of the baseline's mean with 80 % power \
+         (two-sided Welch, alpha 0.05):"
+    );
+    // stress-ng did exactly 200 operations every time: no spread, so two runs a group suffice.
+    assert!(
+        lines.contains(
+            &"| spin | stress-ng/cpu/bogo_ops | b vs a | 3 + 3 | 0.00 % | 2 | 0 runs, 0 s |"
+        ),
+        "{}",
+        plan.stdout
+    );
+    // The wall time is noisy: whatever it needs, the runs to collect are what the two groups
+    // lack, 2 × (needed - 3).
+    let wall = (lines.iter())
+        .find(|l| l.starts_with("| spin | runner/wall_s | b vs a | 3 + 3 |"))
+        .unwrap_or_else(|| panic!("{}", plan.stdout));
+    let cells: Vec<&str> = wall.split('|').map(str::trim).collect();
+    let needed: usize = cells[6].parse().unwrap();
+    let missing: usize = cells[7].split(' ').next().unwrap().parse().unwrap();
+    assert_eq!(missing, 2 * needed.saturating_sub(3), "{wall}");
+
+    let zero = sandbox.schedlab(&["plan", pipeline, "--detect", "0%"]);
+    assert_eq!(zero.code, 2);
+    assert!(
+        zero.stderr
+            .contains("`0%` is not a positive percentage (e.g. `2%`)"),
+        "{}",
+        zero.stderr
+    );
+}
