@@ -23,8 +23,8 @@ use crate::stats::{self, MannWhitney, Sample, Trend};
 use schedlab_tables::manifest::RunStatus;
 use schedlab_tables::{
     ComparisonRow, CpuActivityRow, CpuShareRow, CpuTimeRow, MigrationClassRow, NO_EARLIER_RUN,
-    PlacementCostRow, ProcessRow, RunRow, SchedDelayWorkloadRow, ThroughputRow, Verdict,
-    WakeupPlacementRow, WorkloadMetricRow,
+    PlacementCostRow, PowerStepRow, ProcessRow, ResidencyRollupRow, RunRow, SchedDelayWorkloadRow,
+    ThroughputRow, TotalsRow, Verdict, WakeupPlacementRow, WorkloadMetricRow,
 };
 
 /// What runs are grouped by.
@@ -102,6 +102,9 @@ pub struct CompareInputs {
     pub wakeup_placement: Vec<WakeupPlacementRow>,
     pub migration_classes: Vec<MigrationClassRow>,
     pub sched_delay_workloads: Vec<SchedDelayWorkloadRow>,
+    pub residency_rollup: Vec<ResidencyRollupRow>,
+    pub totals: Vec<TotalsRow>,
+    pub power_step: Vec<PowerStepRow>,
 }
 
 /// One figure of one run.
@@ -250,13 +253,62 @@ pub fn observations(
         );
     }
 
-    for c in inputs.cpu_share.iter().filter(|c| c.class == "all") {
+    for c in &inputs.cpu_share {
         let phase = match &c.reference {
             Some(reference) => format!("{} {reference}", c.phase),
             None => c.phase.clone(),
         };
-        let metric = format!("cpu_share/{phase}");
+        let metric = match c.class.as_str() {
+            "all" => format!("cpu_share/{phase}"),
+            class => format!("cpu_share/{phase}/{class}"),
+        };
         add(&c.run_id, &c.workload, metric, "CPUs", c.cpus, false);
+    }
+    // Where the workload ran: its CPU time's share per core class.
+    for r in (inputs.residency_rollup.iter()).filter(|r| r.scope == "workload" && r.cpu.is_none()) {
+        let metric = format!("residency/{}_share", r.class);
+        add(&r.run_id, &r.workload, metric, "share", r.share, false);
+    }
+    // Its migrations, in total and per second of its processes' lifetime.
+    let lifetimes = workload_lifetimes(&inputs.processes);
+    for t in inputs.totals.iter().filter(|t| t.scope == "workload") {
+        let Some(migrations) = t.migrations else {
+            continue;
+        };
+        let (run, workload) = (t.run_id.as_str(), t.workload.as_str());
+        add(
+            run,
+            workload,
+            "migrations/count".into(),
+            "migrations",
+            migrations as f64,
+            true,
+        );
+        if let Some(seconds) = lifetimes.get(&(run, workload)).filter(|s| **s > 0.0) {
+            let rate = migrations as f64 / seconds;
+            add(run, workload, "migrations/per_s".into(), "1/s", rate, false);
+        }
+    }
+    // The step in package power, under its reference workload (or `run`).
+    for p in &inputs.power_step {
+        let window = p.reference.as_deref().unwrap_or("run");
+        add(
+            &p.run_id,
+            window,
+            "power_step/step_watt".into(),
+            "W",
+            p.step_watt,
+            false,
+        );
+        let after = p.after_start_s;
+        add(
+            &p.run_id,
+            window,
+            "power_step/after_start_s".into(),
+            "s",
+            after,
+            false,
+        );
     }
     // "Why here?", summed over the workload's threads.
     for c in &inputs.placement_cost {
@@ -306,19 +358,29 @@ pub fn observations(
         }
     }
     for d in &inputs.sched_delay_workloads {
-        let tails = [
-            ("p99_ms", d.p99_ns),
-            ("preempt_wait_p99_ms", d.preempt_wait_p99_ns),
+        let delays = [
+            ("mean_ms", d.mean_ns),
+            ("p99_ms", d.p99_ns.map(|ns| ns as f64)),
+            ("preempt_wait_mean_ms", d.preempt_wait_mean_ns),
+            (
+                "preempt_wait_p99_ms",
+                d.preempt_wait_p99_ns.map(|ns| ns as f64),
+            ),
         ];
-        for (field, ns) in tails {
+        for (field, ns) in delays {
             if let Some(ns) = ns {
                 let metric = format!("sched_delay/{field}");
-                add(&d.run_id, &d.workload, metric, "ms", ns as f64 / 1e6, false);
+                add(&d.run_id, &d.workload, metric, "ms", ns / 1e6, false);
             }
         }
     }
-    // turbostat's whole-machine figures, under the window's name (a workload, or `run`).
-    for a in inputs.cpu_activity.iter().filter(|a| a.scope == "all") {
+    // turbostat's figures for all CPUs and per core class, under the window's name (a
+    // workload, or `run`).
+    for a in inputs.cpu_activity.iter().filter(|a| a.scope != "cpu") {
+        let scope = match (a.scope.as_str(), &a.class) {
+            ("class", Some(class)) => format!("{class}/"),
+            _ => String::new(),
+        };
         let fields = [
             ("busy_pct", "%", a.busy_pct),
             ("avg_mhz", "MHz", a.avg_mhz),
@@ -331,7 +393,7 @@ pub fn observations(
                 add(
                     &a.run_id,
                     &a.window,
-                    format!("turbostat/{field}"),
+                    format!("turbostat/{scope}{field}"),
                     unit,
                     value,
                     false,
@@ -359,6 +421,21 @@ pub fn observations(
         })
         .collect();
     Ok((observations, groups))
+}
+
+/// Each run's workloads' lifetimes in seconds: first process start to last process end (runs
+/// with a process still running have none).
+fn workload_lifetimes(processes: &[ProcessRow]) -> BTreeMap<(&str, &str), f64> {
+    let mut spans: BTreeMap<(&str, &str), Vec<&ProcessRow>> = BTreeMap::new();
+    for p in processes {
+        spans.entry((&p.run_id, &p.workload)).or_default().push(p);
+    }
+    (spans.into_iter())
+        .filter_map(|(key, own)| {
+            let (start, end) = crate::lifetime(own.into_iter())?;
+            Some((key, (end? - start) as f64 / 1e9))
+        })
+        .collect()
 }
 
 /// The `key=value` pairs of a run's variant.
@@ -977,7 +1054,7 @@ mod tests {
     }
 
     #[test]
-    fn turbostat_cpu_share_and_placement_figures_are_compared_under_their_window_and_workload() {
+    fn every_aggregates_figures_are_compared_under_their_window_and_workload() {
         let mut inputs = two_kernels();
         inputs.cpu_activity.push(CpuActivityRow {
             run_id: "x-new-r0".into(),
@@ -1038,6 +1115,49 @@ mod tests {
                 lost_events: Some(0),
             });
         }
+        // The P class's share of the build's CPU time, its migrations over its 2 s lifetime, the
+        // power step after it started, and turbostat's P-class Busy%.
+        inputs.residency_rollup.push(ResidencyRollupRow {
+            run_id: "x-new-r0".into(),
+            workload: "build".into(),
+            scope: "workload".into(),
+            pid: None,
+            tid: None,
+            cpu: None,
+            class: "P".into(),
+            run_ns: 7,
+            share: 0.7,
+            source: "sched".into(),
+            lost_events: Some(0),
+        });
+        inputs.totals.push(TotalsRow {
+            run_id: "x-new-r0".into(),
+            workload: "build".into(),
+            scope: "workload".into(),
+            pid: None,
+            threads: 2,
+            cpu_time_ns: None,
+            migrations: Some(30),
+            source: "sched".into(),
+            lost_events: Some(0),
+        });
+        inputs.processes.push(ProcessRow {
+            run_id: "x-new-r0".into(),
+            workload: "build".into(),
+            instance: 0,
+            pid: 77,
+            start_ns: 1_000_000_000,
+            end_ns: Some(3_000_000_000),
+            exit_code: Some(0),
+            nice: 0,
+            affinity: None,
+            argv: vec![],
+        });
+        let mut p_class = inputs.cpu_activity[0].clone();
+        (p_class.scope, p_class.class, p_class.busy_pct) =
+            ("class".into(), Some("P".into()), Some(99.0));
+        (p_class.bzy_mhz, p_class.core_tmp_c_max, p_class.pkg_watt) = (None, None, None);
+        inputs.cpu_activity.push(p_class);
         inputs.sched_delay_workloads.push(SchedDelayWorkloadRow {
             run_id: "x-new-r0".into(),
             workload: "build".into(),
@@ -1072,10 +1192,16 @@ mod tests {
         assert_eq!(
             figures,
             [
+                ("build", "migrations/count", "migrations", 30.0),
+                ("build", "migrations/per_s", "1/s", 15.0),
                 ("build", "placement_cost/faster_idle_s", "s", 0.0),
                 ("build", "placement_cost/slower_run_s", "s", 2.5),
                 ("build", "placement_cost/wait_idle_s", "s", 0.0),
+                ("build", "residency/P_share", "share", 0.7),
+                ("build", "runner/wall_s", "s", 2.0),
+                ("build", "sched_delay/mean_ms", "ms", 0.05),
                 ("build", "sched_delay/p99_ms", "ms", 3.1),
+                ("build", "turbostat/P/busy_pct", "%", 99.0),
                 ("build", "turbostat/busy_pct", "%", 97.5),
                 ("build", "turbostat/bzy_mhz", "MHz", 3900.0),
                 ("build", "turbostat/pkg_watt", "W", 28.1),

@@ -981,6 +981,9 @@ impl<'a> Runner<'a> {
             wakeup_placement: read_table(&aggregates)?,
             migration_classes: read_table(&aggregates)?,
             sched_delay_workloads: read_table(&aggregates)?,
+            residency_rollup: read_table(&aggregates)?,
+            totals: read_table(&aggregates)?,
+            power_step: read_table(&aggregates)?,
         })
     }
 

@@ -101,10 +101,13 @@ enum Command {
     /// `openssl/…`), the runner's own wall time per workload process (`runner/wall_s`), CPU
     /// time summed over the workload's threads (`sched/cpu_time_s` or `placement/cpu_time_s`,
     /// when the pipeline aggregates cpu_time), openssl's throughput over wall time
-    /// (`throughput/…`), CPUs received per phase (`cpu_share/…`), turbostat's figures for all
-    /// CPUs (`turbostat/…`), and the "Why here?" figures (`placement_cost/…`,
-    /// `wakeup_placement/…`, `migration_classes/…`, `sched_delay/p99_ms` and
-    /// `preempt_wait_p99_ms`). Stale analysis stages run first (never collect); the result is
+    /// (`throughput/…`), CPUs received per phase in total and per class (`cpu_share/…`),
+    /// residency per class (`residency/…`), migrations and their rate (`migrations/…`),
+    /// scheduling delay mean and p99 after wakeup and after preemption (`sched_delay/…`),
+    /// turbostat's figures for all CPUs and per class (`turbostat/…`), the power step
+    /// (`power_step/…`), and the "Why here?" figures (`placement_cost/…`,
+    /// `wakeup_placement/…`, `migration_classes/…`). Stale analysis stages run first (never
+    /// collect); the result is
     /// written to DATA/PIPELINE/compare/by-BY.parquet and by-BY.md.
     #[command(verbatim_doc_comment)]
     Compare {
