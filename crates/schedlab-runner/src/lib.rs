@@ -905,19 +905,64 @@ impl<'a> Runner<'a> {
         let _lock = lock::acquire(&self.layout.lock(), "schedlab compare")?;
         let inputs = self.compare_inputs()?;
         let (observations, groups) = schedlab_analyze::compare::observations(&inputs, by)?;
+        self.write_comparison(&inputs.runs, observations, groups, by, baseline, None)
+    }
+
+    /// Like [`Runner::compare`], with the runs of `other` (another pipeline, grouped by its
+    /// variants) as the baseline groups (`schedlab compare A --against B`); `map` pairs a
+    /// workload here with one there (`(ours, theirs)`). Writes
+    /// `compare/by-<by>-against-<other>.{parquet,md}`.
+    pub fn compare_against(
+        &self,
+        other: &Runner<'_>,
+        by: &GroupBy,
+        map: &[(String, String)],
+        baseline: Option<&str>,
+    ) -> Result<Comparison, RunnerError> {
+        let _lock = lock::acquire(&self.layout.lock(), "schedlab compare")?;
+        let _theirs = lock::acquire(&other.layout.lock(), "schedlab compare")?;
+        let mut inputs = self.compare_inputs()?;
+        let theirs = other.compare_inputs()?;
+        let ours = schedlab_analyze::compare::observations(&inputs, by)?;
+        let variants = schedlab_analyze::compare::observations(&theirs, &GroupBy::Variant)?;
+        let (observations, groups) =
+            schedlab_analyze::compare::against(ours, variants, &other.plan.name, map)?;
+        inputs.runs.extend(theirs.runs);
+        let against = Some(other.plan.name.as_str());
+        self.write_comparison(&inputs.runs, observations, groups, by, baseline, against)
+    }
+
+    /// Compares `observations` and writes the result, opened by the configuration differences
+    /// of `runs`, under `by` (and `against`, another pipeline's name).
+    fn write_comparison(
+        &self,
+        runs: &[RunRow],
+        observations: Vec<schedlab_analyze::compare::Observation>,
+        groups: Vec<String>,
+        by: &GroupBy,
+        baseline: Option<&str>,
+        against: Option<&str>,
+    ) -> Result<Comparison, RunnerError> {
         let rows = schedlab_analyze::compare::compare(&observations, &groups, by, baseline)?;
-        let config = config_differences(&inputs.runs, &observations, &groups, &rows, by);
+        let config = config_differences(runs, &observations, &groups, &rows, by);
         let dir = self.layout.compare();
         std::fs::create_dir_all(&dir).map_err(|source| RunnerError::Io {
             path: dir.clone(),
             source,
         })?;
-        let (parquet, markdown) = self.layout.comparison(by.name());
+        let (key, title) = match against {
+            Some(other) => (
+                format!("{}-against-{other}", by.name()),
+                format!("{}, against {other}", by.name()),
+            ),
+            None => (by.name().to_owned(), by.name().to_owned()),
+        };
+        let (parquet, markdown) = self.layout.comparison(&key);
         schedlab_tables::write_rows(&parquet, &rows)?;
         let mut text = format!(
             "# {}: compared by {}\n\nConfiguration in force:\n\n```text\n{}\n```\n\n{}",
             self.plan.name,
-            by.name(),
+            title,
             config.join("\n"),
             schedlab_report::comparison_table(&rows)
         );

@@ -4,9 +4,9 @@
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::RecvTimeoutError;
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use anyhow::{Context, bail};
@@ -120,6 +120,15 @@ enum Command {
         /// every figure.
         #[arg(long)]
         metric: Vec<String>,
+        /// Compare with the runs of another pipeline (in the same data directory), grouped by
+        /// its matrix variants, as the baseline: e.g. a workload in a busy machine against the
+        /// same workload alone. Written to compare/by-BY-against-OTHER.{parquet,md}.
+        #[arg(long, value_name = "OTHER.yaml")]
+        against: Option<PathBuf>,
+        /// With --against: this pipeline's workload A is the other's B (repeatable); workloads
+        /// of the same name match without it.
+        #[arg(long, value_name = "A=B", value_parser = parse_map, requires = "against")]
+        map: Vec<(String, String)>,
     },
     /// How many runs a comparison needs to resolve a difference of a given size
     ///
@@ -259,6 +268,16 @@ struct Groups {
     /// the pipeline lists it.
     #[arg(long)]
     baseline: Option<String>,
+}
+
+/// `a=b`: a workload of this pipeline and one of another.
+fn parse_map(text: &str) -> Result<(String, String), String> {
+    match text.split_once('=') {
+        Some((a, b)) if !a.is_empty() && !b.is_empty() => Ok((a.to_owned(), b.to_owned())),
+        _ => Err(format!(
+            "`{text}` is not A=B (this pipeline's workload = the other's)"
+        )),
+    }
 }
 
 /// `1%`, `1 %` or `1`: a positive percentage.
@@ -498,7 +517,12 @@ fn run(args: Args) -> anyhow::Result<ExitCode> {
             common,
             groups,
             metric,
-        } => compare(&pipeline, &common, &groups, &metric),
+            against,
+            map,
+        } => match against {
+            None => compare(&pipeline, &common, &groups, &metric, None),
+            Some(other) => compare(&pipeline, &common, &groups, &metric, Some((&other, &map))),
+        },
         Command::Plan {
             pipeline,
             common,
@@ -598,6 +622,33 @@ fn compare(
     common: &Common,
     groups: &Groups,
     metric: &[String],
+    against: Option<(&Path, &[(String, String)])>,
+) -> anyhow::Result<ExitCode> {
+    let Some((other, map)) = against else {
+        return compare_with(pipeline, common, groups, metric, None);
+    };
+    // The other pipeline's analysis first, then this one's, then both compared.
+    execute_then(
+        other,
+        common,
+        Scope::default(),
+        StageSelection::analysis(),
+        |theirs, outcome| {
+            if outcome.interrupted {
+                return Ok(ExitCode::from(EXIT_INTERRUPTED));
+            }
+            compare_with(pipeline, common, groups, metric, Some((theirs, map)))
+        },
+    )
+}
+
+/// `compare` once the other pipeline (if any) is analysed.
+fn compare_with(
+    pipeline: &Path,
+    common: &Common,
+    groups: &Groups,
+    metric: &[String],
+    against: Option<(&Runner<'_>, &[(String, String)])>,
 ) -> anyhow::Result<ExitCode> {
     let analysis = StageSelection::analysis();
     execute_then(
@@ -610,7 +661,11 @@ fn compare(
                 return Ok(ExitCode::from(EXIT_INTERRUPTED));
             }
             let by = schedlab_runner::GroupBy::from_name(&groups.by);
-            let comparison = runner.compare(&by, groups.baseline.as_deref())?;
+            let baseline = groups.baseline.as_deref();
+            let comparison = match against {
+                None => runner.compare(&by, baseline)?,
+                Some((other, map)) => runner.compare_against(other, &by, map, baseline)?,
+            };
             let shown: Vec<_> = (comparison.rows.into_iter())
                 .filter(|r| metric.is_empty() || metric.iter().any(|m| r.metric.contains(m)))
                 .collect();
@@ -816,15 +871,34 @@ fn runner_options(
 /// The first Ctrl-C or SIGTERM sets the runner's flag (it stops workloads and monitors, or
 /// stops after the running stage); a second exits at once.
 fn stop_on_interrupt(flag: &Arc<AtomicBool>, what_happens: &'static str) -> anyhow::Result<()> {
-    let flag = flag.clone();
-    ctrlc::set_handler(move || {
-        if flag.swap(true, Ordering::SeqCst) {
-            eprintln!("schedlab: second interrupt, exiting now");
-            std::process::exit(i32::from(EXIT_INTERRUPTED));
-        }
-        eprintln!("schedlab: interrupted: {what_happens}…");
-    })
-    .context("cannot install the Ctrl-C handler")
+    // One handler per process; `compare --against` runs two pipelines' analyses, each with its
+    // own flag, so every flag registered is set, and the latest says what happens.
+    static WATCHED: Mutex<Vec<(Arc<AtomicBool>, &'static str)>> = Mutex::new(Vec::new());
+    static INSTALLED: OnceLock<Result<(), String>> = OnceLock::new();
+    let watched = || {
+        WATCHED
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    };
+    watched().push((flag.clone(), what_happens));
+    let installed = INSTALLED.get_or_init(|| {
+        ctrlc::set_handler(move || {
+            let watched = watched();
+            let again = (watched.iter()).fold(false, |again, (flag, _)| {
+                flag.swap(true, Ordering::SeqCst) || again
+            });
+            if again {
+                eprintln!("schedlab: second interrupt, exiting now");
+                std::process::exit(i32::from(EXIT_INTERRUPTED));
+            }
+            let what = watched.last().map_or("stopping", |(_, what)| what);
+            eprintln!("schedlab: interrupted: {what}…");
+        })
+        .map_err(|err| err.to_string())
+    });
+    installed
+        .clone()
+        .map_err(|err| anyhow::anyhow!("cannot install the Ctrl-C handler: {err}"))
 }
 
 fn execute(

@@ -393,3 +393,64 @@ fn repetitions_are_compared_and_plan_says_how_many_runs_a_difference_needs() {
         zero.stderr
     );
 }
+
+/// Seed 003's comparison across pipelines: a workload's figures against another pipeline's
+/// runs of the same work (here three times the operations), matched by `--map`.
+#[test]
+fn another_pipelines_runs_are_the_baseline_with_workloads_matched_by_map() {
+    if !can_run(
+        "another_pipelines_runs_are_the_baseline_with_workloads_matched_by_map",
+        &[Need::Program("stress-ng")],
+    ) {
+        return;
+    }
+    let sandbox = Sandbox::new();
+    let spin = |name: &str, workload: &str, ops: &str| {
+        format!(
+            "name: {name}\nrepeat: 3\ncollect:\n  workloads:\n    {workload}:\n      \
+             run: [stress-ng, --cpu, \"1\", --cpu-method, int64, --cpu-ops, \"{ops}\", \
+             --metrics-brief]\n      parse: stress-ng\n"
+        )
+    };
+    let busy = sandbox.write("busy.yaml", &spin("busy", "spin", "200"));
+    let alone = sandbox.write("alone.yaml", &spin("alone", "solo", "600"));
+    let (busy, alone) = (busy.to_str().unwrap(), alone.to_str().unwrap());
+    for pipeline in [busy, alone] {
+        let run = sandbox.schedlab(&["run", pipeline]);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+    }
+
+    let compared = sandbox.schedlab(&["compare", busy, "--against", alone, "--map", "spin=solo"]);
+    assert_eq!(compared.code, 0, "{}", compared.stderr);
+    let rows: Vec<ComparisonRow> =
+        read_rows(&sandbox.data("busy", "compare/by-label-against-alone.parquet")).unwrap();
+    let bogo: Vec<&ComparisonRow> = (rows.iter())
+        .filter(|r| r.metric == "stress-ng/cpu/bogo_ops")
+        .collect();
+    // 200 operations against 600: two thirds fewer, every run exactly.
+    assert_eq!(bogo.len(), 2, "{rows:#?}");
+    let [baseline, compared] = [bogo[0], bogo[1]];
+    assert_eq!(
+        (
+            baseline.workload.as_str(),
+            baseline.group.as_str(),
+            baseline.baseline.as_str()
+        ),
+        ("spin", "alone", "alone")
+    );
+    assert_eq!((baseline.runs, baseline.verdict), (3, Verdict::Baseline));
+    assert_eq!(
+        (compared.group.as_str(), compared.runs, compared.verdict),
+        ("(no label)", 3, Verdict::Lower)
+    );
+    let diff = compared.diff_pct.expect("a difference");
+    assert!((diff + 66.666).abs() < 0.01, "{diff}");
+
+    let typo = sandbox.schedlab(&["compare", busy, "--against", alone, "--map", "spin=sol"]);
+    assert_eq!(typo.code, 2, "{}", typo.stderr);
+    assert!(
+        typo.stderr.contains("--map spin=sol: alone has no workload `sol` with figures (workloads here: spin; in alone: solo)"),
+        "{}",
+        typo.stderr
+    );
+}
