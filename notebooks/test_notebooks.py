@@ -1,5 +1,6 @@
-"""Executes every notebook against a real quickstart run, so a notebook that no longer matches
-the table contract fails the test suite; and, outside any notebook, reads that run's
+"""Executes every notebook against real runs (quickstart.ipynb against the quickstart, compare.ipynb
+against a pipeline collected under two labels and compared), so a notebook that no longer matches
+the table contract fails the test suite; and, outside any notebook, reads the quickstart's
 Hive-partitioned tables with DuckDB, polars and DataFusion, so the layout the notebooks (and
 users' own queries) rely on is checked engine by engine.
 
@@ -50,9 +51,49 @@ def pipeline_dir(data_dir):
     return data_dir / "quickstart"
 
 
+# Seed 002's workflow in small: the same fixed work under two labels, three runs each.
+LABELLED = """\
+name: labelled
+repeat: 3
+collect:
+  workloads:
+    spin:
+      run: [stress-ng, --cpu, "1", --cpu-method, int64, --cpu-ops, "200", --metrics-brief]
+      parse: stress-ng
+aggregate:
+  - cpu_time: {}
+"""
+
+
+@pytest.fixture(scope="session")
+def labelled_data_dir(tmp_path_factory):
+    """Runs of LABELLED under labels a and b, compared by label."""
+    data = tmp_path_factory.mktemp("labelled")
+    pipeline = data / "labelled.yaml"
+    pipeline.write_text(LABELLED)
+    binary = os.environ.get("SCHEDLAB_BIN", str(ROOT / "target" / "debug" / "schedlab"))
+    for label in ("a", "b"):
+        subprocess.run([binary, "run", str(pipeline), "--data", str(data), "--label", label],
+                       check=True, cwd=ROOT)
+    subprocess.run([binary, "compare", str(pipeline), "--data", str(data), "--by", "label"],
+                   check=True, cwd=ROOT, stdout=subprocess.DEVNULL)
+    return data
+
+
+# What each notebook reads: a data directory fixture and the pipeline in it.
+NOTEBOOK_DATA = {"quickstart.ipynb": ("data_dir", "quickstart"),
+                 "compare.ipynb": ("labelled_data_dir", "labelled")}
+
+
+def test_every_notebook_has_its_data():
+    assert sorted(NOTEBOOK_DATA) == sorted(p.name for p in HERE.glob("*.ipynb"))
+
+
 @pytest.mark.parametrize("notebook", sorted(HERE.glob("*.ipynb")), ids=lambda p: p.name)
-def test_notebook_runs_top_to_bottom(notebook, data_dir, monkeypatch):
-    monkeypatch.setenv("SCHEDLAB_DATA", str(data_dir))
+def test_notebook_runs_top_to_bottom(notebook, request, monkeypatch):
+    fixture, pipeline = NOTEBOOK_DATA[notebook.name]
+    monkeypatch.setenv("SCHEDLAB_DATA", str(request.getfixturevalue(fixture)))
+    monkeypatch.setenv("SCHEDLAB_PIPELINE", pipeline)
     nb = nbformat.read(notebook, as_version=4)
     NotebookClient(nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(HERE)}}).execute()
     outputs = [o for cell in nb.cells if cell.cell_type == "code" for o in cell.get("outputs", [])]

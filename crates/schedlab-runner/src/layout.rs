@@ -192,6 +192,11 @@ impl Layout {
         (file("parquet"), file("md"))
     }
 
+    /// The per-run values a comparison under `key` was made of.
+    pub fn comparison_observations(&self, key: &str) -> PathBuf {
+        self.compare().join(format!("by-{key}.observations.parquet"))
+    }
+
     pub fn state(&self) -> PathBuf {
         self.root.join("state.json")
     }

@@ -266,6 +266,25 @@ impl Table for ThroughputRow {
     const NAME: &'static str = "throughput";
 }
 
+/// One figure of one run as `schedlab compare` grouped it: the values a comparison's means,
+/// intervals and trends are made of, for plotting each run in collection order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ObservationRow {
+    pub run_id: String,
+    /// When the run started (RFC 3339): the collection order.
+    pub started_at: String,
+    pub group: String,
+    pub context: String,
+    pub workload: String,
+    pub metric: String,
+    pub unit: String,
+    pub value: f64,
+}
+
+impl Table for ObservationRow {
+    const NAME: &'static str = "observations";
+}
+
 /// One figure of one group of runs against the baseline group (`schedlab compare`): the mean over
 /// the group's repetitions with its 95 % confidence interval, and the difference from the
 /// baseline's mean with Welch's 95 % interval and the exact Mann-Whitney U test, so a 2 % change
