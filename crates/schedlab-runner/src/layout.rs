@@ -194,7 +194,8 @@ impl Layout {
 
     /// The per-run values a comparison under `key` was made of.
     pub fn comparison_observations(&self, key: &str) -> PathBuf {
-        self.compare().join(format!("by-{key}.observations.parquet"))
+        self.compare()
+            .join(format!("by-{key}.observations.parquet"))
     }
 
     pub fn state(&self) -> PathBuf {
