@@ -85,5 +85,6 @@ fn sched_options(ctx: &ParseContext) -> schedlab_perf::SchedOptions {
         run_id: ctx.run_id.clone(),
         workload_pids: ctx.workload_pids.clone(),
         bytes_read: ctx.bytes_read.clone(),
+        salvage: ctx.salvage,
     }
 }

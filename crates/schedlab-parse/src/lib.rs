@@ -128,6 +128,10 @@ pub struct ParseContext {
     pub workload_pids: Vec<(i32, String)>,
     /// Bytes of perf.data records read so far are added here (for a progress bar).
     pub bytes_read: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
+    /// Read a damaged recording as far as it goes instead of refusing it: a perf.data cut
+    /// short or left unfinished by perf is read up to its last complete record, with a quality
+    /// row saying what was lost (`--salvage`). Parsers without a salvage mode ignore it.
+    pub salvage: bool,
 }
 
 /// Rows produced by parsing, one vector per table.

@@ -23,12 +23,24 @@ pub enum PerfError {
     NotPerfData { path: PathBuf, magic: String },
 
     /// The file ends before a part its header points to.
-    #[error("{}: byte {offset}: the file is truncated ({what}, but the file has {len} bytes); hint: the recording was cut short or the copy is incomplete: copy it again or re-record", path.display())]
+    #[error("{}: byte {offset}: the file is truncated ({what}, but the file has {len} bytes); hint: the recording was cut short or the copy is incomplete: copy it again or re-record{}", path.display(), salvage_hint(*salvageable))]
     Truncated {
         path: PathBuf,
         offset: u64,
         len: u64,
         what: String,
+        /// Whether [`SchedOptions::salvage`](crate::SchedOptions::salvage) can read the file:
+        /// the cut is in the data section or after it, not in the header or attributes.
+        salvageable: bool,
+    },
+
+    /// perf was stopped before it finished the file: the header still says the data section is
+    /// empty (perf writes its size and the feature sections only when it exits normally).
+    #[error("{}: byte 48: the header says the data section is empty, but {records} bytes follow it from byte {data_start}: perf did not finish writing the file (it was killed, or the disk filled up); hint: `--salvage` reads it up to the last complete record", path.display())]
+    Unfinished {
+        path: PathBuf,
+        data_start: u64,
+        records: u64,
     },
 
     /// A header, attribute or feature section is inconsistent.
@@ -52,4 +64,28 @@ pub enum PerfError {
     /// A perf.data file that has no `sched:sched_switch` event to build slices from.
     #[error("{}: no sched:sched_switch events in this perf.data (it records: {events}); hint: record with `perf sched record -a -k CLOCK_MONOTONIC -- CMD`", path.display())]
     NoSchedEvents { path: PathBuf, events: String },
+}
+
+impl PerfError {
+    /// Whether [`SchedOptions::salvage`](crate::SchedOptions::salvage) reads what this error
+    /// refuses.
+    pub fn salvageable(&self) -> bool {
+        matches!(
+            self,
+            PerfError::Unfinished { .. }
+                | PerfError::Truncated {
+                    salvageable: true,
+                    ..
+                }
+        )
+    }
+}
+
+/// The end of the hint of an error that salvaging gets past.
+fn salvage_hint(salvageable: bool) -> &'static str {
+    if salvageable {
+        ", or `--salvage` reads it up to the last complete record"
+    } else {
+        ""
+    }
 }

@@ -15,6 +15,9 @@
 //! * [`SchedOptions`] names the run and the processes the runner started; every row of a thread
 //!   forked (directly or transitively) from one of them carries that workload's name.
 //! * [`PerfError`] says what is wrong with a file, where (byte offset) and what to do.
+//! * [`SchedOptions::salvage`] reads a file perf refuses because it was cut short or perf was
+//!   killed before finishing it, up to its last complete record, with quality rows saying how
+//!   many bytes could not be read and which header sections were lost.
 //!
 //! Per thread, the number of slices, total and per-CPU run time, migrations and the mean and
 //! maximum scheduling delay equal what `perf sched timehist` and `perf sched timehist -M -s`
@@ -67,6 +70,7 @@ mod le;
 mod metadata;
 mod order;
 mod reader;
+mod salvage;
 mod task_state;
 mod threads;
 mod timehist;
@@ -92,6 +96,12 @@ pub struct SchedOptions {
     pub workload_pids: Vec<(i32, String)>,
     /// Bytes of records read so far are added here as the file is read (for a progress bar).
     pub bytes_read: Option<Arc<AtomicU64>>,
+    /// Read a file cut short, or one perf did not finish (killed: its header's data size is
+    /// 0), up to its last complete record instead of refusing it, with a quality row saying how
+    /// many bytes could not be read and which header sections were lost. When the file's
+    /// tracepoint formats were lost with its end, the running kernel's tracefs formats with the
+    /// same tracepoint ids stand in (right only for a file recorded on this kernel since boot).
+    pub salvage: bool,
 }
 
 /// Everything read from one perf.data file.

@@ -4,8 +4,10 @@
 //! linux-perf-data parses the attributes and feature sections. Before handing it the bytes, the
 //! header and the section table are checked against the file length here, so a truncated or
 //! damaged file gives an error with a byte offset instead of a huge allocation or a short read
-//! deep inside the library.
+//! deep inside the library. A file cut short or left unfinished by perf is refused with a hint,
+//! or, when the caller asks, read from what survives (see `salvage`).
 
+use std::borrow::Cow;
 use std::io::Cursor;
 use std::path::Path;
 
@@ -15,6 +17,7 @@ use linux_perf_data::{Feature, PerfFile, PerfFileReader};
 use crate::error::PerfError;
 use crate::header_facts::{HeaderFacts, clock_name};
 use crate::le::{u32_at, u64_at};
+use crate::salvage::{Cut, Salvaged, tracefs_formats};
 use crate::task_state::TaskStates;
 use crate::tracefmt::{Field, Format, parse_tracing_data};
 
@@ -232,6 +235,8 @@ pub(crate) struct Metadata {
     pub facts: HeaderFacts,
     /// The clock of the sched_switch sample times (see [`clock_name`]).
     pub clock: String,
+    /// How the file was salvaged, when it was damaged and the caller asked to salvage it.
+    pub salvaged: Option<Salvaged>,
 }
 
 impl Metadata {
@@ -251,14 +256,35 @@ impl Metadata {
 
     /// Checks the header and its sections against the file's length, then reads the attributes
     /// and feature sections through linux-perf-data and binds the sched tracepoints.
-    pub(crate) fn read(path: &Path, file: &[u8]) -> Result<Metadata, PerfError> {
+    ///
+    /// With `salvage`, a file cut short or left unfinished by perf is read from what survives
+    /// (see [`crate::salvage`]); without it, such a file is an error that says so.
+    pub(crate) fn read(path: &Path, file: &[u8], salvage: bool) -> Result<Metadata, PerfError> {
         let err = Errors {
             path,
             len: file.len() as u64,
         };
         check_kind(file, &err)?;
         let header = Header::read(file, &err)?;
-        let features = Features::read(file, header.data_end, &err)?;
+        let (file, features, cut) = match header.complete(file, &err) {
+            Ok(features) => (Cow::Borrowed(file), features, None),
+            Err(e) if salvage && e.salvageable() => {
+                let cut = Cut::find(file, header.data_start, header.data_size);
+                let view = cut.view(file, header.data_start);
+                let view_err = Errors {
+                    path,
+                    len: view.len() as u64,
+                };
+                let features = Features::read(&view, header.data_start, &view_err)?;
+                (Cow::Owned(view), features, Some(cut))
+            }
+            Err(e) => return Err(e),
+        };
+        let file: &[u8] = &file;
+        let err = Errors {
+            path,
+            len: file.len() as u64,
+        };
         features.check(file, &header, &err)?;
 
         let reader = PerfFileReader::parse_file(Cursor::new(file)).map_err(|e| {
@@ -270,15 +296,26 @@ impl Metadata {
         let perf_file = reader.perf_file;
         let facts = HeaderFacts::read(&perf_file);
         let tracing = features.section(file, Feature::TRACING_DATA.0);
-        let formats = match tracing {
-            Some((off, data)) => parse_tracing_data(data).map_err(|(at, what)| {
+        let tracepoints = tracepoint_ids(&perf_file);
+        let mut formats_from = None;
+        let formats = match (tracing, &cut) {
+            (Some((off, data)), _) => parse_tracing_data(data).map_err(|(at, what)| {
                 err.malformed(off + at as u64, format!("tracing data: {what}"))
             })?,
-            None => Vec::new(),
+            (None, Some(_)) => {
+                let (dir, formats) = tracefs_formats(&tracepoints);
+                formats_from = dir;
+                formats
+            }
+            (None, None) => Vec::new(),
         };
         let tracing_off = tracing.map_or(0, |s| s.0);
 
-        let events = Events::bind(&perf_file, &formats, tracing_off, &err)?;
+        let attr_ids = |index| header.attr_section_ids(file, index);
+        let events = Events::bind(&perf_file, &formats, tracing_off, attr_ids, &err)?;
+        if let (Some(cut), None) = (&cut, tracing) {
+            cut.check_events(path, &events.attrs, &tracepoints, formats_from.as_deref())?;
+        }
         let sample_id_pos = events.check(header.attrs_off, &err)?;
         let Events {
             attrs,
@@ -301,7 +338,7 @@ impl Metadata {
             .unwrap_or_else(TaskStates::since_4_14);
         Ok(Metadata {
             data_start: header.data_start,
-            data_end: header.data_end,
+            data_end: cut.as_ref().map_or(header.data_end, |c| c.data_end),
             attrs,
             ids,
             dense,
@@ -311,6 +348,7 @@ impl Metadata {
             task_states,
             facts,
             clock: clock.unwrap_or_else(|| "perf".into()),
+            salvaged: cut.map(|cut| Salvaged { cut, formats_from }),
         })
     }
 }
@@ -332,12 +370,15 @@ impl Errors<'_> {
         }
     }
 
-    fn truncated(&self, offset: u64, what: String) -> PerfError {
+    /// The file ends before `offset`; `salvageable` when the cut is past the attributes, so
+    /// that the records before it can be read.
+    fn truncated(&self, offset: u64, what: String, salvageable: bool) -> PerfError {
         PerfError::Truncated {
             path: self.path.to_path_buf(),
             offset,
             len: self.len,
             what,
+            salvageable,
         }
     }
 
@@ -377,7 +418,7 @@ fn check_kind(file: &[u8], err: &Errors) -> Result<(), PerfError> {
             ));
         }
         _ if magic.len() < 8 && b"PERFILE2".starts_with(magic) => {
-            return Err(err.truncated(err.len, "the 8-byte magic is incomplete".into()));
+            return Err(err.truncated(err.len, "the 8-byte magic is incomplete".into(), false));
         }
         _ => {
             return Err(PerfError::NotPerfData {
@@ -396,18 +437,24 @@ fn check_kind(file: &[u8], err: &Errors) -> Result<(), PerfError> {
     Ok(())
 }
 
-/// The header fields the reader uses, checked against the file's length.
+/// The header fields the reader uses, checked against the file's length (the data section only
+/// by [`Header::complete`]).
 struct Header {
     attr_size: u64,
     attrs_off: u64,
     data_start: u64,
+    data_size: u64,
     data_end: u64,
 }
 
 impl Header {
     fn read(file: &[u8], err: &Errors) -> Result<Header, PerfError> {
         if err.len < HEADER_LEN {
-            return Err(err.truncated(err.len, format!("the header needs {HEADER_LEN} bytes")));
+            return Err(err.truncated(
+                err.len,
+                format!("the header needs {HEADER_LEN} bytes"),
+                false,
+            ));
         }
         let hdr = |off: usize| header_u64(file, off);
         let attr_size = hdr(16);
@@ -416,19 +463,86 @@ impl Header {
         if !(64..=4096).contains(&attr_size) {
             return Err(err.malformed(16, format!("attribute size {attr_size} is not plausible")));
         }
-        check_section(attrs_off, attrs_size, "the attribute section", 24, err)?;
-        let data_end = check_section(data_start, data_size, "the data section", 40, err)?;
+        check_section(
+            attrs_off,
+            attrs_size,
+            "the attribute section",
+            24,
+            false,
+            err,
+        )?;
         if data_start < HEADER_LEN {
             return Err(err.malformed(
                 40,
                 format!("data section starts at {data_start}, inside the header"),
             ));
         }
+        if data_start > err.len {
+            return Err(err.malformed(
+                40,
+                format!("the data section starts at byte {data_start}, past the end of the file"),
+            ));
+        }
+        let data_end = data_start
+            .checked_add(data_size)
+            .ok_or_else(|| err.malformed(48, format!("data size {data_size} is impossible")))?;
         Ok(Header {
             attr_size,
             attrs_off,
             data_start,
+            data_size,
             data_end,
+        })
+    }
+
+    /// The event ids of attribute `index` from the attribute section, where each attribute is
+    /// followed by the (offset, size) of its id list; empty where that points outside the file.
+    fn attr_section_ids(&self, file: &[u8], index: usize) -> Vec<u64> {
+        let entry_end = self.attrs_off as usize + (index + 1) * self.attr_size as usize;
+        let (Some(off), Some(size)) = (
+            u64_at(file, entry_end.wrapping_sub(16)),
+            u64_at(file, entry_end.wrapping_sub(8)),
+        ) else {
+            return Vec::new();
+        };
+        let Some(list) = (usize::try_from(off).ok())
+            .zip(usize::try_from(size).ok())
+            .and_then(|(off, size)| file.get(off..off.checked_add(size)?))
+        else {
+            return Vec::new();
+        };
+        (list.chunks_exact(8))
+            .map(|c| u64::from_le_bytes(c.try_into().unwrap_or_default()))
+            .collect()
+    }
+
+    /// Checks that the data section and the feature sections after it are all in the file and
+    /// reads the feature section table. A file cut short or left unfinished by perf fails with
+    /// an error that [`PerfError::salvageable`] accepts.
+    fn complete(&self, file: &[u8], err: &Errors) -> Result<Features, PerfError> {
+        if self.data_end > err.len {
+            return Err(err.truncated(
+                self.data_start,
+                format!(
+                    "the data section spans bytes {}..{}",
+                    self.data_start, self.data_end
+                ),
+                true,
+            ));
+        }
+        // perf writes the data size and the feature sections only when it exits normally: a
+        // zero size with records after the header and no readable feature table after them is
+        // a recording perf did not finish.
+        Features::read(file, self.data_end, err).map_err(|e| {
+            if self.data_size == 0 && err.len > self.data_start {
+                PerfError::Unfinished {
+                    path: err.path.to_path_buf(),
+                    data_start: self.data_start,
+                    records: err.len - self.data_start,
+                }
+            } else {
+                e
+            }
         })
     }
 }
@@ -452,6 +566,7 @@ impl Features {
                 return Err(err.truncated(
                     table,
                     format!("the feature section table needs bytes up to {entry_end}"),
+                    true,
                 ));
             }
             let (off, size) = (
@@ -459,7 +574,7 @@ impl Features {
                 header_u64(file, table as usize + 8),
             );
             let what = format!("feature section {bit}");
-            check_section(off, size, &what, table, err)?;
+            check_section(off, size, &what, table, true, err)?;
             features.push((bit, off, size));
             table = entry_end;
         }
@@ -489,7 +604,7 @@ impl Features {
             // whose entries point at id lists: check those too before they size allocations.
             let (off, size) = (header_u64(file, 56), header_u64(file, 64));
             if size != 0 {
-                check_section(off, size, "the event_types section", 56, err)?;
+                check_section(off, size, "the event_types section", 56, false, err)?;
                 check_event_types(file, off, size, header.attr_size).map_err(|at| {
                     err.malformed(at, "an event_types entry points outside the file".into())
                 })?;
@@ -525,10 +640,13 @@ struct Events {
 }
 
 impl Events {
+    /// `attr_ids(index)` gives the ids the attribute section lists for attribute `index`, for
+    /// files without EVENT_DESC (linux-perf-data reads ids only from there).
     fn bind(
         perf_file: &PerfFile,
         formats: &[Format],
         tracing_off: u64,
+        attr_ids: impl Fn(usize) -> Vec<u64>,
         err: &Errors,
     ) -> Result<Events, PerfError> {
         let mut clock = None;
@@ -565,7 +683,11 @@ impl Events {
             if matches!(tracepoint, Some(Tracepoint::Switch { .. })) {
                 clock.get_or_insert(clock_name(a.clock));
             }
-            ids.extend(desc.ids().iter().map(|&id| (id, index)));
+            let event_ids = match desc.ids() {
+                [] => attr_ids(index),
+                listed => listed.to_vec(),
+            };
+            ids.extend(event_ids.into_iter().map(|id| (id, index)));
             attrs.push(Attr {
                 name,
                 layout,
@@ -623,6 +745,16 @@ impl Events {
     }
 }
 
+/// The tracepoint ids (`perf_event_attr.config`) of the file's tracepoint events.
+fn tracepoint_ids(perf_file: &PerfFile) -> Vec<u64> {
+    (perf_file.event_attributes().iter())
+        .filter_map(|d| match d.attributes().type_ {
+            PerfEventType::Tracepoint(config) => Some(config),
+            _ => None,
+        })
+        .collect()
+}
+
 /// The id → attribute table indexed by id (`u16::MAX`: none), when the largest id is small
 /// enough for one; empty otherwise.
 fn dense_ids(ids: &[(u64, usize)], attrs: usize) -> Vec<u16> {
@@ -640,8 +772,16 @@ fn dense_ids(ids: &[(u64, usize)], attrs: usize) -> Vec<u16> {
 }
 
 /// Checks that `[off, off + size)` lies within the file and returns its end; `at` is where the
-/// header or table entry that points at the section sits.
-fn check_section(off: u64, size: u64, what: &str, at: u64, err: &Errors) -> Result<u64, PerfError> {
+/// header or table entry that points at the section sits; `salvageable` says whether a file cut
+/// inside the section can be salvaged.
+fn check_section(
+    off: u64,
+    size: u64,
+    what: &str,
+    at: u64,
+    salvageable: bool,
+    err: &Errors,
+) -> Result<u64, PerfError> {
     let end = off
         .checked_add(size)
         .ok_or_else(|| err.malformed(at, format!("{what} has an impossible size {size}")))?;
@@ -652,7 +792,7 @@ fn check_section(off: u64, size: u64, what: &str, at: u64, err: &Errors) -> Resu
                 format!("{what} starts at byte {off}, past the end of the file"),
             ));
         }
-        return Err(err.truncated(off, format!("{what} spans bytes {off}..{end}")));
+        return Err(err.truncated(off, format!("{what} spans bytes {off}..{end}"), salvageable));
     }
     Ok(end)
 }
@@ -755,7 +895,7 @@ mod tests {
         let line = &line[..line.find('\n').unwrap()];
         let from_file = TaskStates::from_print_fmt(line).expect("the 6.1 format is understood");
         assert_eq!(from_file, TaskStates::since_4_14());
-        let meta = Metadata::read(&path, &file).unwrap();
+        let meta = Metadata::read(&path, &file, false).unwrap();
         assert_eq!(meta.task_states, from_file);
     }
 }

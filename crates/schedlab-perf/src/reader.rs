@@ -53,12 +53,13 @@ pub(crate) fn run(
             offset: 0,
             len: 0,
             what: "a perf.data file starts with a 104-byte header".into(),
+            salvageable: false,
         });
     }
     // SAFETY: the mapping is read-only and private to this call. perf.data files are written
     // once and not modified while schedlab reads them (raw data is immutable after a run).
     let map = unsafe { Mmap::map(&file) }.map_err(io)?;
-    let meta = Metadata::read(path, &map)?;
+    let meta = Metadata::read(path, &map, opts.salvage)?;
     let data = &map[meta.data_start as usize..meta.data_end as usize];
 
     let roots = (opts.workload_pids.iter().enumerate())
@@ -386,7 +387,11 @@ impl Notes {
                 None,
             ));
         }
-        if let Some(d) = &self.damage {
+        if let Some(salvaged) = &meta.salvaged {
+            for note in salvaged.notes(&file.to_string(), self.damage.as_ref()) {
+                rows.push(row(Severity::Warning, note, None, None));
+            }
+        } else if let Some(d) = &self.damage {
             rows.push(row(
                 Severity::Error,
                 format!(

@@ -14,11 +14,16 @@ fn fixture(name: &str) -> Vec<u8> {
     std::fs::read(path).unwrap()
 }
 
-/// Reads `bytes` as a perf.data file. An error must name the file; tables are fine too.
-fn survives(bytes: &[u8], dir: &Path) {
+/// Reads `bytes` as a perf.data file, salvaging it or not. An error must name the file;
+/// tables are fine too.
+fn survives(bytes: &[u8], dir: &Path, salvage: bool) {
     let path = dir.join("fuzz.data");
     std::fs::write(&path, bytes).unwrap();
-    if let Err(e) = read_sched(&path, &SchedOptions::default()) {
+    let opts = SchedOptions {
+        salvage,
+        ..SchedOptions::default()
+    };
+    if let Err(e) = read_sched(&path, &opts) {
         let msg = e.to_string();
         assert!(msg.starts_with(&path.display().to_string()), "{msg}");
         assert!(msg.contains("hint: "), "{msg}");
@@ -45,22 +50,22 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 96, failure_persistence: None, ..ProptestConfig::default() })]
 
     #[test]
-    fn truncated_recordings_never_panic(keep in 0.0..1.0f64) {
+    fn truncated_recordings_never_panic(keep in 0.0..1.0f64, salvage in any::<bool>()) {
         let dir = tempfile::tempdir().unwrap();
         let b = fixture("allsched.data");
         let n = (keep * b.len() as f64) as usize;
-        survives(&b[..n], dir.path());
+        survives(&b[..n], dir.path(), salvage);
     }
 
     #[test]
-    fn mutated_recordings_never_panic(e in edits()) {
+    fn mutated_recordings_never_panic(e in edits(), salvage in any::<bool>()) {
         let dir = tempfile::tempdir().unwrap();
-        survives(&apply(fixture("allsched.data"), &e), dir.path());
+        survives(&apply(fixture("allsched.data"), &e), dir.path(), salvage);
     }
 
     #[test]
-    fn mutated_bursty_recording_never_panics(e in edits()) {
+    fn mutated_bursty_recording_never_panics(e in edits(), salvage in any::<bool>()) {
         let dir = tempfile::tempdir().unwrap();
-        survives(&apply(fixture("bursty.data"), &e), dir.path());
+        survives(&apply(fixture("bursty.data"), &e), dir.path(), salvage);
     }
 }

@@ -226,6 +226,11 @@ enum Command {
         /// run_id written into every row.
         #[arg(long, default_value = "standalone")]
         run_id: String,
+        /// Read a perf.data that was cut short (interrupted copy, full disk) or that perf did
+        /// not finish (killed: its header's data size is 0) up to its last complete record,
+        /// with a quality row saying how many bytes could not be read and what was lost.
+        #[arg(long)]
+        salvage: bool,
     },
     /// Print this machine's CPUs and their core classes (P, E, LPE; big/little).
     Topology {
@@ -555,6 +560,7 @@ fn run(args: Args) -> anyhow::Result<ExitCode> {
             inputs,
             out,
             run_id,
+            salvage,
         } => {
             let kind = match kind {
                 ParserChoice::Named(kind) => kind,
@@ -562,6 +568,7 @@ fn run(args: Args) -> anyhow::Result<ExitCode> {
             };
             let ctx = ParseContext {
                 run_id,
+                salvage,
                 ..ParseContext::default()
             };
             let written = with_parse_progress(kind, &inputs, ctx, |ctx| {

@@ -206,3 +206,55 @@ fn parse_auto_tells_each_file_from_its_content_and_refuses_a_mix_or_an_unknown()
         unknown.stderr
     );
 }
+
+/// A recording cut short (here among the feature sections after its records, so that the
+/// tracepoint formats survive and the test needs no tracefs) is refused with a hint naming
+/// `--salvage`, and read with it: every slice, and a quality warning saying what was lost.
+#[test]
+fn parse_perf_sched_salvages_a_cut_recording_only_when_asked() {
+    let sandbox = Sandbox::new();
+    let full = fixture("bursty.data");
+    let bytes = std::fs::read(&full).unwrap();
+    let cut = sandbox.path("cut.data");
+    std::fs::write(&cut, &bytes[..bytes.len() - 100]).unwrap();
+    let out = sandbox.path("tables");
+    let args = ["parse", "perf-sched", cut.to_str().unwrap(), "--out"];
+
+    let refused = sandbox.schedlab(&[&args[..], &[out.to_str().unwrap()]].concat());
+    assert_eq!(refused.code, 2, "{}", refused.stderr);
+    assert!(
+        refused.stderr.contains("cut.data")
+            && refused
+                .stderr
+                .contains("`--salvage` reads it up to the last complete record"),
+        "{}",
+        refused.stderr
+    );
+    assert_eq!(std::fs::read_dir(&out).map_or(0, |d| d.count()), 0);
+
+    let salvaged = sandbox.schedlab(&[&args[..], &[out.to_str().unwrap(), "--salvage"]].concat());
+    assert_eq!(salvaged.code, 0, "{}", salvaged.stderr);
+    let slices = read_rows::<SchedSliceRow>(&out.join("sched_slices.parquet")).unwrap();
+    let opts = SchedOptions {
+        run_id: "standalone".into(),
+        ..SchedOptions::default()
+    };
+    let complete = read_sched(&full, &opts).unwrap();
+    assert!(
+        slices == complete.sched_slices,
+        "the salvaged slices are all of them"
+    );
+    let quality = read_rows::<QualityRow>(&out.join("quality.parquet")).unwrap();
+    let note = (quality.iter())
+        .find(|q| {
+            q.message
+                .starts_with(&format!("{}: salvaged: ", cut.display()))
+        })
+        .unwrap_or_else(|| panic!("no salvage note in {quality:#?}"));
+    assert_eq!(note.severity, schedlab_perf::Severity::Warning);
+    assert!(
+        note.message.contains("every record was read"),
+        "{}",
+        note.message
+    );
+}

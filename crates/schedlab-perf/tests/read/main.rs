@@ -7,5 +7,6 @@ mod bad_input;
 mod compact;
 mod prio;
 mod quality;
+mod salvage;
 mod trace;
 mod util;

@@ -8,7 +8,7 @@ use std::process::Command;
 
 use schedlab_perf::{SchedOptions, SchedSliceRow, read_sched};
 
-use crate::util::{fixture, skip};
+use crate::util::{cannot_trace, fixture, on_path, skip};
 
 /// One sched_switch as `perf script` prints it.
 #[derive(Debug)]
@@ -183,37 +183,4 @@ fn prio_follows_nice_in_a_recording() {
         checked.changed_while_running >= 1,
         "the reniced loop's slice across the renice ran at its switch-in priority"
     );
-}
-
-fn on_path(program: &str) -> bool {
-    std::env::var_os("PATH")
-        .is_some_and(|paths| std::env::split_paths(&paths).any(|d| d.join(program).is_file()))
-}
-
-/// Why `perf sched record -a` cannot run here, if it cannot.
-fn cannot_trace() -> Option<String> {
-    if !on_path("perf") {
-        return Some("perf is not installed".into());
-    }
-    let root = std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            let line = s.lines().find(|l| l.starts_with("Uid:"))?.to_owned();
-            Some(line.split_whitespace().nth(2)? == "0")
-        })
-        .unwrap_or(false);
-    let paranoid: i32 = std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid")
-        .ok()
-        .and_then(|t| t.trim().parse().ok())
-        .unwrap_or(2);
-    if !root && paranoid > -1 {
-        return Some(format!(
-            "not root and kernel.perf_event_paranoid is {paranoid} (tracing every CPU needs -1)"
-        ));
-    }
-    let tracefs = ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"];
-    (!tracefs
-        .iter()
-        .any(|t| Path::new(t).join("events/sched").exists()))
-    .then(|| "tracefs is not mounted (mount -t tracefs nodev /sys/kernel/tracing)".into())
 }

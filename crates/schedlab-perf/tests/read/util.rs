@@ -2,7 +2,7 @@
 //! checked against, and small helpers over the reader's tables.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use schedlab_perf::{SchedOptions, SchedTables, read_sched};
 
@@ -147,4 +147,38 @@ pub fn summary(name: &str) -> (BTreeMap<i32, Summary>, BTreeMap<i32, Option<i64>
 pub fn skip(test: &str, reason: &str) {
     use std::io::Write;
     let _ = std::io::stderr().write_all(format!("SKIPPED {test}: {reason}\n").as_bytes());
+}
+
+/// Whether `program` is on the PATH.
+pub fn on_path(program: &str) -> bool {
+    std::env::var_os("PATH")
+        .is_some_and(|paths| std::env::split_paths(&paths).any(|d| d.join(program).is_file()))
+}
+
+/// Why `perf sched record -a` cannot run here, if it cannot.
+pub fn cannot_trace() -> Option<String> {
+    if !on_path("perf") {
+        return Some("perf is not installed".into());
+    }
+    let root = std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            let line = s.lines().find(|l| l.starts_with("Uid:"))?.to_owned();
+            Some(line.split_whitespace().nth(2)? == "0")
+        })
+        .unwrap_or(false);
+    let paranoid: i32 = std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid")
+        .ok()
+        .and_then(|t| t.trim().parse().ok())
+        .unwrap_or(2);
+    if !root && paranoid > -1 {
+        return Some(format!(
+            "not root and kernel.perf_event_paranoid is {paranoid} (tracing every CPU needs -1)"
+        ));
+    }
+    let tracefs = ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"];
+    (!tracefs
+        .iter()
+        .any(|t| Path::new(t).join("events/sched").exists()))
+    .then(|| "tracefs is not mounted (mount -t tracefs nodev /sys/kernel/tracing)".into())
 }
