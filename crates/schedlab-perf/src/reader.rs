@@ -29,8 +29,12 @@ use crate::{
 
 /// Bytes of records per block: big enough to amortise the hand-off between threads, small
 /// enough to bound memory. On the 416 MiB bench trace 4 MiB parses as fast as 8 MiB did
-/// (12 alternating runs each) with a third less peak memory (74 MiB instead of 106 MiB);
-/// 2 MiB and 1 MiB saved only a few MiB more.
+/// (12 alternating runs each) with a third less peak memory (74 MiB instead of 106 MiB).
+/// Measured again on the 327 MiB trace: 2 MiB and 1 MiB blocks hold 5-8 MiB less (the parse
+/// stage over 21 runs of 119 MiB traces: 47 MiB instead of 56) but take 4-10 % more wall time:
+/// perf writes rounds of up to 4 MiB there, so a smaller block is often one round, which decodes
+/// on one core. A block is never smaller than a round, so memory follows perf's buffer size
+/// (`perf record -m`), not the trace's.
 const BLOCK_BYTES: usize = 4 << 20;
 const SOURCE: &str = "perf-sched";
 

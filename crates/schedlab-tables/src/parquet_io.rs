@@ -68,8 +68,9 @@ pub fn write_batch(path: &Path, batch: &RecordBatch) -> Result<(), TableError> {
 /// A Parquet file of table `T` written a slice of rows at a time, so that a table larger than
 /// memory can be written while it is produced.
 ///
-/// Rows gather into row groups of 256 K rows however they are sliced; the writer holds
-/// at most one encoded, compressed row group in memory.
+/// Rows gather into row groups of at most 256 K rows or about 1 MiB encoded, whichever comes
+/// first, however they are sliced; the writer holds at most one encoded, compressed row group in
+/// memory.
 /// The rows go to a temporary file in the destination directory, which [`finish`](Self::finish)
 /// renames to `path`; dropping the writer without finishing (an error, a panic) deletes it, so
 /// `path` is never a half-written table.
@@ -151,6 +152,14 @@ impl<T: Table> TableWriter<T> {
 /// vanishes, small enough that the encoded group a writer holds is a few megabytes.
 const ROW_GROUP_ROWS: usize = 256 * 1024;
 
+/// Encoded bytes per row group (the writer's estimate, which counts the page being filled
+/// uncompressed): the group a writer holds is capped by bytes as well as rows, because a row's
+/// size varies by table and by trace. A `sched_slices` group of 256 K rows of the bench trace
+/// is about 2.5 MiB; at 1 MiB the encoders of the three event tables hold about 10 MiB less
+/// (peak RSS of `schedlab parse perf-sched` on a 119 MiB trace: 44 instead of 50 MiB, same
+/// CPU time), and a group still holds some 100 K slices, so the per-group overhead stays small.
+const ROW_GROUP_BYTES: usize = 1 << 20;
+
 /// How every table is encoded, chosen by timing the writer on the 1.5-million-row
 /// `sched_slices` of the `just bench` trace (each figure the best of 5 runs, same machine):
 ///
@@ -173,6 +182,7 @@ fn writer_properties(schema: &Schema) -> WriterProperties {
     let mut props = WriterProperties::builder()
         .set_compression(Compression::ZSTD(ZstdLevel::default()))
         .set_max_row_group_row_count(Some(ROW_GROUP_ROWS))
+        .set_max_row_group_bytes(Some(ROW_GROUP_BYTES))
         .set_dictionary_enabled(false)
         .set_statistics_enabled(EnabledStatistics::None);
     for field in schema.fields() {
@@ -208,7 +218,8 @@ impl AtomicParquet {
         })
     }
 
-    /// Adds `batch` to the current row group (a new group starts every [`ROW_GROUP_ROWS`]).
+    /// Adds `batch` to the current row group (a new group starts every [`ROW_GROUP_ROWS`] rows
+    /// or [`ROW_GROUP_BYTES`] encoded bytes).
     fn write(&mut self, batch: &RecordBatch) -> Result<(), TableError> {
         let pq = |err| parquet_error(&self.path, err);
         self.writer.write(batch).map_err(pq)
@@ -423,6 +434,52 @@ mod tests {
             builder.schema().fields(),
             schema_of::<SchedSliceRow>().fields()
         );
+    }
+
+    #[test]
+    fn row_groups_are_capped_by_encoded_bytes_before_rows() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sched_slices.parquet");
+        // Values that zstd cannot squeeze much (a xorshift sequence), so that the file is several
+        // times ROW_GROUP_BYTES while far fewer rows than ROW_GROUP_ROWS.
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let rows: Vec<SchedSliceRow> = (0..120_000)
+            .map(|i| SchedSliceRow {
+                comm: format!("t{:x}", next() % 100_000).into(),
+                start_ns: i * 1000,
+                end_ns: i * 1000 + (next() % 1000) as i64,
+                run_ns: (next() >> 1) as i64,
+                wait_ns: (next() >> 1) as i64,
+                pid: next() as i32,
+                tid: next() as i32,
+                ..slice(1, &"x".into(), None)
+            })
+            .collect();
+        let mut writer = TableWriter::<SchedSliceRow>::create(&path).unwrap();
+        for chunk in rows.chunks(8192) {
+            writer.write(chunk).unwrap();
+        }
+        writer.finish().unwrap();
+
+        let file = File::open(&path).unwrap();
+        let builder = ParquetRecordBatchReaderBuilder::try_new(file).unwrap();
+        let groups = builder.metadata().row_groups();
+        assert!(groups.len() >= 3, "{} row groups", groups.len());
+        for group in groups {
+            assert!(
+                group.compressed_size() as usize <= ROW_GROUP_BYTES,
+                "a row group of {} bytes",
+                group.compressed_size()
+            );
+            assert!((group.num_rows() as usize) < ROW_GROUP_ROWS);
+        }
+        assert_eq!(read_rows::<SchedSliceRow>(&path).unwrap(), rows);
     }
 
     #[test]
