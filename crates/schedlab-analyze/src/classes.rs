@@ -71,10 +71,11 @@ impl ClassOrder {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn cpu(cpu: i32, class: &str, class_rank: Option<i32>) -> CpuRow {
+    /// CPU `cpu` of run `r`, of a declared `class` ranked `class_rank`.
+    pub(crate) fn cpu(cpu: i32, class: &str, class_rank: Option<i32>) -> CpuRow {
         CpuRow {
             run_id: "r".into(),
             cpu,

@@ -110,19 +110,9 @@ pub struct CompareInputs {
     pub power_step: Vec<PowerStepRow>,
 }
 
-/// One figure of one run.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Observation {
-    pub run_id: String,
-    /// When the run started (RFC 3339): the collection order the trend is taken over.
-    pub started_at: String,
-    pub group: String,
-    pub context: String,
-    pub workload: String,
-    pub metric: String,
-    pub unit: String,
-    pub value: f64,
-}
+/// One figure of one run, grouped: a row of `compare/by-<BY>.observations.parquet`, so the
+/// values a comparison was made of are what it writes.
+pub type Observation = schedlab_tables::ObservationRow;
 
 /// A figure of a run: where several instances or threads report it, their mean; CPU time is
 /// the sum over the workload's threads.
@@ -547,13 +537,13 @@ fn group_and_context(run: &RunRow, by: &GroupBy) -> Option<(String, String)> {
     })
 }
 
-/// The baseline group: `wanted` (a group's name, or a matrix value alone), or the first group.
-fn baseline_of(groups: &[String], wanted: Option<&str>) -> Result<String, CompareError> {
+/// The index in `groups` of the baseline: `wanted` (a group's name, or a matrix value alone), or
+/// the first group.
+fn baseline_of(groups: &[String], wanted: Option<&str>) -> Result<usize, CompareError> {
     match wanted {
-        None => Ok(groups.first().cloned().unwrap_or_default()),
+        None => Ok(0),
         Some(wanted) => (groups.iter())
-            .find(|g| *g == wanted || g.split_once('=').is_some_and(|(_, v)| v == wanted))
-            .cloned()
+            .position(|g| *g == wanted || g.split_once('=').is_some_and(|(_, v)| v == wanted))
             .ok_or_else(|| CompareError::UnknownBaseline {
                 name: wanted.to_owned(),
                 known: groups.to_vec(),
@@ -609,10 +599,8 @@ pub fn compare(
     if groups.is_empty() {
         return Ok(Vec::new());
     }
-    let baseline = baseline_of(groups, baseline)?;
-    let base_index = (groups.iter())
-        .position(|g| *g == baseline)
-        .expect("baseline is a group");
+    let base_index = baseline_of(groups, baseline)?;
+    let baseline = &groups[base_index];
 
     let mut rows = Vec::new();
     for ((context, workload, metric, unit), by_group) in cells(observations, groups) {
@@ -828,10 +816,8 @@ pub fn runs_needed(
     if groups.is_empty() {
         return Ok(Vec::new());
     }
-    let baseline = baseline_of(groups, baseline)?;
-    let base_index = (groups.iter())
-        .position(|g| *g == baseline)
-        .expect("baseline is a group");
+    let base_index = baseline_of(groups, baseline)?;
+    let baseline = &groups[base_index];
     let durations: BTreeMap<&str, f64> = (runs.iter())
         .map(|r| (r.run_id.as_str(), r.duration_ns as f64 / 1e9))
         .collect();

@@ -162,17 +162,7 @@ impl<'a> RunTables<'a> {
     /// Run `r` of `slices` on cpu 0 (class P, fastest) and cpu 1 (E), and nothing else; the
     /// workload threads' slices are those with a workload.
     pub(crate) fn for_tests(slices: &'a [SchedSliceRow]) -> RunTables<'a> {
-        let cpu = |cpu: i32, class: &str| CpuRow {
-            run_id: "r".into(),
-            cpu,
-            core_id: None,
-            package_id: None,
-            class: class.into(),
-            class_source: "declared".into(),
-            capacity: None,
-            max_khz: None,
-            class_rank: Some(cpu),
-        };
+        let cpu = |n, class| classes::tests::cpu(n, class, Some(n));
         let cpus = [cpu(0, "P"), cpu(1, "E")];
         RunTables {
             run_id: "r",

@@ -959,19 +959,7 @@ impl<'a> Runner<'a> {
         };
         let (parquet, markdown) = self.layout.comparison(&key);
         schedlab_tables::write_rows(&parquet, &rows)?;
-        let values: Vec<schedlab_tables::ObservationRow> = (observations.into_iter())
-            .map(|o| schedlab_tables::ObservationRow {
-                run_id: o.run_id,
-                started_at: o.started_at,
-                group: o.group,
-                context: o.context,
-                workload: o.workload,
-                metric: o.metric,
-                unit: o.unit,
-                value: o.value,
-            })
-            .collect();
-        schedlab_tables::write_rows(&self.layout.comparison_observations(&key), &values)?;
+        schedlab_tables::write_rows(&self.layout.comparison_observations(&key), &observations)?;
         let mut text = format!(
             "# {}: compared by {}\n\nConfiguration in force:\n\n```text\n{}\n```\n\n{}",
             self.plan.name,
