@@ -73,6 +73,8 @@ pub fn wakeup_placement(run: &RunTables<'_>, timeline: &Timeline<'_>) -> Vec<Wak
                     other_cpu: c.wakeups - c.same_cpu,
                     onto_busy: c.onto_busy,
                     onto_busy_while_idle: c.onto_busy_while_idle,
+                    same_cpu_share: c.same_cpu as f64 / total as f64,
+                    other_cpu_share: (c.wakeups - c.same_cpu) as f64 / total as f64,
                 }),
         );
     }
@@ -125,6 +127,18 @@ mod tests {
                 )
             })
             .collect();
+        let shares: Vec<(f64, f64, f64)> = (placed.iter())
+            .map(|r| (r.share, r.same_cpu_share, r.other_cpu_share))
+            .collect();
+        let third = 1.0 / 3.0;
+        assert_eq!(
+            shares,
+            [
+                (third, third, 0.0),
+                (third, 0.0, third),
+                (third, 0.0, third)
+            ]
+        );
         assert_eq!(
             rows,
             [

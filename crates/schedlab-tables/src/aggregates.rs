@@ -574,6 +574,10 @@ pub struct WakeupPlacementRow {
     pub onto_busy: i64,
     /// Of `onto_busy`: while an allowed CPU of an equal or faster class than `to_class` was idle.
     pub onto_busy_while_idle: i64,
+    /// `same_cpu` and `other_cpu` over the thread's wakeups (all pairs): how often a wakeup put
+    /// it back where it ran, or moved it (within the class, or across when the classes differ).
+    pub same_cpu_share: f64,
+    pub other_cpu_share: f64,
 }
 
 /// `wakeup_placement.from_class` of a thread's first wakeup in the trace: it had not run before.
