@@ -37,12 +37,11 @@ use std::path::PathBuf;
 use rayon::prelude::*;
 use schedlab_spec::{AggregateStep, StepKind, Window};
 use schedlab_tables::{
-    CpuRow, CpuSampleRow, CpuShareRow, CpuTimeRow, CpuTimelineRow, LossRow, MigrationRow,
-    MigrationSummaryRow, PlacementCostRow, PlacementRow, PowerStepRow, ProcessRow, ResidencyRow,
-    RunRow, SchedDelayRow, SchedSliceRow, TableDir, TableError, ThroughputRow, WakeupPlacementRow,
-    WorkloadMetricRow, read_table, write_table,
+    CpuRow, CpuSampleRow, CpuShareRow, CpuTimeRow, CpuTimelineRow, LossRow, MigrationClassRow,
+    MigrationRow, MigrationSummaryRow, PlacementCostRow, PlacementRow, PowerStepRow, ProcessRow,
+    ResidencyRow, RunRow, SchedDelayRow, SchedDelayWorkloadRow, SchedSliceRow, TableDir,
+    TableError, ThroughputRow, WakeupPlacementRow, WorkloadMetricRow, read_table, write_table,
 };
-use schedlab_tables::{MigrationClassRow, SchedDelayWorkloadRow};
 
 use crate::classes::ClassOrder;
 use crate::timeline::Timeline;
@@ -140,20 +139,6 @@ impl RunTables<'_> {
         self.class_of_cpu
             .get(&cpu)
             .map_or_else(|| "?".to_owned(), |c| (*c).to_owned())
-    }
-}
-
-impl<'a> RunTables<'a> {
-    /// The workload threads' slices per thread, in time order.
-    pub fn workload_threads(&self) -> BTreeMap<i32, Vec<&'a SchedSliceRow>> {
-        let mut threads: BTreeMap<i32, Vec<&SchedSliceRow>> = BTreeMap::new();
-        for &s in &self.sched_slices {
-            threads.entry(s.tid).or_default().push(s);
-        }
-        for slices in threads.values_mut() {
-            slices.sort_unstable_by_key(|s| s.start_ns);
-        }
-        threads
     }
 }
 
@@ -296,10 +281,11 @@ pub fn compute(
 /// when, and what that meant for each workload thread.
 fn why_here(run: &RunTables<'_>, out: &mut Aggregates) {
     let timeline = Timeline::new(&run.all_slices);
-    let (costs, idle_while_waiting) = placement_cost::placement_cost(run, &timeline);
+    let threads = placement_cost::workload_threads(run);
+    let (costs, idle_while_waiting) = placement_cost::placement_cost(run, &timeline, &threads);
     out.cpu_timeline = timeline.rows(run, &idle_while_waiting);
     out.placement_cost = costs;
-    out.wakeup_placement = wakeup_placement::wakeup_placement(run, &timeline);
+    out.wakeup_placement = wakeup_placement::wakeup_placement(run, &timeline, &threads);
 }
 
 /// Runs the aggregate steps of a pipeline: reads `tables_dir`, writes one table per step into

@@ -17,11 +17,7 @@ use crate::timeline::{Timeline, is_idle, union_ns};
 /// The CPUs a thread of process `pid` of `workload` may use, and how that is known: its
 /// process's binding, or that of every instance of the workload when the thread belongs to a
 /// child process (children inherit the binding). Without a process row: every CPU, `unknown`.
-pub(crate) fn allowed_cpus(
-    run: &RunTables<'_>,
-    workload: &str,
-    pid: i32,
-) -> (BTreeSet<i32>, &'static str) {
+fn allowed_cpus(run: &RunTables<'_>, workload: &str, pid: i32) -> (BTreeSet<i32>, &'static str) {
     let every_cpu = || run.classes.cpus().collect::<BTreeSet<i32>>();
     let own: Vec<_> = match run.processes.iter().find(|p| p.pid == pid) {
         Some(p) => vec![*p],
@@ -39,6 +35,38 @@ pub(crate) fn allowed_cpus(
         },
         _ => (every_cpu(), "unknown"),
     }
+}
+
+/// A workload thread of a run: its slices in time order and the CPUs it may use, resolved once
+/// for both "why here" aggregates.
+pub struct WorkloadThread<'a> {
+    pub slices: Vec<&'a SchedSliceRow>,
+    pub workload: &'a str,
+    pub allowed: BTreeSet<i32>,
+    /// How `allowed` is known (see [`PlacementCostRow::allowed_source`]).
+    pub allowed_source: &'static str,
+}
+
+/// The run's workload threads, by tid.
+pub fn workload_threads<'a>(run: &RunTables<'a>) -> Vec<WorkloadThread<'a>> {
+    let mut threads: BTreeMap<i32, Vec<&SchedSliceRow>> = BTreeMap::new();
+    for &s in &run.sched_slices {
+        threads.entry(s.tid).or_default().push(s);
+    }
+    (threads.into_values())
+        .map(|mut slices| {
+            slices.sort_unstable_by_key(|s| s.start_ns);
+            let first = slices[0];
+            let workload: &'a str = first.workload.as_deref().unwrap_or_default();
+            let (allowed, allowed_source) = allowed_cpus(run, workload, first.pid);
+            WorkloadThread {
+                slices,
+                workload,
+                allowed,
+                allowed_source,
+            }
+        })
+        .collect()
 }
 
 /// The priority a thread ran at most of the time (by slices), if the trace says.
@@ -89,25 +117,30 @@ pub type IdleWhileWaiting<'a> = BTreeMap<i32, Vec<((i64, i64), &'a str)>>;
 /// One row per workload thread of `run` that ran in the trace, and the idle time beside their
 /// waits.
 pub fn placement_cost<'a>(
-    run: &RunTables<'a>,
+    run: &RunTables<'_>,
     timeline: &Timeline<'_>,
+    threads: &[WorkloadThread<'a>],
 ) -> (Vec<PlacementCostRow>, IdleWhileWaiting<'a>) {
     let mut marks = IdleWhileWaiting::new();
-    let rows = (run.workload_threads().into_values())
-        .map(|slices| thread_cost(run, timeline, &slices, &mut marks))
+    let rows = (threads.iter())
+        .map(|thread| thread_cost(run, timeline, thread, &mut marks))
         .collect();
     (rows, marks)
 }
 
 fn thread_cost<'a>(
-    run: &RunTables<'a>,
+    run: &RunTables<'_>,
     timeline: &Timeline<'_>,
-    slices: &[&'a SchedSliceRow],
+    thread: &WorkloadThread<'a>,
     marks: &mut IdleWhileWaiting<'a>,
 ) -> PlacementCostRow {
-    let first = slices[0];
-    let workload: &'a str = first.workload.as_deref().unwrap_or_default();
-    let (allowed, allowed_source) = allowed_cpus(run, workload, first.pid);
+    let WorkloadThread {
+        slices,
+        workload,
+        allowed,
+        allowed_source,
+    } = thread;
+    let (first, workload) = (slices[0], *workload);
     let prio = usual_prio(slices);
     let rank = |cpu: i32| run.classes.rank(cpu);
     let fastest_allowed = allowed.iter().filter_map(|&c| rank(c)).min();
@@ -165,7 +198,7 @@ fn thread_cost<'a>(
         comm: first.comm.to_string(),
         prio,
         allowed_cpus: format_cpu_list(&allowed_list),
-        allowed_source: allowed_source.to_owned(),
+        allowed_source: (*allowed_source).to_owned(),
         run_ns,
         slower_run_ns,
         faster_idle_ns,
@@ -232,7 +265,7 @@ mod tests {
         let slices = slices();
         let run = RunTables::for_tests(&slices);
         let timeline = Timeline::new(&run.all_slices);
-        let (rows, marks) = placement_cost(&run, &timeline);
+        let (rows, marks) = placement_cost(&run, &timeline, &workload_threads(&run));
         let [row] = &rows[..] else {
             panic!("one workload thread");
         };
@@ -269,7 +302,11 @@ mod tests {
             woken,
         ];
         let run = RunTables::for_tests(&slices);
-        let (rows, marks) = placement_cost(&run, &Timeline::new(&run.all_slices));
+        let (rows, marks) = placement_cost(
+            &run,
+            &Timeline::new(&run.all_slices),
+            &workload_threads(&run),
+        );
         assert_eq!((rows[0].wait_ns, rows[0].wait_idle_ns), (20, 10));
         assert_eq!(marks, IdleWhileWaiting::from([(0, vec![((20, 30), "w")])]));
     }
@@ -283,7 +320,7 @@ mod tests {
             ..RunTables::for_tests(&slices)
         };
         let timeline = Timeline::new(&run.all_slices);
-        let row = &placement_cost(&run, &timeline).0[0];
+        let row = &placement_cost(&run, &timeline, &workload_threads(&run)).0[0];
         assert_eq!(
             (row.allowed_cpus.as_str(), row.allowed_source.as_str()),
             ("1", "affinity")
@@ -296,7 +333,7 @@ mod tests {
             processes: unbound.iter().collect(),
             ..RunTables::for_tests(&slices)
         };
-        let row = &placement_cost(&run, &timeline).0[0];
+        let row = &placement_cost(&run, &timeline, &workload_threads(&run)).0[0];
         assert_eq!(
             (row.allowed_source.as_str(), row.faster_idle_ns),
             ("unbound", 30)

@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use schedlab_tables::{NO_EARLIER_RUN, WakeupPlacementRow};
 
 use crate::RunTables;
-use crate::placement_cost::allowed_cpus;
+use crate::placement_cost::WorkloadThread;
 use crate::timeline::{Timeline, is_idle};
 
 #[derive(Default)]
@@ -25,12 +25,20 @@ struct Counts {
 }
 
 /// One row per workload thread and pair of classes its wakeups went between.
-pub fn wakeup_placement(run: &RunTables<'_>, timeline: &Timeline<'_>) -> Vec<WakeupPlacementRow> {
+pub fn wakeup_placement(
+    run: &RunTables<'_>,
+    timeline: &Timeline<'_>,
+    threads: &[WorkloadThread<'_>],
+) -> Vec<WakeupPlacementRow> {
     let mut rows = Vec::new();
-    for slices in run.workload_threads().values() {
+    for WorkloadThread {
+        slices,
+        workload,
+        allowed,
+        ..
+    } in threads
+    {
         let first = slices[0];
-        let workload = first.workload.as_deref().unwrap_or_default();
-        let (allowed, _) = allowed_cpus(run, workload, first.pid);
         let mut pairs: BTreeMap<(String, String), Counts> = BTreeMap::new();
         let mut previous: Option<i32> = None;
         for s in slices.iter() {
@@ -61,7 +69,7 @@ pub fn wakeup_placement(run: &RunTables<'_>, timeline: &Timeline<'_>) -> Vec<Wak
                 .into_iter()
                 .map(|((from_class, to_class), c)| WakeupPlacementRow {
                     run_id: run.run_id.to_owned(),
-                    workload: workload.to_owned(),
+                    workload: (*workload).to_owned(),
                     pid: first.pid,
                     tid: first.tid,
                     comm: first.comm.to_string(),
@@ -84,6 +92,7 @@ pub fn wakeup_placement(run: &RunTables<'_>, timeline: &Timeline<'_>) -> Vec<Wak
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::placement_cost::workload_threads;
     use crate::timeline::tests::slice;
     use schedlab_tables::SchedSliceRow;
 
@@ -111,7 +120,7 @@ mod tests {
         ];
         let run = RunTables::for_tests(&slices);
         let timeline = Timeline::new(&run.all_slices);
-        let placed = wakeup_placement(&run, &timeline);
+        let placed = wakeup_placement(&run, &timeline, &workload_threads(&run));
         let rows: Vec<(&str, &str, i64, i64, i64, i64, i64)> = (placed.iter())
             .map(|r| {
                 let (from, to) = (r.from_class.as_str(), r.to_class.as_str());
