@@ -83,7 +83,7 @@ fn from_trace(tables: schedlab_perf::SchedTables) -> Parsed {
 fn sched_options(ctx: &ParseContext) -> schedlab_perf::SchedOptions {
     schedlab_perf::SchedOptions {
         run_id: ctx.run_id.clone(),
-        workload_pids: ctx.workload_pids.clone(),
+        workloads: ctx.workloads.clone(),
         bytes_read: ctx.bytes_read.clone(),
         salvage: ctx.salvage,
     }

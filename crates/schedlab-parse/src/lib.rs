@@ -54,6 +54,8 @@ pub mod turbostat;
 
 pub use events::{EventParts, EventTables};
 pub use file::{parse_file, parse_file_streaming, parse_files_to};
+pub use schedlab_perf::{HeaderFacts, header_facts as perf_header_facts};
+pub use schedlab_tables::selector::{Select, WorkloadSelector};
 pub use turbostat::concat_turbostat;
 
 /// Every parser schedlab has, by the name pipelines and the command line use.
@@ -123,9 +125,10 @@ pub struct ParseContext {
     pub start_ns: Option<i64>,
     /// CLOCK_MONOTONIC time the producing process ended, when the runner knows it.
     pub end_ns: Option<i64>,
-    /// Processes the runner started, as (pid, workload name): threads descending from them
-    /// through fork events belong to that workload.
-    pub workload_pids: Vec<(i32, String)>,
+    /// The run's workloads and how their threads are found (see
+    /// [`schedlab_tables::selector`]): the processes the runner started and their descendants,
+    /// or for an imported recording what its user named.
+    pub workloads: Vec<WorkloadSelector>,
     /// Bytes of perf.data records read so far are added here (for a progress bar).
     pub bytes_read: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
     /// Read a damaged recording as far as it goes instead of refusing it: a perf.data cut

@@ -12,6 +12,7 @@
 //! read from both ends: time and `[cpu]` from the left, the numbers (and state) from the right,
 //! the task name is what remains. Rows without their header (filtered with grep) are read too.
 
+use schedlab_tables::selector::Select;
 use schedlab_tables::{MigrationRow, SchedSliceRow, TimehistSummaryRow, WakeupRow};
 
 use crate::text::{Unrecognized, decimal_scaled, numbered_lines, split_last_tokens, text_error};
@@ -113,11 +114,16 @@ pub fn parse(text: &str, source_name: &str, ctx: &ParseContext) -> Result<Parsed
     Ok(parsed)
 }
 
+/// The workload that selects `task`. Timehist text has no fork events, so `tree:` takes the
+/// process and its threads only, not the processes it forked.
 fn workload_of(ctx: &ParseContext, task: &Task<'_>) -> Option<String> {
-    ctx.workload_pids
-        .iter()
-        .find(|(pid, _)| *pid == task.pid || *pid == task.tid)
-        .map(|(_, name)| name.clone())
+    (ctx.workloads.iter())
+        .find(|w| match &w.select {
+            Select::Tree(pid) => *pid == task.pid || *pid == task.tid,
+            Select::Pid(pid) => *pid == task.pid,
+            Select::Comm(_) => w.select.matches_comm(task.comm.as_bytes()),
+        })
+        .map(|w| w.workload.clone())
 }
 
 /// `comm[tid/pid]` (the closing `]` may be cut off), `<idle>` or a bare `swapper`.

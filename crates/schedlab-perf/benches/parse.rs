@@ -16,7 +16,7 @@ fn parse(c: &mut Criterion) {
     let size = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
     let opts = SchedOptions {
         run_id: "bench".into(),
-        workload_pids: Vec::new(),
+        workloads: Vec::new(),
         ..Default::default()
     };
     let mut group = c.benchmark_group("read");

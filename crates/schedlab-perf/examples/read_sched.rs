@@ -22,7 +22,7 @@ fn main() -> ExitCode {
     );
     let opts = SchedOptions {
         run_id: "bench".into(),
-        workload_pids: Vec::new(),
+        workloads: Vec::new(),
         ..Default::default()
     };
     let (mut slices, mut migrations, mut wakeups) = (0usize, 0usize, 0usize);

@@ -234,6 +234,7 @@ impl StateNames {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::WorkloadSelector;
     use arrow_array::Array;
 
     #[test]
@@ -280,7 +281,7 @@ mod tests {
     fn missing_workloads_are_nulls() {
         let names = Names::new(
             "r-7",
-            &[(42, "burst".into())],
+            &[WorkloadSelector::tree(42, "burst")],
             crate::task_state::TaskStates::since_4_14(),
         );
         let column = workloads(&names, &[Some(0), None], |w| *w);

@@ -14,7 +14,7 @@ use crate::le::u32_at;
 
 /// The recording's facts, each `None` when the file does not carry it.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub(crate) struct HeaderFacts {
+pub struct HeaderFacts {
     pub perf_version: Option<String>,
     pub hostname: Option<String>,
     pub os_release: Option<String>,
@@ -26,6 +26,9 @@ pub(crate) struct HeaderFacts {
     pub nr_cpus_available: Option<u32>,
     /// `cpu_core: 0-15; cpu_atom: 16-23` from HEADER_HYBRID_TOPOLOGY.
     pub hybrid_pmus: Option<String>,
+    /// Per CPU number, its core id and socket (package) id from HEADER_CPU_TOPOLOGY (empty when
+    /// the perf that recorded wrote only the sibling lists, before Linux 4.17's perf).
+    pub cpu_ids: Vec<(i32, i32)>,
 }
 
 impl HeaderFacts {
@@ -44,6 +47,10 @@ impl HeaderFacts {
             nr_cpus_available: nr_cpus.as_ref().map(|n| n.nr_cpus_available),
             hybrid_pmus: (file.feature_section_data(Feature::HYBRID_TOPOLOGY))
                 .and_then(hybrid_topology),
+            cpu_ids: (file.feature_section_data(Feature::CPU_TOPOLOGY))
+                .zip(nr_cpus.as_ref())
+                .and_then(|(section, n)| cpu_ids(section, n.nr_cpus_available))
+                .unwrap_or_default(),
         }
     }
 }
@@ -68,25 +75,56 @@ pub(crate) fn clock_name(clock: PerfClock) -> String {
     }
 }
 
-/// HEADER_HYBRID_TOPOLOGY: a u32 count, then per core PMU two perf_header_strings (a u32
-/// length, then that many bytes, NUL-padded): the PMU's name and its CPU list.
-fn hybrid_topology(section: &[u8]) -> Option<String> {
-    let count = u32_at(section, 0)? as usize;
-    let mut at = 4;
-    let mut string = || {
-        let len = u32_at(section, at)? as usize;
-        let bytes = section.get(at + 4..(at + 4).checked_add(len)?)?;
-        at += 4 + len;
+/// A run of perf_header_strings (a u32 length, then that many bytes, NUL-padded) from `at`.
+struct HeaderStrings<'a> {
+    section: &'a [u8],
+    at: usize,
+}
+
+impl HeaderStrings<'_> {
+    fn u32(&mut self) -> Option<u32> {
+        let value = u32_at(self.section, self.at)?;
+        self.at += 4;
+        Some(value)
+    }
+
+    fn string(&mut self) -> Option<String> {
+        let len = self.u32()? as usize;
+        let bytes = self.section.get(self.at..self.at.checked_add(len)?)?;
+        self.at += len;
         let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
         Some(String::from_utf8_lossy(&bytes[..end]).into_owned())
-    };
+    }
+}
+
+/// HEADER_HYBRID_TOPOLOGY: a u32 count, then per core PMU two perf_header_strings: the PMU's
+/// name and its CPU list.
+fn hybrid_topology(section: &[u8]) -> Option<String> {
+    let mut strings = HeaderStrings { section, at: 0 };
+    let count = strings.u32()? as usize;
     let mut nodes = Vec::new();
     for _ in 0..count.min(64) {
-        let pmu = string()?;
-        let cpus = string()?;
+        let pmu = strings.string()?;
+        let cpus = strings.string()?;
         nodes.push(format!("{pmu}: {cpus}"));
     }
     (!nodes.is_empty()).then(|| nodes.join("; "))
+}
+
+/// HEADER_CPU_TOPOLOGY: the core sibling lists and the thread sibling lists (each a u32 count of
+/// perf_header_strings), then, since Linux 4.17's perf, a (core id, socket id) u32 pair per
+/// available CPU; `None` when the pairs are not there.
+fn cpu_ids(section: &[u8], nr_cpus: u32) -> Option<Vec<(i32, i32)>> {
+    let mut strings = HeaderStrings { section, at: 0 };
+    for _ in 0..2 {
+        let lists = strings.u32()?;
+        for _ in 0..lists.min(1 << 16) {
+            strings.string()?;
+        }
+    }
+    (0..nr_cpus.min(1 << 16))
+        .map(|_| Some((strings.u32()? as i32, strings.u32()? as i32)))
+        .collect()
 }
 
 #[cfg(test)]
@@ -122,6 +160,40 @@ mod tests {
         for len in 0..bytes.len() - 8 {
             assert_eq!(hybrid_topology(&bytes[..len]), None, "cut at {len}");
         }
+    }
+
+    /// A section laid out as perf's write_cpu_topology writes it: core siblings, thread
+    /// siblings, then core and socket id per CPU.
+    fn topology_section(cores: &[&str], threads: &[&str], ids: &[(u32, u32)]) -> Vec<u8> {
+        let strings = |list: &[&str]| {
+            let mut out = (list.len() as u32).to_le_bytes().to_vec();
+            for text in list {
+                let padded = (text.len() + 1).next_multiple_of(8);
+                out.extend((padded as u32).to_le_bytes());
+                out.extend(text.as_bytes());
+                out.resize(out.len() + padded - text.len(), 0);
+            }
+            out
+        };
+        let mut out = strings(cores);
+        out.extend(strings(threads));
+        for (core, socket) in ids {
+            out.extend(core.to_le_bytes());
+            out.extend(socket.to_le_bytes());
+        }
+        out
+    }
+
+    #[test]
+    fn cpu_topology_gives_each_cpus_core_and_socket() {
+        let bytes = topology_section(&["0-3"], &["0-1", "2-3"], &[(0, 0), (0, 0), (1, 0), (1, 0)]);
+        assert_eq!(
+            cpu_ids(&bytes, 4),
+            Some(vec![(0, 0), (0, 0), (1, 0), (1, 0)])
+        );
+        // An old perf wrote the sibling lists only.
+        let old = topology_section(&["0-3"], &["0-1", "2-3"], &[]);
+        assert_eq!(cpu_ids(&old, 4), None);
     }
 
     #[test]

@@ -8,6 +8,8 @@ use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
 
+use schedlab_tables::selector::WorkloadSelector;
+
 use crate::le::{Comm, comm_str};
 use crate::metadata::WakeKind;
 use crate::task_state::TaskStates;
@@ -56,15 +58,22 @@ pub(crate) struct Names {
 }
 
 impl Names {
-    pub(crate) fn new(run_id: &str, workloads: &[(i32, String)], task_states: TaskStates) -> Self {
+    pub(crate) fn new(
+        run_id: &str,
+        workloads: &[WorkloadSelector],
+        task_states: TaskStates,
+    ) -> Self {
         Names {
             run_id: run_id.into(),
-            workloads: workloads.iter().map(|(_, n)| n.as_str().into()).collect(),
+            workloads: workloads
+                .iter()
+                .map(|w| w.workload.as_str().into())
+                .collect(),
             task_states,
         }
     }
 
-    /// The name of workload index `w` (an index into the run's workload processes).
+    /// The name of workload index `w` (an index into the run's workload selectors).
     pub(crate) fn workload(&self, w: Option<u16>) -> Option<&Arc<str>> {
         w.and_then(|i| self.workloads.get(i as usize))
     }
@@ -93,7 +102,7 @@ impl Strings {
         }
     }
 
-    /// The name of workload index `w` (an index into the run's workload processes).
+    /// The name of workload index `w` (an index into the run's workload selectors).
     pub(crate) fn workload(&self, w: Option<u16>) -> Option<Arc<str>> {
         self.names.workload(w).cloned()
     }
@@ -140,7 +149,11 @@ mod tests {
 
     #[test]
     fn equal_names_share_one_allocation() {
-        let names = Names::new("r1", &[(7, "burst".into())], TaskStates::since_4_14());
+        let names = Names::new(
+            "r1",
+            &[WorkloadSelector::tree(7, "burst")],
+            TaskStates::since_4_14(),
+        );
         let mut s = Strings::new(Arc::new(names));
         let a = s.comm(b"stress-ng\0\0\0\0\0\0\0");
         let b = s.comm(b"stress-ng\0\0\0\0\0\0\0");

@@ -46,7 +46,7 @@
 //!
 //! let opts = SchedOptions {
 //!     run_id: "r1".into(),
-//!     workload_pids: vec![(4242, "burst".into())],
+//!     workloads: vec![schedlab_perf::WorkloadSelector::tree(4242, "burst")],
 //!     ..Default::default()
 //! };
 //! let tables = read_sched("perf.data".as_ref(), &opts)?;
@@ -82,18 +82,21 @@ use std::sync::atomic::AtomicU64;
 
 pub use compact::{CompactBatch, CompactMigrations, CompactSlices, CompactWakeups};
 pub use error::PerfError;
+pub use header_facts::HeaderFacts;
 pub use schedlab_tables::rows::{
     LossRow, MigrationRow, QualityRow, SchedSliceRow, Severity, ThreadRow, TraceRow, WakeupRow,
 };
+pub use schedlab_tables::selector::{Select, WorkloadSelector};
 
 /// What the caller knows about the run a trace belongs to.
 #[derive(Debug, Clone, Default)]
 pub struct SchedOptions {
     /// Copied into every row.
     pub run_id: String,
-    /// Processes the runner started, with their workload names. Threads of these processes and
-    /// every descendant forked while recording inherit the name.
-    pub workload_pids: Vec<(i32, String)>,
+    /// The run's workloads and how their threads are found: for a collected run, the processes
+    /// the runner started (`tree:`, so every descendant forked while recording inherits the
+    /// name); for an imported one, what its user said (`comm:`, `pid:`, `tree:`).
+    pub workloads: Vec<WorkloadSelector>,
     /// Bytes of records read so far are added here as the file is read (for a progress bar).
     pub bytes_read: Option<Arc<AtomicU64>>,
     /// Read a file cut short, or one perf did not finish (killed: its header's data size is
@@ -129,6 +132,14 @@ pub struct SchedBatch {
     pub sched_slices: Vec<SchedSliceRow>,
     pub migrations: Vec<MigrationRow>,
     pub wakeups: Vec<WakeupRow>,
+}
+
+/// What the header of a perf.data file says about the recording (machine, perf, CPUs, hybrid
+/// core PMUs), without reading its records: what `schedlab import` records of a trace made
+/// elsewhere. With `salvage`, a file cut short is read as far as it goes (see
+/// [`SchedOptions::salvage`]).
+pub fn header_facts(path: &Path, salvage: bool) -> Result<HeaderFacts, PerfError> {
+    reader::header_facts(path, salvage)
 }
 
 /// Reads a perf.data file into tables. See the crate documentation for the semantics.

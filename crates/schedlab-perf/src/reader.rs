@@ -17,6 +17,7 @@ use rayon::prelude::*;
 use crate::decode::{Decoded, decode_round};
 use crate::error::PerfError;
 use crate::framing::{Block, Damage, Framer};
+use crate::header_facts::HeaderFacts;
 use crate::intern::{Names, Strings};
 use crate::metadata::Metadata;
 use crate::order::Orderer;
@@ -38,13 +39,14 @@ use crate::{
 const BLOCK_BYTES: usize = 4 << 20;
 const SOURCE: &str = "perf-sched";
 
-/// Reads the file, handing each block's compact rows to `emit` with the file's strings (the
-/// caller turns them into rows or Arrow arrays); returns threads, quality, window and facts.
-pub(crate) fn run(
-    path: &Path,
-    opts: &SchedOptions,
-    mut emit: impl FnMut(Output, &mut Strings) + Send,
-) -> Result<SchedTables, PerfError> {
+/// The header's facts of the file at `path`.
+pub(crate) fn header_facts(path: &Path, salvage: bool) -> Result<HeaderFacts, PerfError> {
+    let map = map_file(path)?;
+    Ok(Metadata::read(path, &map, salvage)?.facts)
+}
+
+/// Maps the file read-only; an empty file is an error here, since it cannot be mapped.
+fn map_file(path: &Path) -> Result<Mmap, PerfError> {
     let io = |source| PerfError::Io {
         path: path.to_path_buf(),
         source,
@@ -62,16 +64,26 @@ pub(crate) fn run(
     }
     // SAFETY: the mapping is read-only and private to this call. perf.data files are written
     // once and not modified while schedlab reads them (raw data is immutable after a run).
-    let map = unsafe { Mmap::map(&file) }.map_err(io)?;
+    unsafe { Mmap::map(&file) }.map_err(io)
+}
+
+/// Reads the file, handing each block's compact rows to `emit` with the file's strings (the
+/// caller turns them into rows or Arrow arrays); returns threads, quality, window and facts.
+pub(crate) fn run(
+    path: &Path,
+    opts: &SchedOptions,
+    mut emit: impl FnMut(Output, &mut Strings) + Send,
+) -> Result<SchedTables, PerfError> {
+    let map = map_file(path)?;
     let meta = Metadata::read(path, &map, opts.salvage)?;
     let data = &map[meta.data_start as usize..meta.data_end as usize];
 
-    let roots = (opts.workload_pids.iter().enumerate())
-        .map(|(i, (pid, _))| (*pid, i as u16))
+    let selectors = (opts.workloads.iter().enumerate())
+        .map(|(i, w)| (w.select.clone(), i as u16))
         .collect();
-    let names = Names::new(&opts.run_id, &opts.workload_pids, meta.task_states.clone());
+    let names = Names::new(&opts.run_id, &opts.workloads, meta.task_states.clone());
     let mut strings = Strings::new(Arc::new(names));
-    let mut th = Timehist::new(Threads::new(roots), meta.has_waking);
+    let mut th = Timehist::new(Threads::new(selectors), meta.has_waking);
     let mut order = Orderer::default();
     let mut framer = Framer::new(data, meta.data_start);
     let mut notes = Notes::default();
@@ -159,6 +171,8 @@ pub(crate) fn run(
             start_ns: t.start.map(|v| v as i64),
             end_ns: t.end.map(|v| v as i64),
             workload: strings.workload(t.workload),
+            first_run_ns: (t.first_run != 0).then_some(t.first_run as i64),
+            last_run_ns: (t.last_run != 0).then_some(t.last_run as i64),
         })
         .collect();
     Ok(SchedTables {
@@ -355,7 +369,7 @@ impl Notes {
             rows.push(row(
                 Severity::Warning,
                 format!(
-                    "{file}: its times are on the `{}` clock, not CLOCK_MONOTONIC, so they do not line up with process start and end times or the samplers; hint: record with `perf sched record -k CLOCK_MONOTONIC`",
+                    "{file}: its times are on the `{}` clock, not CLOCK_MONOTONIC, so they line up with nothing timed outside this trace (the runner's process start and end times, the samplers); figures from the trace alone are not affected; hint: record with `perf sched record -k CLOCK_MONOTONIC`",
                     meta.clock
                 ),
                 None,

@@ -2,13 +2,17 @@
 //!
 //! Threads come from COMM/FORK/EXIT records (including the ones perf synthesizes for tasks that
 //! existed before recording started), the fork/exec/exit tracepoints, and any task a sample
-//! names. A thread belongs to a workload when it is one of the processes the runner started,
-//! a thread of such a process, or was forked — directly or transitively — from one. The workload
-//! is decided when the thread is first seen and inherited at fork, so attribution follows the
-//! process tree rather than command names.
+//! names. Which threads belong to a workload is its [`Select`]or: for a collected run, one of
+//! the processes the runner started, a thread of such a process, or one forked — directly or
+//! transitively — from one (`tree:`); for an imported recording also the threads of one process
+//! (`pid:`) or those of a command name (`comm:`, matched when the name is first seen or set by
+//! exec). The workload is decided when the thread is first seen (or named) and inherited at
+//! fork (except by `pid:`), so attribution follows the process tree rather than later renames.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
+
+use schedlab_tables::selector::Select;
 
 use crate::le::Comm;
 
@@ -57,38 +61,69 @@ pub(crate) struct Thread {
     pub end: Option<u64>,
     pub workload: Option<u16>,
     pub runtime: Runtime,
+    /// The start of its first slice on a CPU and the end of its last (0: it has not run).
+    pub first_run: u64,
+    pub last_run: u64,
 }
 
 pub(crate) struct Threads {
     by_tid: IdMap<usize>,
     pub all: Vec<Thread>,
-    /// Root process id → workload index.
-    roots: Vec<(i32, u16)>,
+    /// Each workload's selector, with the workload's index.
+    selectors: Vec<(Select, u16)>,
 }
 
 impl Threads {
-    pub(crate) fn new(roots: Vec<(i32, u16)>) -> Self {
+    pub(crate) fn new(selectors: Vec<(Select, u16)>) -> Self {
         Threads {
             by_tid: IdMap::default(),
             all: Vec::new(),
-            roots,
+            selectors,
         }
     }
 
-    fn root(&self, id: i32) -> Option<u16> {
-        self.roots.iter().find(|r| r.0 == id).map(|r| r.1)
+    /// The workload that selects process (or thread) `id` by number: a `tree:` root, or, when
+    /// `id` is the kernel's process id, a `pid:`.
+    fn root(&self, id: i32, is_pid: bool) -> Option<u16> {
+        self.selectors.iter().find_map(|(select, w)| match select {
+            Select::Tree(root) if *root == id => Some(*w),
+            Select::Pid(pid) if is_pid && *pid == id => Some(*w),
+            _ => None,
+        })
     }
 
-    fn workload_of(&self, tid: i32, pid: i32, parent: Option<i32>) -> Option<u16> {
-        self.root(tid)
-            .or_else(|| self.root(pid))
-            .or_else(|| parent.and_then(|p| self.get(p)).and_then(|t| t.workload))
+    /// The workload that selects command name `comm`.
+    fn named(&self, comm: &Comm) -> Option<u16> {
+        (self.selectors.iter())
+            .find(|(select, _)| select.matches_comm(comm))
+            .map(|(_, w)| *w)
+    }
+
+    /// The workload a forked thread inherits from `parent`: not one that selects one process.
+    fn inherited(&self, parent: i32) -> Option<u16> {
+        let w = self.get(parent)?.workload?;
+        (self.selectors.iter())
+            .any(|(select, sw)| *sw == w && select.follows_forks())
+            .then_some(w)
+    }
+
+    fn workload_of(
+        &self,
+        tid: i32,
+        pid: i32,
+        parent: Option<i32>,
+        comm: Option<&Comm>,
+    ) -> Option<u16> {
+        self.root(tid, false)
+            .or_else(|| self.root(pid, true))
+            .or_else(|| parent.and_then(|p| self.inherited(p)))
             .or_else(|| {
                 (pid != tid)
                     .then(|| self.get(pid))
                     .flatten()
                     .and_then(|t| t.workload)
             })
+            .or_else(|| comm.and_then(|c| self.named(c)))
     }
 
     pub(crate) fn get(&self, tid: i32) -> Option<&Thread> {
@@ -113,7 +148,7 @@ impl Threads {
         let i = match self.by_tid.get(&tid) {
             Some(&i) => {
                 if let (false, Some(p)) = (self.all[i].pid_known, pid.filter(|&p| p > 0)) {
-                    let root = self.root(p);
+                    let root = self.root(p, true);
                     let t = &mut self.all[i];
                     t.pid = p;
                     t.pid_known = true;
@@ -124,7 +159,7 @@ impl Threads {
             None => {
                 let p = pid.filter(|&p| p > 0);
                 let pid_value = p.unwrap_or(tid);
-                let workload = self.workload_of(tid, pid_value, None);
+                let workload = self.workload_of(tid, pid_value, None, comm);
                 self.insert(Thread {
                     tid,
                     pid: pid_value,
@@ -135,6 +170,8 @@ impl Threads {
                     end: None,
                     workload,
                     runtime: Runtime::default(),
+                    first_run: 0,
+                    last_run: 0,
                 })
             }
         };
@@ -147,7 +184,8 @@ impl Threads {
         if let Some(&i) = self.by_tid.get(&tid) {
             let t = &self.all[i];
             if time == 0 && t.start.is_none() && t.runtime.last_time == 0 {
-                let workload = self.workload_of(tid, pid, Some(ptid)).or(t.workload);
+                let workload =
+                    (self.workload_of(tid, pid, Some(ptid), Some(&t.comm))).or(t.workload);
                 let t = &mut self.all[i];
                 t.pid = pid;
                 t.pid_known = true;
@@ -157,7 +195,7 @@ impl Threads {
             }
         }
         let comm = self.get(ptid).map_or([0; 16], |p| p.comm);
-        let workload = self.workload_of(tid, pid, Some(ptid));
+        let workload = self.workload_of(tid, pid, Some(ptid), Some(&comm));
         self.insert(Thread {
             tid,
             pid,
@@ -168,6 +206,8 @@ impl Threads {
             end: None,
             workload,
             runtime: Runtime::default(),
+            first_run: 0,
+            last_run: 0,
         });
     }
 
@@ -176,7 +216,7 @@ impl Threads {
         if self.get(child).is_some() {
             return;
         }
-        let workload = self.workload_of(child, child, Some(parent));
+        let workload = self.workload_of(child, child, Some(parent), Some(comm));
         self.insert(Thread {
             tid: child,
             pid: child,
@@ -187,11 +227,18 @@ impl Threads {
             end: None,
             workload,
             runtime: Runtime::default(),
+            first_run: 0,
+            last_run: 0,
         });
     }
 
+    /// A new command name (exec, prctl): a thread of no workload yet joins the one that
+    /// selects the name.
     pub(crate) fn set_comm(&mut self, pid: Option<i32>, tid: i32, comm: &Comm) {
-        self.get_or_create(tid, pid, Some(comm)).comm = *comm;
+        let named = self.named(comm);
+        let t = self.get_or_create(tid, pid, Some(comm));
+        t.comm = *comm;
+        t.workload = t.workload.or(named);
     }
 
     pub(crate) fn exit(&mut self, time: u64, tid: i32) {
@@ -210,7 +257,7 @@ mod tests {
 
     #[test]
     fn workload_follows_forks_not_names() {
-        let mut t = Threads::new(vec![(100, 0)]);
+        let mut t = Threads::new(vec![(Select::Tree(100), 0)]);
         t.set_comm(Some(100), 100, b"stress-ng\0\0\0\0\0\0\0");
         t.fork(5, 101, 101, 100); // child process
         t.fork(6, 101, 102, 101); // its thread
@@ -224,6 +271,31 @@ mod tests {
         assert_eq!(
             t.get(102).map(|x| (x.pid, x.parent)),
             Some((101, Some(101)))
+        );
+    }
+
+    #[test]
+    fn comm_selects_by_name_and_pid_selects_one_process() {
+        let mut t = Threads::new(vec![
+            (Select::Comm("openssl".into()), 0),
+            (Select::Pid(300), 1),
+        ]);
+        t.set_comm(Some(100), 100, b"bash\0\0\0\0\0\0\0\0\0\0\0\0");
+        t.fork(5, 101, 101, 100); // bash forks a child …
+        t.set_comm(Some(101), 101, b"openssl\0\0\0\0\0\0\0\0\0"); // … which execs openssl
+        t.fork(6, 101, 102, 101); // openssl's thread
+        t.fork(7, 103, 103, 101); // a process openssl forks
+        t.set_comm(Some(300), 300, b"other\0\0\0\0\0\0\0\0\0\0\0");
+        t.fork(8, 300, 301, 300); // a thread of process 300
+        t.fork(9, 302, 302, 300); // a process 300 forks: not selected by pid:300
+        let w = |t: &Threads, tid| t.get(tid).and_then(|x| x.workload);
+        assert_eq!(
+            (w(&t, 100), w(&t, 101), w(&t, 102), w(&t, 103)),
+            (None, Some(0), Some(0), Some(0))
+        );
+        assert_eq!(
+            (w(&t, 300), w(&t, 301), w(&t, 302)),
+            (Some(1), Some(1), None)
         );
     }
 }

@@ -295,6 +295,12 @@ impl Timehist {
             let th = self
                 .threads
                 .get_or_create(prev_pid, Some(e.pid), Some(&comm));
+            if tprev != 0 {
+                if th.first_run == 0 {
+                    th.first_run = tprev;
+                }
+                th.last_run = t;
+            }
             (&mut th.runtime, th.pid, th.workload)
         };
         let (mut run, mut wait, mut delay, mut preempt_wait) = (0, 0, 0, 0);

@@ -26,6 +26,7 @@ pub mod duration;
 mod locate;
 mod plan;
 mod raw;
+pub mod selector;
 
 pub use compile::{CompileOptions, compile, substitute};
 pub use diagnostic::{Diagnostic, closest};

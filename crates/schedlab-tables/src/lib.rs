@@ -71,6 +71,9 @@ pub mod rows;
 pub mod sched_config;
 pub mod turbostat;
 
+/// Workload selectors are pipeline syntax and also recorded in imported runs' manifests.
+pub use schedlab_spec::selector;
+
 pub use aggregates::*;
 pub use background::BackgroundWriter;
 pub use concat::concat_parts;

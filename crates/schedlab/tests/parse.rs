@@ -50,7 +50,7 @@ fn streamed_perf_sched_tables_equal_read_sched_on_every_file() {
 
     let opts = SchedOptions {
         run_id: "r7".into(),
-        workload_pids: Vec::new(),
+        workloads: Vec::new(),
         ..Default::default()
     };
     let mut expected = SchedTables::default();

@@ -454,7 +454,7 @@ fn other_perf_sched_outputs_are_errors_naming_their_first_line() {
 #[test]
 fn workload_threads_are_attributed_by_pid() {
     let ctx = ParseContext {
-        workload_pids: vec![(7443, "burst".into())],
+        workloads: vec![schedlab_parse::WorkloadSelector::tree(7443, "burst")],
         ..ctx()
     };
     let bytes = std::fs::read(

@@ -7,7 +7,9 @@ use crate::util::fixture;
 fn read_with(name: &str, roots: &[(i32, &str)]) -> SchedTables {
     let opts = SchedOptions {
         run_id: "r".into(),
-        workload_pids: roots.iter().map(|(p, n)| (*p, n.to_string())).collect(),
+        workloads: (roots.iter())
+            .map(|(p, n)| schedlab_perf::WorkloadSelector::tree(*p, *n))
+            .collect(),
         ..Default::default()
     };
     read_sched(&fixture(name), &opts).unwrap()

@@ -21,7 +21,7 @@ fn compact_batches_hold_the_rows_of_the_row_path_on_every_fixture() {
             .unwrap();
         let opts = SchedOptions {
             run_id: "r9".into(),
-            workload_pids: vec![(busiest.pid, "busy".into())],
+            workloads: vec![schedlab_perf::WorkloadSelector::tree(busiest.pid, "busy")],
             ..Default::default()
         };
         let file = |t: &str| dir.path().join(format!("{stem}-{t}.parquet"));

@@ -15,7 +15,7 @@ pub fn fixture(name: &str) -> PathBuf {
 pub fn read(name: &str) -> SchedTables {
     let opts = SchedOptions {
         run_id: "test".into(),
-        workload_pids: Vec::new(),
+        workloads: Vec::new(),
         ..Default::default()
     };
     read_sched(&fixture(name), &opts).unwrap_or_else(|e| panic!("{e}"))
