@@ -95,6 +95,7 @@ pub fn collect(request: &RunRequest<'_>) -> Result<Manifest, CollectError> {
         raw_files: Vec::new(),
         plan: serde_json::to_value(request.plan).unwrap_or_default(),
         schedlab_version: env!("CARGO_PKG_VERSION").to_owned(),
+        imported: None,
     })
 }
 

@@ -14,9 +14,10 @@ use crate::plan::{
     TurbostatOptions, WorkloadPlan, variant_text,
 };
 use crate::raw::{
-    CpuItem, RawCpuSampler, RawMonitor, RawPerfSched, RawPeriodic, RawPipeline, RawPlacement,
-    RawStep, RawSummarize, RawTurbostat, RawWorkload, Scalar,
+    CpuItem, RawCollect, RawCpuSampler, RawMonitor, RawPerfSched, RawPeriodic, RawPipeline,
+    RawPlacement, RawStep, RawSummarize, RawTurbostat, RawWorkload, Scalar,
 };
+use crate::selector::{Select, WorkloadSelector};
 
 /// What compilation needs from the rest of schedlab.
 #[derive(Debug, Clone)]
@@ -194,7 +195,10 @@ impl Checker<'_> {
         };
         // `when` can leave a variant without workloads.
         if let Some(empty) = runs.iter().find(|r| r.collect.workloads.is_empty())
-            && !raw.collect.workloads.is_empty()
+            && raw
+                .collect
+                .as_ref()
+                .is_some_and(|c| !c.workloads.is_empty())
             && self.errors.is_empty()
         {
             self.error_at_path(
@@ -207,6 +211,18 @@ impl Checker<'_> {
                 Some("a run needs at least one workload whose `when` is true".into()),
             );
         }
+        let import = self.import(&raw);
+        if raw.collect.is_none() && raw.import.is_none() {
+            self.error_at(
+                &raw.name,
+                "the pipeline has neither a `collect` nor an `import` section".into(),
+                Some(
+                    "add `collect:` with the workloads to run, or `import:` to analyse \
+                     recordings made by hand (`schedlab import`)"
+                        .into(),
+                ),
+            );
+        }
         Plan {
             name,
             description: raw.description,
@@ -214,6 +230,7 @@ impl Checker<'_> {
             variants,
             topology,
             class_order,
+            import,
             aggregate: raw.aggregate.iter().map(AggregateStep::from).collect(),
             summarize: Summarize::from(raw.summarize),
         }
@@ -249,8 +266,33 @@ impl Checker<'_> {
         order
     }
 
+    /// `import.workloads`: each a selector.
+    fn import(&mut self, raw: &RawPipeline) -> Vec<WorkloadSelector> {
+        let mut selectors = Vec::new();
+        for (workload, select) in raw.import.iter().flat_map(|i| &i.workloads) {
+            match select.value.parse::<Select>() {
+                Ok(select) => selectors.push(WorkloadSelector {
+                    workload: workload.clone(),
+                    select,
+                }),
+                Err(err) => self.error_at(
+                    select,
+                    format!("workload `{workload}`: {}", err.problem),
+                    Some(
+                        "`comm:NAME` (its command name; `comm:stress-ng*` for a prefix), \
+                         `pid:PID` (one process) or `tree:PID` (a process and its descendants)"
+                            .into(),
+                    ),
+                ),
+            }
+        }
+        selectors
+    }
+
     fn aggregate(&mut self, raw: &RawPipeline) {
-        let workload_names: Vec<&str> = raw.collect.workloads.keys().map(String::as_str).collect();
+        let collected = raw.collect.iter().flat_map(|c| c.workloads.keys());
+        let imported = raw.import.iter().flat_map(|i| i.workloads.keys());
+        let workload_names: Vec<&str> = collected.chain(imported).map(String::as_str).collect();
         for (index, step) in raw.aggregate.iter().enumerate() {
             let kind = step.kind();
             if step.options().window.is_some() && !kind.takes_window() {
@@ -345,6 +387,9 @@ impl Checker<'_> {
 
     /// Expands matrix × repeat, interleaving variants: rep 1 of every variant, then rep 2, …
     fn runs(&mut self, raw: &RawPipeline, variants: &[BTreeMap<String, String>]) -> Vec<RunPlan> {
+        let Some(section) = &raw.collect else {
+            return Vec::new();
+        };
         let repeat = raw.repeat.unwrap_or(1);
         let mut runs = Vec::new();
         let mut rng = raw.shuffle.map(fastrand::Rng::with_seed);
@@ -357,7 +402,7 @@ impl Checker<'_> {
                 let mut vars = self.base_vars(raw);
                 vars.extend(variant.clone());
                 let errors_before = self.errors.len();
-                let collect = self.collect_plan(raw, &vars);
+                let collect = self.collect_plan(section, &vars);
                 // The same error from every run is reported once; an error only some variants
                 // make (a `when` or CPU list that a matrix value breaks) is kept.
                 let new = self.errors.split_off(errors_before);
@@ -382,8 +427,11 @@ impl Checker<'_> {
         runs
     }
 
-    fn collect_plan(&mut self, raw: &RawPipeline, vars: &BTreeMap<String, String>) -> CollectPlan {
-        let collect = &raw.collect;
+    fn collect_plan(
+        &mut self,
+        collect: &RawCollect,
+        vars: &BTreeMap<String, String>,
+    ) -> CollectPlan {
         self.longer_than_zero(
             &yaml_path!["collect", "duration"],
             "duration",

@@ -70,7 +70,13 @@ pub struct RawPipeline {
     /// Core classes fastest first, overriding the order of the declared or detected classes.
     #[serde(default)]
     pub class_order: Option<Vec<Spanned<String>>>,
-    pub collect: RawCollect,
+    /// How runs are collected; a pipeline that only analyses recordings made by hand has an
+    /// `import` section instead.
+    #[serde(default)]
+    pub collect: Option<RawCollect>,
+    /// Defaults for `schedlab import`: how recordings made without schedlab are read.
+    #[serde(default)]
+    pub import: Option<RawImport>,
     #[serde(default)]
     pub aggregate: Vec<RawStep>,
     #[serde(default)]
@@ -89,6 +95,15 @@ pub struct RawCollect {
     #[serde(default)]
     pub monitors: BTreeMap<String, RawMonitor>,
     pub workloads: BTreeMap<String, RawWorkload>,
+}
+
+/// `import: { workloads: { openssl: "comm:openssl", bg: "tree:4400" } }`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawImport {
+    /// Each workload's threads in an imported trace: `comm:NAME`, `pid:PID` or `tree:PID`.
+    #[serde(default)]
+    pub workloads: IndexMap<String, Spanned<String>>,
 }
 
 /// One monitor: exactly one kind key plus `optional`.

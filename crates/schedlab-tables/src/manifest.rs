@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::Severity;
 pub use crate::sched_config::{CgroupLimits, ClassCpufreq, KernelConfig, SchedConfig};
+use crate::selector::WorkloadSelector;
 
 /// The manifest's file name inside a run directory.
 pub const MANIFEST_FILE: &str = "manifest.json";
@@ -116,6 +117,42 @@ pub struct Manifest {
     /// The expanded run plan that was executed.
     pub plan: serde_json::Value,
     pub schedlab_version: String,
+    /// Set when the run's files were made without schedlab and brought in by `schedlab
+    /// import`; then `processes` and `monitors` are empty and the parse stage reads these
+    /// files. Left out of collected runs' manifests.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub imported: Option<Imported>,
+}
+
+/// What `schedlab import` knew of a run it did not collect.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Imported {
+    pub files: Vec<ImportedFile>,
+    /// How each workload's threads are found in the trace.
+    pub workloads: Vec<WorkloadSelector>,
+    /// What a collected run records and this one cannot know, one sentence each (process
+    /// start and end times, exit codes, the machine's sysfs topology, …): the parse stage turns
+    /// each into a quality row.
+    pub unknown: Vec<String>,
+    /// Read damaged perf.data files as far as they go (`schedlab import --salvage`).
+    #[serde(default)]
+    pub salvage: bool,
+}
+
+/// One imported file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ImportedFile {
+    /// Relative to the run directory (`raw/<name>`), as in `raw_files`.
+    pub path: String,
+    /// The absolute path it was imported from.
+    pub from: String,
+    /// The parser that reads it (`perf-sched`, `turbostat`, `stress-ng`, …).
+    pub kind: String,
+    /// How the kind was known: the detection rule's evidence, or `--as`.
+    pub kind_from: String,
+    /// The workload whose output it is, for a workload's own output (stress-ng, openssl,
+    /// time); `None` for a recording of the whole machine.
+    pub workload: Option<String>,
 }
 
 /// Facts about the machine that make runs comparable (collected by schedlab-collect's

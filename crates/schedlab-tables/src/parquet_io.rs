@@ -562,6 +562,7 @@ mod word_column_tests {
                 kernel_build: None,
                 kernel_config_digest: None,
                 sched_config: None,
+                imported: false,
             })
             .collect();
         check(&rows, "status", &["completed", "failed", "interrupted"]);

@@ -57,6 +57,9 @@ pub struct RunRow {
     /// EPP per class, cpufreq driver, SMT, turbo, cgroup limits. Equal texts, equal
     /// configurations: a notebook groups on it. Null in older runs.
     pub sched_config: Option<String>,
+    /// Whether the run's files were made without schedlab and imported (`schedlab import`):
+    /// then process lifetimes come from the trace and what the import lacked is in `quality`.
+    pub imported: bool,
 }
 table!(RunRow, "runs");
 
@@ -169,6 +172,11 @@ pub struct ThreadRow {
     pub start_ns: Option<i64>,
     pub end_ns: Option<i64>,
     pub workload: Option<Arc<str>>,
+    /// The start of the thread's first slice on a CPU and the end of its last, in the trace
+    /// (null when it never ran while recording): a lifetime where fork and exit were not
+    /// recorded.
+    pub first_run_ns: Option<i64>,
+    pub last_run_ns: Option<i64>,
 }
 table!(ThreadRow, "threads");
 

@@ -15,7 +15,8 @@
 //! source `uniform`. Class sources: `pmu:cpu_core`, `pmu:cpu_atom`, `pmu:cpu_lowpower`, `l3`
 //! (an E-core with no L3 is an LP E-core), `cpu_capacity+midr` or `cpu_capacity`,
 //! `amd-pstate+l3`, `base_freq+max_freq` (or either alone, or `cppc_highest_perf`), `uniform`,
-//! `declared`.
+//! `declared`; for a machine known only from a perf.data header ([`from_core_pmus`]),
+//! `perf.data:<pmu>`, `perf.data:uniform` and `perf.data:unlisted`.
 //!
 //! # Key design decision
 //!
@@ -39,6 +40,7 @@
 mod classify;
 mod cpulist;
 mod error;
+mod recorded;
 mod render;
 mod sysfs;
 
@@ -49,6 +51,7 @@ use serde::{Deserialize, Serialize};
 
 pub use cpulist::{format_cpu_list, parse_cpu_list};
 pub use error::TopologyError;
+pub use recorded::from_core_pmus;
 pub use render::render_table;
 
 /// One CPU (hardware thread) and its class: a row of the `cpus` table.

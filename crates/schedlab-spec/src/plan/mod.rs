@@ -11,6 +11,8 @@ use std::time::Duration;
 
 use serde::Serialize;
 
+use crate::selector::WorkloadSelector;
+
 pub use options::{
     CpuSamplerOptions, PerfSchedOptions, PeriodicOptions, PlacementOptions, RecordingWindow,
     TurbostatOptions,
@@ -32,11 +34,28 @@ pub struct Plan {
     /// Core classes fastest first as the pipeline orders them (`class_order:`); empty: the
     /// order of the `cpus` table's `class_rank` (declared or detected).
     pub class_order: Vec<String>,
+    /// `schedlab import`'s defaults: how each workload's threads are found in a recording made
+    /// without schedlab (the command line's `--workload` adds to them and overrides them).
+    pub import: Vec<WorkloadSelector>,
     pub aggregate: Vec<AggregateStep>,
     pub summarize: Summarize,
 }
 
 impl Plan {
+    /// Every workload name the pipeline knows: its collected workloads, then its imported ones.
+    pub fn workload_names(&self) -> Vec<&str> {
+        let mut names: Vec<&str> = Vec::new();
+        let collected = self.runs.iter().flat_map(|r| &r.collect.workloads);
+        for name in (collected.map(|w| w.name.as_str()))
+            .chain(self.import.iter().map(|w| w.workload.as_str()))
+        {
+            if !names.contains(&name) {
+                names.push(name);
+            }
+        }
+        names
+    }
+
     /// Every run of the pipeline, as compiled: what the first schedlab versions named run sets by
     /// (its digest prefixed their run ids, so raising `repeat` re-keyed every run). Kept only so
     /// that the runner can recognise the runs those versions collected and rename them to their
