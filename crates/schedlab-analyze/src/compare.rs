@@ -957,6 +957,7 @@ mod tests {
             kernel_build: None,
             kernel_config_digest: None,
             sched_config: None,
+            imported: false,
         }
     }
 

@@ -132,6 +132,8 @@ pub struct RunTables<'a> {
     pub losses: Vec<&'a LossRow>,
     /// Where every CPU of the run's trace has data (see [`Window::Trace`]).
     pub trace_window: Option<(i64, i64)>,
+    /// Whether the run was imported: its processes' affinity and nice values are not known.
+    pub imported: bool,
 }
 
 impl RunTables<'_> {
@@ -160,6 +162,7 @@ impl<'a> RunTables<'a> {
             placement: vec![],
             losses: vec![],
             trace_window: None,
+            imported: false,
         }
     }
 }
@@ -188,6 +191,7 @@ fn by_run<'a>(tables: &'a Tables, class_order: &[String]) -> Vec<RunTables<'a>> 
             placement: Vec::new(),
             losses: Vec::new(),
             trace_window: None,
+            imported: false,
         });
     }
     for c in &tables.cpus {
@@ -226,11 +230,11 @@ fn by_run<'a>(tables: &'a Tables, class_order: &[String]) -> Vec<RunTables<'a>> 
         }
     }
     for r in &tables.runs {
-        if let (Some(run), Some(start), Some(end)) = (
-            runs.get_mut(r.run_id.as_str()),
-            r.trace_window_start_ns,
-            r.trace_window_end_ns,
-        ) {
+        let Some(run) = runs.get_mut(r.run_id.as_str()) else {
+            continue;
+        };
+        run.imported = r.imported;
+        if let (Some(start), Some(end)) = (r.trace_window_start_ns, r.trace_window_end_ns) {
             run.trace_window = Some((start, end));
         }
     }

@@ -16,9 +16,13 @@ use crate::timeline::{Timeline, is_idle, union_ns};
 
 /// The CPUs a thread of process `pid` of `workload` may use, and how that is known: its
 /// process's binding, or that of every instance of the workload when the thread belongs to a
-/// child process (children inherit the binding). Without a process row: every CPU, `unknown`.
+/// child process (children inherit the binding). Without a process row, or in an imported run
+/// (whose bindings nobody recorded): every CPU, `unknown`.
 fn allowed_cpus(run: &RunTables<'_>, workload: &str, pid: i32) -> (BTreeSet<i32>, &'static str) {
     let every_cpu = || run.classes.cpus().collect::<BTreeSet<i32>>();
+    if run.imported {
+        return (every_cpu(), "unknown");
+    }
     let own: Vec<_> = match run.processes.iter().find(|p| p.pid == pid) {
         Some(p) => vec![*p],
         None => (run.processes.iter())

@@ -301,6 +301,7 @@ mod tests {
             kernel_build: Some("#1 SMP".into()),
             kernel_config_digest: None,
             sched_config: Some("CONFIG_HZ=250\nsmt=on".into()),
+            imported: false,
         };
         let settings = RunSettings::of(&row, "g").settings.unwrap();
         let pairs: Vec<(&str, &str)> = (settings.iter())
@@ -317,6 +318,7 @@ mod tests {
         );
         let old = RunRow {
             sched_config: None,
+            imported: false,
             ..row
         };
         assert_eq!(RunSettings::of(&old, "g").settings, None);

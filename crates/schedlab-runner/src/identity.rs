@@ -76,15 +76,19 @@ impl RunIds {
             id.push('-');
             id.push_str(variable);
             id.push('_');
-            id.extend(value.chars().take(VALUE_CHARS).map(safe_char));
+            id.push_str(&safe_text(value));
         }
         id.push_str(&format!("-r{repetition}"));
         Some(id)
     }
 
     /// Whether the directory `name` under `runs/` is a complete run of the pipeline as it is now
-    /// (any label).
+    /// (any label), or an imported run.
     pub fn is_current(&self, name: &str) -> bool {
+        if crate::import::is_imported_run(name) {
+            // An import is not made by the collect section, so no edit of it dates one.
+            return true;
+        }
         Layout::is_complete_run_name(name)
             && (self.identities.iter()).any(|(_, identity)| {
                 name.strip_prefix(identity.as_str())
@@ -100,6 +104,11 @@ impl RunIds {
                 .strip_prefix(self.legacy_set.as_str())
                 .is_some_and(|rest| rest.starts_with('-'))
     }
+}
+
+/// A matrix value (its first [`VALUE_CHARS`] characters) as a run id writes it.
+pub(crate) fn safe_text(value: &str) -> String {
+    value.chars().take(VALUE_CHARS).map(safe_char).collect()
 }
 
 /// A matrix value's character as a run id writes it.

@@ -24,6 +24,7 @@ pub mod config_diff;
 pub mod digest;
 pub mod gather;
 pub mod identity;
+pub mod import;
 pub mod layout;
 mod lock;
 mod migrate;
@@ -71,7 +72,7 @@ pub enum RunnerError {
         #[source]
         source: schedlab_collect::CollectError,
     },
-    #[error("no collected runs for this pipeline's collect section under {} (hint: `schedlab run` collects them{})", dir.display(), if *older { "; the runs on disk were collected with an earlier collect section" } else { "" })]
+    #[error("no collected or imported runs for this pipeline under {} (hint: `schedlab run` collects them, `schedlab import` adds recordings made by hand{})", dir.display(), if *older { "; the runs on disk were collected with an earlier collect section" } else { "" })]
     NothingCollected { dir: PathBuf, older: bool },
     #[error("no collected run {run_id} of this pipeline under {} (hint: `schedlab status` lists the runs)", dir.display())]
     UnknownRun { run_id: String, dir: PathBuf },
@@ -79,6 +80,8 @@ pub enum RunnerError {
     Topology { run_id: String, message: String },
     #[error("{}: {message}", path.display())]
     BadManifest { path: PathBuf, message: String },
+    #[error("import: {message}")]
+    Import { message: String },
     #[error("{}: {}, so no runs to gather (hint: give a data directory, holding <pipeline>/runs/<run>/, or a pipeline directory, holding runs/<run>/)", path.display(), if *missing { "no such directory" } else { "neither a data directory nor a pipeline directory" })]
     NoRuns { path: PathBuf, missing: bool },
     #[error(transparent)]
@@ -313,6 +316,12 @@ impl<'a> Runner<'a> {
     }
 
     fn collect(&self, cache: &mut Digests, outcome: &mut Outcome) -> Result<(), RunnerError> {
+        if self.plan.runs.is_empty() {
+            (self.say)(
+                "collect: nothing to collect (no collect section; `schedlab import` adds runs)",
+            );
+            return Ok(());
+        }
         let force = self.options.selection.forced.contains(&Stage::Collect);
         let (mut done, mut collected) = (0, 0);
         for plan in &self.plan.runs {

@@ -6,13 +6,15 @@
 
 use std::path::PathBuf;
 
-use schedlab_parse::{EventTables, ParseContext, Parsed, ParserKind, parse_file_streaming};
-use schedlab_tables::manifest::{Manifest, MonitorStatus};
+use schedlab_parse::{
+    EventTables, ParseContext, Parsed, ParserKind, Select, WorkloadSelector, parse_file_streaming,
+};
+use schedlab_tables::manifest::{Imported, Manifest, MonitorStatus};
 use schedlab_tables::periodic_report::Report;
 use schedlab_tables::sched_config::settings_text;
 use schedlab_tables::{
     CpuRow, CpuSampleRow, MigrationRow, Partition, PlacementRow, ProcessRow, QualityRow, RunRow,
-    SchedSliceRow, Severity, Table, WakeupRow, table_path, write_table,
+    SchedSliceRow, Severity, Table, ThreadRow, WakeupRow, table_path, write_table,
 };
 use schedlab_topology::format_cpu_list;
 
@@ -96,11 +98,12 @@ fn parse_run(
         })
         .collect();
 
-    let workload_pids: Vec<(i32, String)> = m
-        .processes
-        .iter()
-        .map(|p| (p.pid, p.workload.clone()))
-        .collect();
+    let workloads: Vec<WorkloadSelector> = match &m.imported {
+        Some(imported) => imported.workloads.clone(),
+        None => (m.processes.iter())
+            .map(|p| WorkloadSelector::tree(p.pid, &p.workload))
+            .collect(),
+    };
     for p in &m.processes {
         out.processes.push(ProcessRow {
             run_id: run_id.clone(),
@@ -136,7 +139,7 @@ fn parse_run(
                 instance: p.instance,
                 start_ns: Some(p.start_ns),
                 end_ns: p.end_ns,
-                workload_pids: workload_pids.clone(),
+                workloads: workloads.clone(),
                 ..ParseContext::default()
             };
             // Tools print their results to stdout, some (openssl's "Doing …" lines, time -v) to
@@ -186,7 +189,7 @@ fn parse_run(
             run_id: run_id.clone(),
             start_ns: monitor.start_ns,
             end_ns: monitor.end_ns,
-            workload_pids: workload_pids.clone(),
+            workloads: workloads.clone(),
             ..ParseContext::default()
         };
         match parse_file_streaming(kind, &run.dir.join(file), &ctx, events) {
@@ -199,6 +202,14 @@ fn parse_run(
             )),
         }
     }
+    if let Some(imported) = &m.imported {
+        parse_imported(run, imported, &workloads, events, &mut out);
+    }
+    // An imported run's length is its trace's, where it has one.
+    let duration_ns = match (&m.imported, out.parsed.traces.first()) {
+        (Some(_), Some(trace)) => trace.last_ns.zip(trace.first_ns).map_or(0, |(l, f)| l - f),
+        _ => m.end_ns - m.start_ns,
+    };
     // The run's row, now that its trace (if any) said where every CPU has data.
     out.runs.push(RunRow {
         run_id: run_id.clone(),
@@ -211,7 +222,7 @@ fn parse_run(
         cpu_model: m.host.cpu_model.clone(),
         started_at: m.started_at.clone(),
         status: m.status,
-        duration_ns: m.end_ns - m.start_ns,
+        duration_ns,
         trace_window_start_ns: out.parsed.trace_window.map(|w| w.0),
         trace_window_end_ns: out.parsed.trace_window.map(|w| w.1),
         kernel_build: m.host.sched_config.as_ref().map(|c| c.kernel_build.clone()),
@@ -219,6 +230,7 @@ fn parse_run(
             .and_then(|c| c.kernel_config.as_ref())
             .map(|k| k.blake3.clone()),
         sched_config: m.host.sched_settings().map(|s| settings_text(&s)),
+        imported: m.imported.is_some(),
     });
 
     out.parsed.quality.extend(
@@ -227,6 +239,142 @@ fn parse_run(
             .map(|n| quality(&run_id, &n.source, n.severity, n.message.clone())),
     );
     Ok(out)
+}
+
+/// Parses the files of an imported run, then gives each workload a process row whose lifetime
+/// is its threads' span in the trace (fork to exit where recorded, else first to last time on a
+/// CPU), and says in `quality` what the import could not know.
+fn parse_imported(
+    run: &CollectedRun,
+    imported: &Imported,
+    workloads: &[WorkloadSelector],
+    events: &EventTables,
+    out: &mut RunTables,
+) {
+    let run_id = &run.manifest.run_id;
+    for file in &imported.files {
+        let Some(kind) = ParserKind::from_name(&file.kind) else {
+            continue;
+        };
+        let ctx = ParseContext {
+            run_id: run_id.clone(),
+            workload: file.workload.clone(),
+            workloads: workloads.to_vec(),
+            salvage: imported.salvage,
+            ..ParseContext::default()
+        };
+        match parse_file_streaming(kind, &run.dir.join(&file.path), &ctx, events) {
+            Ok(parsed) => out.parsed.extend(parsed),
+            Err(err) => out.parsed.quality.push(quality(
+                run_id,
+                kind.name(),
+                Severity::Error,
+                err.to_string(),
+            )),
+        }
+    }
+    let traced = !out.parsed.traces.is_empty() || !out.parsed.threads.is_empty();
+    let mut named: Vec<&str> = Vec::new();
+    for selector in workloads {
+        let name = selector.workload.as_str();
+        if named.contains(&name) {
+            continue;
+        }
+        named.push(name);
+        let threads: Vec<&ThreadRow> = (out.parsed.threads.iter())
+            .filter(|t| t.workload.as_deref() == Some(name))
+            .collect();
+        match lifetime(&threads) {
+            Some(span) => {
+                let pid = match selector.select {
+                    Select::Pid(pid) | Select::Tree(pid) => pid,
+                    Select::Comm(_) => span.first_pid,
+                };
+                out.processes.push(ProcessRow {
+                    run_id: run_id.clone(),
+                    workload: name.to_owned(),
+                    instance: 0,
+                    pid,
+                    start_ns: span.start_ns,
+                    end_ns: Some(span.end_ns),
+                    exit_code: None,
+                    nice: 0,
+                    affinity: None,
+                    argv: Vec::new(),
+                });
+                out.parsed.quality.push(quality(
+                    run_id,
+                    name,
+                    Severity::Info,
+                    format!(
+                        "imported: the lifetime of workload `{name}` ({}, {} thread(s)) is \
+                         its threads' span in the trace: {} (no process start and end times \
+                         were recorded)",
+                        selector.select,
+                        threads.len(),
+                        span.how
+                    ),
+                ));
+            }
+            None if traced => out.parsed.quality.push(quality(
+                run_id,
+                name,
+                Severity::Warning,
+                format!(
+                    "imported: no thread of the trace is selected by `{}` for workload \
+                     `{name}`, so its per-workload figures are empty (hint: `perf sched \
+                     timehist` lists the command names and pids the trace holds)",
+                    selector.select
+                ),
+            )),
+            None => {}
+        }
+    }
+    for unknown in &imported.unknown {
+        out.parsed.quality.push(quality(
+            run_id,
+            "import",
+            Severity::Info,
+            format!("imported: {unknown}"),
+        ));
+    }
+}
+
+/// A workload's span in a trace, from its threads.
+struct Lifetime {
+    start_ns: i64,
+    end_ns: i64,
+    /// The process id of the thread seen first.
+    first_pid: i32,
+    /// How the span was found, in words.
+    how: &'static str,
+}
+
+/// The span from the first thread's fork (or first time on a CPU) to the last one's exit or last
+/// time on a CPU, whichever is later (a thread still runs after its exit event, until it
+/// switches out for the last time); `None` when no thread ran.
+fn lifetime(threads: &[&ThreadRow]) -> Option<Lifetime> {
+    let starts = (threads.iter())
+        .filter_map(|t| Some((t.start_ns.into_iter().chain(t.first_run_ns).min()?, t.pid)));
+    let (start_ns, first_pid) = starts.min()?;
+    let ends = threads
+        .iter()
+        .flat_map(|t| t.end_ns.into_iter().chain(t.last_run_ns));
+    let end_ns = ends.max()?;
+    let forks = threads.iter().any(|t| t.start_ns.is_some());
+    let exits = threads.iter().any(|t| t.end_ns.is_some());
+    let how = match (forks, exits) {
+        (true, true) => "from the first fork to the last exit recorded",
+        (true, false) => "from the first fork recorded to the last time on a CPU",
+        (false, true) => "from the first time on a CPU to the last exit recorded",
+        (false, false) => "from the first to the last time on a CPU",
+    };
+    Some(Lifetime {
+        start_ns,
+        end_ns,
+        first_pid,
+        how,
+    })
 }
 
 /// The rows a built-in sampler wrote into the run's raw files.

@@ -12,8 +12,10 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 use clap::{Parser, Subcommand};
 use schedlab_parse::{ParseContext, ParserKind};
+use schedlab_runner::import::{ImportFile, ImportRequest};
 use schedlab_runner::layout::check_name_part;
 use schedlab_runner::{Outcome, Runner, RunnerOptions, Stage, StageSelection};
+use schedlab_spec::selector::WorkloadSelector;
 use schedlab_spec::{CompileOptions, Plan};
 
 /// Run Linux scheduler experiments and turn their traces into tables and reports.
@@ -204,6 +206,58 @@ enum Command {
         #[arg(long)]
         pipeline: Option<String>,
     },
+    /// Add files recorded without schedlab as a new run of PIPELINE, for `schedlab analyze`.
+    ///
+    /// The files are what the seed articles' shell scripts leave behind: a perf.data from
+    /// `perf sched record -a`, `perf sched timehist` text, a turbostat log, the output of
+    /// stress-ng, openssl speed or `time -v`, perf stat's. Each file's kind is told from its
+    /// content (one line per file says which, and why); --as says it instead. The files are
+    /// hard-linked (or copied) into DATA/PIPELINE/runs/RUN/raw/ with a manifest saying where
+    /// they came from, their digests, and what an import cannot know (process start and end
+    /// times, the sysfs topology, ...), which the quality table repeats. Importing the same
+    /// files again is refused: the run id is made from their digests.
+    ///
+    /// Workloads are found in the trace by --workload NAME=SELECTOR (or the pipeline's
+    /// `import: workloads:`), SELECTOR one of:
+    ///   comm:NAME    threads of that command name (comm:stress-ng* for a prefix), and what
+    ///                they fork
+    ///   pid:PID      the threads of one process
+    ///   tree:PID     a process, its threads and every process forked from them
+    /// A workload's lifetime is its threads' span in the trace. A tool's output goes to the
+    /// only workload, or to the one named like the tool; write it as NAME=FILE otherwise.
+    ///
+    /// Example (seed page 8's foreground-vs-background, recorded by hand):
+    ///   schedlab import pipelines/imported.yaml perf.data stress.txt speed.txt \
+    ///     --workload background=comm:stress-ng* --workload foreground=comm:openssl \
+    ///     --label by-hand
+    ///   schedlab analyze pipelines/imported.yaml
+    #[command(verbatim_doc_comment)]
+    Import {
+        pipeline: PathBuf,
+        /// Files to import, each FILE or NAME=FILE (the output of workload NAME).
+        #[arg(required = true, value_name = "[NAME=]FILE")]
+        files: Vec<String>,
+        #[command(flatten)]
+        common: Common,
+        /// How a workload's threads are found in the trace: NAME=comm:NAME, NAME=pid:PID or
+        /// NAME=tree:PID (repeatable; replaces the pipeline's selector of the same name).
+        #[arg(long = "workload", value_name = "NAME=SELECTOR", value_parser = parse_workload)]
+        workloads: Vec<WorkloadSelector>,
+        /// Tag the run, as `schedlab run --label` does (compare groups by it).
+        #[arg(long)]
+        label: Option<String>,
+        /// A variable of the run, k=v (repeatable): `compare --by k` groups by it.
+        #[arg(long = "var", value_name = "K=V", value_parser = parse_var)]
+        vars: Vec<(String, String)>,
+        /// The kind of every file, instead of telling it from the content: perf-sched,
+        /// timehist, turbostat, stress-ng, openssl, time, perf-stat.
+        #[arg(long = "as", value_name = "KIND", value_parser = parse_named_kind)]
+        kind: Option<ParserKind>,
+        /// Read a perf.data cut short or left unfinished by perf as far as it goes (see
+        /// `schedlab parse --salvage`).
+        #[arg(long)]
+        salvage: bool,
+    },
     /// Run one parser on existing files and write its tables as Parquet into --out.
     ///
     /// The rows of all INPUTS go into one file per table, in the order the inputs are given;
@@ -321,6 +375,68 @@ fn parse_kind(text: &str) -> Result<ParserChoice, String> {
                 names.join(", ")
             )
         })
+}
+
+fn parse_named_kind(text: &str) -> Result<ParserKind, String> {
+    match parse_kind(text)? {
+        ParserChoice::Named(kind) => Ok(kind),
+        ParserChoice::Auto => Err("`auto` is what happens without --as".into()),
+    }
+}
+
+fn parse_workload(text: &str) -> Result<WorkloadSelector, String> {
+    text.parse()
+        .map_err(|err: schedlab_spec::selector::SelectError| err.to_string())
+}
+
+fn parse_var(text: &str) -> Result<(String, String), String> {
+    match text.split_once('=') {
+        Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_owned(), v.to_owned())),
+        _ => Err(format!("`{text}` is not K=V")),
+    }
+}
+
+/// `NAME=FILE` names the workload whose output FILE is; a path that exists as given is a file,
+/// even with a `=` in it.
+fn import_file(text: &str) -> ImportFile {
+    match text.split_once('=') {
+        Some((name, path)) if !Path::new(text).exists() && !name.contains('/') => ImportFile {
+            path: PathBuf::from(path),
+            workload: Some(name.to_owned()),
+        },
+        _ => ImportFile {
+            path: PathBuf::from(text),
+            workload: None,
+        },
+    }
+}
+
+/// `import`: adds the files as a run of the pipeline and says what to run next.
+fn import(pipeline: &Path, common: &Common, request: &ImportRequest) -> anyhow::Result<ExitCode> {
+    let plan = load_plan(pipeline, None)?;
+    if let Some(label) = &request.label
+        && let Err(rule) = check_name_part(label)
+    {
+        bail!("label `{label}` is not usable in a directory name (hint: {rule})");
+    }
+    let say = |line: &str| eprintln!("{line}");
+    let report = schedlab_runner::import::import(&plan, &common.data, request, &say)?;
+    println!(
+        "imported {} file(s) as run {} of pipeline `{}`{}",
+        report.files.len(),
+        report.run_id,
+        plan.name,
+        if report.copied {
+            " (copied: the files are on another file system)"
+        } else {
+            ""
+        }
+    );
+    eprintln!(
+        "next: `schedlab analyze {}` parses, aggregates and summarizes it with the other runs",
+        pipeline.display()
+    );
+    Ok(ExitCode::SUCCESS)
 }
 
 /// The one kind of `inputs`, told from their content; each file's kind and evidence said on
@@ -568,6 +684,26 @@ fn run(args: Args) -> anyhow::Result<ExitCode> {
             common,
             pipeline,
         } => gather(&sources, &common, pipeline.as_deref()),
+        Command::Import {
+            pipeline,
+            files,
+            common,
+            workloads,
+            label,
+            vars,
+            kind,
+            salvage,
+        } => {
+            let request = ImportRequest {
+                files: files.iter().map(|f| import_file(f)).collect(),
+                kind,
+                workloads,
+                label,
+                vars: vars.into_iter().collect(),
+                salvage,
+            };
+            import(&pipeline, &common, &request)
+        }
         Command::Parse {
             kind,
             inputs,

@@ -160,7 +160,7 @@ fn second_run_recomputes_nothing_and_edits_rerun_only_what_they_touch() {
     assert!(
         analyze
             .stderr
-            .contains("no collected runs for this pipeline's collect section"),
+            .contains("no collected or imported runs for this pipeline"),
         "{}",
         analyze.stderr
     );

@@ -36,8 +36,9 @@ aggregate:
 
 const TEST: &str = "the_why_here_aggregates_agree_with_perf_and_with_the_slices";
 
-/// perf's "Idle stats" per CPU, in ms (`CPU  0 idle for     13.376  msec  (  0.19%)`). CPUs
-/// perf says were "idle entire time window" (it never saw them leave idle) are left out.
+/// perf's "Idle stats" per CPU, in ms (`CPU  0 idle for     13.376  msec  (  0.19%)`). A CPU
+/// perf says was "idle entire time window" is one on which it saw no idle slice end (perf prints
+/// that for a CPU that never went idle, too): 0 ms of idle slices, as the timeline must have.
 fn perf_idle_ms(perf_data: &std::path::Path) -> BTreeMap<i32, f64> {
     let out = Command::new("perf")
         .args(["sched", "timehist", "-s", "-i"])
@@ -52,6 +53,9 @@ fn perf_idle_ms(perf_data: &std::path::Path) -> BTreeMap<i32, f64> {
     idle.lines()
         .filter_map(|line| {
             let rest = line.trim().strip_prefix("CPU")?;
+            if let Some(cpu) = rest.strip_suffix(" idle entire time window") {
+                return Some((cpu.trim().parse().ok()?, 0.0));
+            }
             let (cpu, rest) = rest.trim().split_once(" idle for ")?;
             let ms = rest.split_whitespace().next()?.parse().ok()?;
             Some((cpu.trim().parse().ok()?, ms))
@@ -85,7 +89,7 @@ fn the_why_here_aggregates_agree_with_perf_and_with_the_slices() {
     // The timeline's idle time per CPU is perf's, to its printed 0.001 ms.
     let timeline: Vec<CpuTimelineRow> = read_table(&aggregates).unwrap();
     let perf_idle = perf_idle_ms(&perf_data);
-    assert!(!perf_idle.is_empty(), "perf saw some CPU idle");
+    assert_eq!(perf_idle.len(), nproc, "perf gives every CPU's idle time");
     for (cpu, perf_ms) in &perf_idle {
         let ours: i64 = (timeline.iter())
             .filter(|r| r.cpu == *cpu && r.state == "idle")

@@ -1,0 +1,430 @@
+//! `schedlab import`: recordings made by hand, with plain `perf sched record -a`, stress-ng and
+//! openssl (no schedlab in between), analysed like collected runs and checked against perf's own
+//! `perf sched timehist -s` summary and the tools' own printed figures.
+
+mod util;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command;
+
+use schedlab_tables::{
+    CpuRow, CpuShareRow, CpuTimeRow, MigrationRow, MigrationSummaryRow, ProcessRow, QualityRow,
+    RunRow, SchedSliceRow, WorkloadMetricRow, read_table,
+};
+use util::{Need, Sandbox, can_run};
+
+/// Seed page 8's experiment made small: before anything, another program (a shell loop) keeps
+/// a CPU busy; then nice-19 stress-ng on every CPU; a second later openssl, the reference
+/// workload, at normal priority. So the phase before openssl is not an idle baseline: what the
+/// figures say of it must follow from the trace.
+const RECORDING: &str = "\
+timeout 1 sh -c 'while :; do :; done'
+nice -n 19 stress-ng --cpu NPROC --cpu-method int64 --timeout 4s --metrics-brief > stress.txt 2>&1 &
+sleep 1
+openssl speed -seconds 1 -bytes 16384 sha256 > speed.txt 2>&1
+wait
+";
+
+/// The same experiment as a pipeline: collected runs and imported ones side by side.
+const PIPELINE: &str = "\
+name: byhand
+import:
+  workloads:
+    background: \"comm:stress-ng*\"
+    foreground: \"comm:openssl\"
+collect:
+  monitors:
+    sched: { perf-sched: {} }
+  workloads:
+    background:
+      nice: 19
+      run: [stress-ng, --cpu, \"${nproc}\", --cpu-method, int64, --timeout, 3s, --metrics-brief]
+      parse: stress-ng
+    foreground:
+      start_after: 1s
+      run: [openssl, speed, -seconds, \"1\", -bytes, \"16384\", sha256]
+      parse: openssl
+aggregate:
+  - cpu_time: {}
+  - migrations: { workload: foreground }
+  - throughput: {}
+  - cpu_share: { workload: foreground }
+  - placement_cost: {}
+";
+
+/// Per thread id, perf's run time (ms, as printed) and migrations from `perf sched timehist
+/// -s -M`'s runtime summary (`openssl[14285]  14014  117  342.434  …  4`; perf counts
+/// migrations only with -M).
+fn perf_summary(perf_data: &Path) -> BTreeMap<i32, (f64, i64)> {
+    let out = Command::new("perf")
+        .args(["sched", "timehist", "-s", "-M", "-i"])
+        .arg(perf_data)
+        .output()
+        .expect("perf runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let summary = text
+        .split("Runtime summary")
+        .nth(1)
+        .expect("perf's summary");
+    summary
+        .lines()
+        .filter_map(|line| {
+            let open = line.rfind('[')?;
+            let close = open + line[open..].find(']')?;
+            let ids = &line[open + 1..close];
+            let tid = ids.split('/').next()?.parse().ok()?;
+            let numbers: Vec<&str> = line[close + 1..].split_whitespace().collect();
+            // parent, sched-in, run-time, min, avg, max, stddev, migrations
+            let run_ms = numbers.get(2)?.parse().ok()?;
+            let migrations = numbers.get(7)?.parse().ok()?;
+            Some((tid, (run_ms, migrations)))
+        })
+        .collect()
+}
+
+/// The number openssl printed on its result line (`sha256  1169370.76k`), in bytes per second.
+fn openssl_bytes_per_s(output: &str) -> f64 {
+    let line = (output.lines())
+        .rfind(|l| l.starts_with("sha256 "))
+        .expect("openssl's result line");
+    let kilo = line.split_whitespace().last().unwrap();
+    kilo.trim_end_matches('k').parse::<f64>().unwrap() * 1000.0
+}
+
+/// The bogo ops on stress-ng's `metrc` line for the cpu stressor.
+fn stress_ng_bogo_ops(output: &str) -> f64 {
+    let line = (output.lines())
+        .find(|l| l.contains("metrc") && l.contains(" cpu "))
+        .expect("stress-ng's metrics line");
+    let words: Vec<&str> = line
+        .split(" cpu ")
+        .nth(1)
+        .unwrap()
+        .split_whitespace()
+        .collect();
+    words[0].parse().unwrap()
+}
+
+const TEST: &str = "an_imported_recording_gives_perfs_and_the_tools_figures";
+
+#[test]
+fn an_imported_recording_gives_perfs_and_the_tools_figures() {
+    let needs = [
+        Need::TraceAllCpus,
+        Need::Program("stress-ng"),
+        Need::Program("openssl"),
+        Need::Program("timeout"),
+    ];
+    if !can_run(TEST, &needs) {
+        return;
+    }
+    let sandbox = Sandbox::new();
+    let nproc = std::thread::available_parallelism().unwrap().get();
+    let hand = sandbox.path("hand");
+    std::fs::create_dir_all(&hand).unwrap();
+    let script = sandbox.write(
+        "hand/record.sh",
+        &RECORDING.replace("NPROC", &nproc.to_string()),
+    );
+    // Recorded by hand: perf itself around a shell script, as the seed articles do.
+    let perf = Command::new("perf")
+        .args(["sched", "record", "-a", "-o", "perf.data", "--", "sh"])
+        .arg(&script)
+        .current_dir(&hand)
+        .output()
+        .expect("perf runs");
+    assert!(
+        perf.status.success(),
+        "{}",
+        String::from_utf8_lossy(&perf.stderr)
+    );
+    let pipeline = sandbox.write("byhand.yaml", PIPELINE);
+    let pipeline = pipeline.to_str().unwrap();
+
+    let import = sandbox.schedlab(&[
+        "import",
+        pipeline,
+        "hand/perf.data",
+        "hand/stress.txt",
+        "hand/speed.txt",
+        "--label",
+        "hand",
+    ]);
+    assert_eq!(import.code, 0, "{}", import.stderr);
+    for (file, kind) in [
+        ("perf.data", "perf-sched"),
+        ("stress.txt", "stress-ng"),
+        ("speed.txt", "openssl"),
+    ] {
+        assert!(
+            import.stderr.contains(&format!("hand/{file}: {kind} (")),
+            "one line per file says its kind: {}",
+            import.stderr
+        );
+    }
+    let run_id = sandbox.runs("byhand").pop().expect("the imported run");
+    assert!(run_id.starts_with("imported-hand-"), "{run_id}");
+
+    // The same files again: refused, and nothing left behind.
+    let again = sandbox.schedlab(&[
+        "import",
+        pipeline,
+        "hand/perf.data",
+        "hand/speed.txt",
+        "hand/stress.txt",
+    ]);
+    assert_eq!(again.code, 2, "{}", again.stderr);
+    assert!(
+        again.stderr.contains("imported already"),
+        "{}",
+        again.stderr
+    );
+    assert_eq!(sandbox.runs("byhand"), std::slice::from_ref(&run_id));
+
+    // A collected run beside it, so that compare sets one against the other.
+    let run = sandbox.schedlab(&["run", pipeline]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+
+    let tables = sandbox.data("byhand", "tables");
+    let aggregates = sandbox.data("byhand", "aggregates");
+    let mine = |id: &str| id == run_id;
+    let runs: Vec<RunRow> = read_table(&tables).unwrap();
+    let imported: Vec<(&str, bool)> = (runs.iter())
+        .map(|r| (r.run_id.as_str(), r.imported))
+        .collect();
+    assert_eq!(imported.len(), 2, "{imported:?}");
+    assert!(
+        imported.iter().all(|(id, flag)| *flag == mine(id)),
+        "{imported:?}"
+    );
+
+    // The CPUs from the perf.data header: this machine's, one class.
+    let cpus: Vec<CpuRow> = read_table(&tables).unwrap();
+    let cpus: Vec<&CpuRow> = cpus.iter().filter(|c| mine(&c.run_id)).collect();
+    assert_eq!(cpus.len(), nproc);
+    assert!(
+        cpus.iter()
+            .all(|c| c.core_id.is_some() && c.package_id.is_some()),
+        "core and package from the header's CPU topology: {cpus:?}"
+    );
+    assert!(
+        cpus.iter().all(|c| c.class_source == "perf.data:uniform"),
+        "{cpus:?}"
+    );
+
+    // CPU time and migrations per thread: perf's own summary, to its printed microsecond.
+    let perf = perf_summary(&hand.join("perf.data"));
+    let cpu_time: Vec<CpuTimeRow> = read_table(&aggregates).unwrap();
+    let cpu_time: Vec<&CpuTimeRow> = cpu_time.iter().filter(|r| mine(&r.run_id)).collect();
+    for workload in ["background", "foreground"] {
+        assert!(
+            cpu_time.iter().any(|r| r.workload == workload),
+            "{workload} was found in the trace: {cpu_time:#?}"
+        );
+    }
+    // A thread selected by `comm:` is the workload's from its exec on (before, it was the
+    // shell's `nice` or `sh`): its slices before that are in the trace but not the workload's,
+    // and perf's per-thread total counts both.
+    let slices: Vec<SchedSliceRow> = read_table(&tables).unwrap();
+    let slices: Vec<&SchedSliceRow> = slices.iter().filter(|s| mine(&s.run_id)).collect();
+    for row in &cpu_time {
+        let of_tid = || slices.iter().filter(|s| s.tid == row.tid);
+        let all: i64 = of_tid().map(|s| s.run_ns).sum();
+        let workload: i64 = (of_tid())
+            .filter(|s| s.workload.as_deref() == Some(&row.workload))
+            .map(|s| s.run_ns)
+            .sum();
+        assert_eq!(row.cpu_time_ns, workload, "{row:#?}");
+        let (perf_ms, _) = perf[&row.tid];
+        let ours_ms = all as f64 / 1e6;
+        assert!(
+            (ours_ms - perf_ms).abs() < 0.0015,
+            "tid {}: {ours_ms} ms, perf {perf_ms} ms",
+            row.tid
+        );
+    }
+    let migrations: Vec<MigrationSummaryRow> = read_table(&aggregates).unwrap();
+    let migrations: Vec<&MigrationSummaryRow> =
+        (migrations.iter()).filter(|r| mine(&r.run_id)).collect();
+    assert!(!migrations.is_empty(), "the foreground's threads have rows");
+    let events: Vec<MigrationRow> = read_table(&tables).unwrap();
+    for row in migrations {
+        let of_tid = || {
+            events
+                .iter()
+                .filter(|m| mine(&m.run_id) && m.tid == row.tid)
+        };
+        let workload = of_tid().filter(|m| m.workload.as_deref() == Some(&row.workload));
+        assert_eq!(row.migrations, workload.count() as i64, "{row:#?}");
+        assert_eq!(of_tid().count() as i64, perf[&row.tid].1, "{row:#?}");
+    }
+
+    // Throughput: what openssl and stress-ng printed.
+    let metrics: Vec<WorkloadMetricRow> = read_table(&tables).unwrap();
+    let metric = |workload: &str, name: &str| {
+        (metrics.iter())
+            .find(|m| mine(&m.run_id) && m.workload == workload && m.metric == name)
+            .unwrap_or_else(|| panic!("{workload} {name}: {metrics:#?}"))
+            .value
+    };
+    let speed = std::fs::read_to_string(hand.join("speed.txt")).unwrap();
+    assert_eq!(
+        metric("foreground", "sha256/16384/bytes_per_s"),
+        openssl_bytes_per_s(&speed)
+    );
+    let stress = std::fs::read_to_string(hand.join("stress.txt")).unwrap();
+    let bogo_ops = stress_ng_bogo_ops(&stress);
+    assert_eq!(metric("background", "cpu/bogo_ops"), bogo_ops);
+    let quality: Vec<QualityRow> = read_table(&tables).unwrap();
+    let said =
+        |needle: &str| (quality.iter()).any(|q| mine(&q.run_id) && q.message.contains(needle));
+
+    // Lifetimes from the trace, and said so.
+    let processes: Vec<ProcessRow> = read_table(&tables).unwrap();
+    for p in processes.iter().filter(|p| mine(&p.run_id)) {
+        let own = || {
+            slices
+                .iter()
+                .filter(|s| s.workload.as_deref() == Some(&p.workload))
+        };
+        let first = own().map(|s| s.start_ns).min().unwrap();
+        let last = own().map(|s| s.end_ns).max().unwrap();
+        let end = p.end_ns.expect("an end from the trace");
+        assert!(
+            p.start_ns <= first && end >= last,
+            "{p:#?}: slices {first}..{last}"
+        );
+    }
+    assert!(said("lifetime of workload `foreground`"), "{quality:#?}");
+    assert!(said("no turbostat output was imported"), "{quality:#?}");
+
+    // Before openssl the CPUs were not idle (the shell loop, then stress-ng): the phase's
+    // figures are the trace's, not an assumed baseline.
+    let shares: Vec<CpuShareRow> = read_table(&aggregates).unwrap();
+    let before = (shares.iter())
+        .find(|r| {
+            mine(&r.run_id) && r.phase == "before" && r.workload == "background" && r.class == "all"
+        })
+        .unwrap_or_else(|| panic!("a phase before openssl: {shares:#?}\n{processes:#?}"));
+    let overlap = |s: &&&SchedSliceRow| {
+        (s.end_ns.min(before.phase_end_ns) - s.start_ns.max(before.phase_start_ns)).max(0)
+    };
+    let background: i64 = (slices.iter())
+        .filter(|s| s.workload.as_deref() == Some("background"))
+        .map(|s| overlap(&s))
+        .sum();
+    assert_eq!(before.cpu_ns, background, "{before:#?}");
+    let others: i64 = (slices.iter())
+        .filter(|s| s.workload.is_none() && s.tid != 0)
+        .map(|s| overlap(&s))
+        .sum();
+    assert!(
+        others > 100_000_000,
+        "the shell loop ran before openssl: {others} ns"
+    );
+
+    // Compare: the imported run against the collected one, by label.
+    let compare = sandbox.schedlab(&["compare", pipeline, "--by", "label"]);
+    assert_eq!(compare.code, 0, "{}", compare.stderr);
+    assert!(compare.stdout.contains("hand"), "{}", compare.stdout);
+}
+
+/// Only the tools' outputs, no trace (real outputs from other machines, in fixtures/real):
+/// throughput still comes out, and the quality table says what is missing. Needs no root.
+#[test]
+fn tool_outputs_alone_give_throughput_and_say_the_trace_is_missing() {
+    let sandbox = Sandbox::new();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/real");
+    let pipeline = sandbox.write(
+        "outputs.yaml",
+        "\
+name: outputs
+import:
+  workloads:
+    sha: \"comm:openssl\"
+    workers: \"comm:stress-ng*\"
+aggregate:
+  - throughput: {}
+",
+    );
+    let speed =
+        root.join("openssl-speed/openssl-3.5.5-al2023-xeon8488c-elapsed-seconds10-sha256.txt");
+    let stress = root.join("stress-ng/lkp-2024-metrics-full-flock-cpu-used-rss-max.txt");
+    for fixture in [&speed, &stress] {
+        assert!(fixture.exists(), "{}", fixture.display());
+    }
+    let import = sandbox.schedlab(&[
+        "import",
+        pipeline.to_str().unwrap(),
+        speed.to_str().unwrap(),
+        &format!("workers={}", stress.display()),
+    ]);
+    assert_eq!(import.code, 0, "{}", import.stderr);
+    let analyze = sandbox.schedlab(&["analyze", pipeline.to_str().unwrap()]);
+    assert_eq!(analyze.code, 0, "{}", analyze.stderr);
+    let metrics: Vec<WorkloadMetricRow> = read_table(&sandbox.data("outputs", "tables")).unwrap();
+    let workloads: std::collections::BTreeSet<&str> =
+        metrics.iter().map(|m| m.workload.as_str()).collect();
+    assert_eq!(
+        workloads.into_iter().collect::<Vec<_>>(),
+        ["sha", "workers"]
+    );
+    let quality: Vec<QualityRow> = read_table(&sandbox.data("outputs", "tables")).unwrap();
+    assert!(
+        quality
+            .iter()
+            .any(|q| q.message.contains("no perf.data or timehist file")),
+        "{quality:#?}"
+    );
+}
+
+/// A file of no known kind, a selector typo, an output no workload claims: each an error that
+/// names what is wrong, exit code 2, and no run directory left.
+#[test]
+fn bad_imports_are_refused_whole_with_the_file_named() {
+    let sandbox = Sandbox::new();
+    let pipeline = sandbox.write(
+        "p.yaml",
+        "name: p\nimport:\n  workloads:\n    a: \"pid:1\"\n    b: \"pid:2\"\n",
+    );
+    let pipeline = pipeline.to_str().unwrap();
+    let garbage = sandbox.write("notes.txt", "nothing any tool prints\n");
+    let time = sandbox.write(
+        "time.txt",
+        "\treal\t0m1.000s\nuser\t0m0.500s\nsys\t0m0.100s\n",
+    );
+    let cases: [(&[&str], &str); 3] = [
+        (
+            &[garbage.to_str().unwrap()],
+            "notes.txt: not a kind schedlab reads",
+        ),
+        (
+            &[time.to_str().unwrap()],
+            "which workload printed it? (the workloads are: a, b)",
+        ),
+        (
+            &[time.to_str().unwrap(), "--workload", "c=cmd:x"],
+            "unknown kind `cmd`",
+        ),
+    ];
+    for (args, expected) in cases {
+        let mut all = vec!["import", pipeline];
+        all.extend_from_slice(args);
+        let out = sandbox.schedlab(&all);
+        assert_eq!(out.code, 2, "{args:?}: {}", out.stderr);
+        assert!(out.stderr.contains(expected), "{args:?}: {}", out.stderr);
+        assert!(sandbox.runs("p").is_empty(), "{:?}", sandbox.runs("p"));
+    }
+    let typo = sandbox.write(
+        "typo.yaml",
+        "name: t\nimport:\n  workloads:\n    a: \"comm:\"\n",
+    );
+    let out = sandbox.schedlab(&["validate", typo.to_str().unwrap()]);
+    assert_ne!(out.code, 0);
+    assert!(
+        out.stderr.contains("typo.yaml:4:") && out.stderr.contains("the name is empty"),
+        "{}",
+        out.stderr
+    );
+}
