@@ -2,14 +2,15 @@
 //! columns that give it. This test holds that map to the code, so that it cannot go stale
 //! silently: each named pipeline compiles and computes the aggregates named for it, each table
 //! and column is in the schema schedlab writes (derived from the row types, not listed here), each
-//! `--by` is a grouping the pipeline has, and each "shown in" is a summary part README.md lists.
+//! `--by` is a grouping the pipeline has, each workload and variant a row names is one the
+//! pipeline runs, and each "shown in" is a summary part README.md lists.
 //! Renaming a column, dropping an aggregate step or renaming a workload breaks it.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use schedlab_parse::ParserKind;
-use schedlab_spec::{CompileOptions, Plan};
+use schedlab_spec::{CompileOptions, Plan, variant_text};
 use schedlab_tables::*;
 
 /// The header row of every figure table in pipelines/README.md.
@@ -272,9 +273,20 @@ impl Checker {
     fn check_rows(&self, which: &str, source: &str, plan: &Plan, name: &str) -> Vec<String> {
         let mut errors = Vec::new();
         let workloads = workloads_of(plan);
-        for named in named_workloads(which) {
+        for named in spans_after(which, &NAMES_A_WORKLOAD) {
             if !workloads.contains(named) {
                 errors.push(format!("{name} has no workload `{named}` ({workloads:?})"));
+            }
+        }
+        for variant in spans_after(which, &["variant"]) {
+            let pairs: Vec<(&str, &str)> = (variant.split(','))
+                .map(|pair| pair.split_once('=').unwrap_or((pair, "")))
+                .collect();
+            let runs_it = (plan.variants.iter())
+                .any(|v| (pairs.iter()).all(|(k, value)| v.get(*k).is_some_and(|x| x == value)));
+            if !runs_it {
+                let variants: Vec<String> = plan.variants.iter().map(variant_text).collect();
+                errors.push(format!("{name} has no variant `{variant}` ({variants:?})"));
             }
         }
         if !source.contains("`compare/") {
@@ -381,21 +393,21 @@ fn workloads_of(plan: &Plan) -> BTreeSet<String> {
         .collect()
 }
 
-/// The names after [`NAMES_A_WORKLOAD`] words: `workload `a``, `workloads `a`, `b``.
-fn named_workloads(which: &str) -> Vec<&str> {
-    let mut names = Vec::new();
+/// The code spans that follow one of `words` in a "which rows" cell: `workload `a``, or a
+/// list, `workloads `a`, `b``.
+fn spans_after<'a>(which: &'a str, words: &[&str]) -> Vec<&'a str> {
+    let mut spans = Vec::new();
     let pieces: Vec<&str> = which.split('`').collect();
     // Even pieces are text, odd ones code; a code span follows the text before it.
     for i in (1..pieces.len()).step_by(2) {
         let before = pieces[i - 1];
-        let names_one = NAMES_A_WORKLOAD
-            .iter()
-            .any(|w| before.trim_end().ends_with(w) && before.ends_with(' '));
+        let after_word = before.ends_with(' ')
+            && (words.iter()).any(|w| before.trim_end().rsplit(' ').next() == Some(w));
         // `a`, `b`: a span after ", " continues the list a naming word began.
-        let continues = before == ", " && i >= 3 && names.last() == Some(&pieces[i - 2]);
-        if names_one || continues {
-            names.push(pieces[i]);
+        let continues = before == ", " && i >= 3 && spans.last() == Some(&pieces[i - 2]);
+        if after_word || continues {
+            spans.push(pieces[i]);
         }
     }
-    names
+    spans
 }
