@@ -1,7 +1,8 @@
 //! The text `perf sched timehist [-M] [-V] [-w] [--state]` prints, and its `-s` summary.
 //!
 //! The seed articles kept only this text. Read back, it gives the same tables as a perf.data
-//! (sched_slices, migrations, wakeups), with what the text lacks derived or marked unknown:
+//! (sched_slices, migrations, wakeups, and threads with the span of their slices), with what the
+//! text lacks derived or marked unknown:
 //! a slice starts at its switch-out time minus its run time; `preempt_wait_ns` is not printed
 //! (0); `prev_state` is empty without `--state`; a wakeup's `target_cpu` is not printed (-1) and
 //! its waker is the task the line is printed under. Times are seconds and milliseconds with
@@ -12,8 +13,10 @@
 //! read from both ends: time and `[cpu]` from the left, the numbers (and state) from the right,
 //! the task name is what remains. Rows without their header (filtered with grep) are read too.
 
+use std::collections::BTreeMap;
+
 use schedlab_tables::selector::Select;
-use schedlab_tables::{MigrationRow, SchedSliceRow, TimehistSummaryRow, WakeupRow};
+use schedlab_tables::{MigrationRow, SchedSliceRow, ThreadRow, TimehistSummaryRow, WakeupRow};
 
 use crate::text::{Unrecognized, decimal_scaled, numbered_lines, split_last_tokens, text_error};
 use crate::{ParseContext, ParseError, Parsed};
@@ -111,7 +114,34 @@ pub fn parse(text: &str, source_name: &str, ctx: &ParseContext) -> Result<Parsed
     parsed
         .quality
         .extend(unknown.into_quality(ctx, source_name));
+    parsed.threads = threads_of(&parsed.sched_slices);
     Ok(parsed)
+}
+
+/// One row per thread the listing shows on a CPU: its last command name, its workload, and the
+/// span of its slices. The text has no fork or exit events, so `start_ns` and `end_ns` are
+/// null and the span is what an imported run's lifetimes come from.
+fn threads_of(slices: &[SchedSliceRow]) -> Vec<ThreadRow> {
+    let mut by_tid: BTreeMap<i32, ThreadRow> = BTreeMap::new();
+    for s in slices.iter().filter(|s| s.tid != 0) {
+        let t = by_tid.entry(s.tid).or_insert_with(|| ThreadRow {
+            run_id: s.run_id.clone(),
+            tid: s.tid,
+            pid: s.pid,
+            parent_tid: None,
+            comm: s.comm.clone(),
+            start_ns: None,
+            end_ns: None,
+            workload: None,
+            first_run_ns: Some(s.start_ns),
+            last_run_ns: Some(s.end_ns),
+        });
+        t.comm = s.comm.clone();
+        t.workload = t.workload.take().or_else(|| s.workload.clone());
+        t.first_run_ns = t.first_run_ns.min(Some(s.start_ns));
+        t.last_run_ns = t.last_run_ns.max(Some(s.end_ns));
+    }
+    by_tid.into_values().collect()
 }
 
 /// The workload that selects `task`. Timehist text has no fork events, so `tree:` takes the

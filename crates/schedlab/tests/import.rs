@@ -182,6 +182,21 @@ fn an_imported_recording_gives_perfs_and_the_tools_figures() {
     );
     assert_eq!(sandbox.runs("byhand"), std::slice::from_ref(&run_id));
 
+    // What the seed articles kept instead: perf sched timehist's text of the same recording.
+    let text = Command::new("perf")
+        .args(["sched", "timehist", "-i", "perf.data"])
+        .current_dir(&hand)
+        .output()
+        .expect("perf runs");
+    std::fs::write(hand.join("timehist.txt"), &text.stdout).unwrap();
+    let import = sandbox.schedlab(&["import", pipeline, "hand/timehist.txt", "--label", "text"]);
+    assert_eq!(import.code, 0, "{}", import.stderr);
+    assert!(
+        import.stderr.contains("timehist.txt: timehist ("),
+        "{}",
+        import.stderr
+    );
+
     // A collected run beside it, so that compare sets one against the other.
     let run = sandbox.schedlab(&["run", pipeline]);
     assert_eq!(run.code, 0, "{}", run.stderr);
@@ -193,9 +208,9 @@ fn an_imported_recording_gives_perfs_and_the_tools_figures() {
     let imported: Vec<(&str, bool)> = (runs.iter())
         .map(|r| (r.run_id.as_str(), r.imported))
         .collect();
-    assert_eq!(imported.len(), 2, "{imported:?}");
+    assert_eq!(imported.len(), 3, "{imported:?}");
     assert!(
-        imported.iter().all(|(id, flag)| *flag == mine(id)),
+        (imported.iter()).all(|(id, flag)| *flag == id.starts_with("imported-")),
         "{imported:?}"
     );
 
@@ -215,8 +230,8 @@ fn an_imported_recording_gives_perfs_and_the_tools_figures() {
 
     // CPU time and migrations per thread: perf's own summary, to its printed microsecond.
     let perf = perf_summary(&hand.join("perf.data"));
-    let cpu_time: Vec<CpuTimeRow> = read_table(&aggregates).unwrap();
-    let cpu_time: Vec<&CpuTimeRow> = cpu_time.iter().filter(|r| mine(&r.run_id)).collect();
+    let all_cpu_time: Vec<CpuTimeRow> = read_table(&aggregates).unwrap();
+    let cpu_time: Vec<&CpuTimeRow> = (all_cpu_time.iter()).filter(|r| mine(&r.run_id)).collect();
     for workload in ["background", "foreground"] {
         assert!(
             cpu_time.iter().any(|r| r.workload == workload),
@@ -323,6 +338,26 @@ fn an_imported_recording_gives_perfs_and_the_tools_figures() {
         others > 100_000_000,
         "the shell loop ran before openssl: {others} ns"
     );
+
+    // The text gives each workload thread the CPU time the perf.data gives (it prints
+    // microseconds: each slice may round by 1 µs).
+    let from_text: Vec<&CpuTimeRow> = (all_cpu_time.iter())
+        .filter(|r| r.run_id.starts_with("imported-text-"))
+        .collect();
+    assert_eq!(from_text.len(), cpu_time.len(), "{from_text:#?}");
+    for row in &cpu_time {
+        let text = (from_text.iter())
+            .find(|t| t.tid == row.tid && t.workload == row.workload)
+            .unwrap_or_else(|| panic!("tid {} in the text: {from_text:#?}", row.tid));
+        let n = slices.iter().filter(|s| s.tid == row.tid).count() as i64;
+        assert!(
+            (text.cpu_time_ns - row.cpu_time_ns).abs() <= 1000 * n,
+            "tid {}: text {} ns, perf.data {} ns",
+            row.tid,
+            text.cpu_time_ns,
+            row.cpu_time_ns
+        );
+    }
 
     // Compare: the imported run against the collected one, by label.
     let compare = sandbox.schedlab(&["compare", pipeline, "--by", "label"]);
