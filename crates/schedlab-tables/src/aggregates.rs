@@ -123,6 +123,26 @@ impl Table for SchedDelayWorkloadRow {
     const NAME: &'static str = "sched_delay_workloads";
 }
 
+/// One point of a workload's wakeup-delay distribution (beside `sched_delay_workloads`): the
+/// delay at a fixed cumulative share of its wakeups, so the report draws the CDF without the
+/// slices. The shares are 0 to 1 in steps of 0.01, then 0.999 and 1 (the largest delay).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SchedDelayCdfRow {
+    pub run_id: String,
+    pub workload: String,
+    /// Cumulative share of the workload's wakeups, 0..=1.
+    pub share: f64,
+    /// The nearest-rank delay at `share` (the smallest delay at least that share of the
+    /// wakeups does not exceed; the smallest delay at 0).
+    pub delay_ns: i64,
+    /// The workload's wakeups (the same on every point).
+    pub wakeups: i64,
+}
+
+impl Table for SchedDelayCdfRow {
+    const NAME: &'static str = "sched_delay_cdf";
+}
+
 /// A workload's migrations from one core class to another, by what the thread was doing when
 /// it moved (from its `sched_slices`): waking (`at_wakeup`), waiting runnable (`runnable`), or
 /// running (`running`).
