@@ -15,7 +15,7 @@ use plotters::prelude::*;
 use schedlab_tables::{CpuRow, CpuTimelineRow, PlacementRow, ResidencyRollupRow, SchedSliceRow};
 
 /// Width of every plot, in pixels; spans closer than one of them are drawn as one.
-const WIDTH: u32 = 1200;
+pub(crate) const WIDTH: u32 = 1200;
 
 /// Time a workload held a CPU (borrowing the workload's name from the table: a trace has
 /// millions of slices).
@@ -64,7 +64,7 @@ pub fn occupancy<'a>(
 }
 
 /// Spans of the same workload on the same CPU that lie closer than `gap_ns` become one.
-fn merged<'a>(spans: &[Occupancy<'a>], gap_ns: i64) -> Vec<Occupancy<'a>> {
+pub(crate) fn merged<'a>(spans: &[Occupancy<'a>], gap_ns: i64) -> Vec<Occupancy<'a>> {
     let mut sorted: Vec<&Occupancy> = spans.iter().collect();
     sorted.sort_by(|a, b| (a.cpu, a.workload, a.start_ns).cmp(&(b.cpu, b.workload, b.start_ns)));
     let mut out: Vec<Occupancy> = Vec::new();
@@ -94,14 +94,14 @@ fn lanes(cpus: &[&CpuRow], named: impl Iterator<Item = i32>) -> Vec<(i32, String
     lanes.into_iter().collect()
 }
 
-fn sorted_unique<'a>(names: impl Iterator<Item = &'a str>) -> Vec<String> {
+pub(crate) fn sorted_unique<'a>(names: impl Iterator<Item = &'a str>) -> Vec<String> {
     let mut names: Vec<String> = names.map(str::to_owned).collect();
     names.sort();
     names.dedup();
     names
 }
 
-fn plot_error(err: impl std::fmt::Display) -> String {
+pub(crate) fn plot_error(err: impl std::fmt::Display) -> String {
     format!("drawing the plot: {err}")
 }
 
@@ -116,7 +116,7 @@ fn lane_label(lanes: &[(i32, String)], value: &SegmentValue<i32>) -> String {
 }
 
 /// One workload's rectangles, in its colour, with its entry in the legend.
-fn draw_workload<'a, X: Ranged, Y: Ranged>(
+pub(crate) fn draw_workload<'a, X: Ranged, Y: Ranged>(
     chart: &mut ChartContext<'a, SVGBackend<'a>, Cartesian2d<X, Y>>,
     rectangles: impl IntoIterator<Item = Rectangle<(X::ValueType, Y::ValueType)>>,
     name: &str,
@@ -131,7 +131,7 @@ fn draw_workload<'a, X: Ranged, Y: Ranged>(
 }
 
 /// The workloads' colours, in a box over the plot.
-fn draw_legend<'a, X: Ranged, Y: Ranged>(
+pub(crate) fn draw_legend<'a, X: Ranged, Y: Ranged>(
     chart: &mut ChartContext<'a, SVGBackend<'a>, Cartesian2d<X, Y>>,
 ) -> Result<(), String> {
     chart

@@ -245,7 +245,8 @@ impl Layout {
     }
 }
 
-/// The report's files, under `report/`. The plots sit beside `index.html`, which links them.
+/// The report's files, under `report/`. The plots sit beside `index.html`, which carries them
+/// inline.
 impl schedlab_report::ReportPaths for Layout {
     fn summary_md(&self) -> PathBuf {
         Layout::summary_md(self)

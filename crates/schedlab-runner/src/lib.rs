@@ -646,7 +646,7 @@ impl<'a> Runner<'a> {
                 id,
                 &Layout::partition(&tables, id),
                 &Layout::partition(&aggregates, id),
-                &self.plan.summarize.plots,
+                &self.plan.summarize,
                 &self.layout,
             )?,
             _ => {
