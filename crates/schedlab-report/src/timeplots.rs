@@ -224,16 +224,13 @@ fn time_range(times: impl Iterator<Item = i64>, lifetimes: &[Lifetime]) -> Optio
     Some((*all.iter().min()?, *all.iter().max()?))
 }
 
-/// The time origin: the first workload start, else the first time drawn.
-fn origin(lifetimes: &[Lifetime], first_ns: i64) -> i64 {
-    lifetimes
-        .iter()
-        .map(|l| l.start_ns)
-        .min()
-        .unwrap_or(first_ns)
+/// The time origin and the x axis's name: the first workload start, else the first time drawn.
+fn origin(lifetimes: &[Lifetime], first_ns: i64) -> (i64, &'static str) {
+    match lifetimes.iter().map(|l| l.start_ns).min() {
+        Some(start) => (start, "seconds from the first workload start"),
+        None => (first_ns, "seconds from the first interval"),
+    }
 }
-
-const X_AXIS: &str = "seconds from the first workload start";
 
 /// The workloads' lifetimes as bars on a strip above the panels, in their colours, each
 /// labelled with its name.
@@ -335,7 +332,7 @@ pub fn activity(
     if panels.is_empty() {
         return Ok(None);
     }
-    let t0_ns = origin(lifetimes, first_ns);
+    let (t0_ns, x_axis) = origin(lifetimes, first_ns);
     let s = seconds(t0_ns);
     let x = s(first_ns)..s(last_ns).max(s(first_ns) + 1e-9);
     let strip = if lifetimes.is_empty() {
@@ -356,8 +353,8 @@ pub fn activity(
         for (index, panel) in panels.iter().enumerate() {
             let (area, below) = rest.split_vertically(PANEL_HEIGHT);
             rest = below;
-            let last = index + 1 == panels.len();
-            draw_panel(&area, panel, x.clone(), &s, lifetimes, t0_ns, last)?;
+            let x_desc = (index + 1 == panels.len()).then_some(x_axis);
+            draw_panel(&area, panel, x.clone(), &s, lifetimes, t0_ns, x_desc)?;
         }
         root.present().map_err(plot_error)?;
     }
@@ -371,7 +368,7 @@ fn draw_panel(
     s: &impl Fn(i64) -> f64,
     lifetimes: &[Lifetime],
     t0_ns: i64,
-    last: bool,
+    x_desc: Option<&str>,
 ) -> Result<(), String> {
     let values = (panel.lines.iter()).flat_map(|l| l.points.iter().map(|p| p.1));
     let high = values.fold(0.0, f64::max);
@@ -386,14 +383,14 @@ fn draw_panel(
         .margin_left(12)
         .margin_right(12)
         .margin_top(8)
-        .x_label_area_size(if last { 36 } else { 22 })
+        .x_label_area_size(if x_desc.is_some() { 36 } else { 22 })
         .y_label_area_size(80)
         .build_cartesian_2d(x, 0.0..high)
         .map_err(plot_error)?;
     let mut mesh = chart.configure_mesh();
     mesh.y_desc(panel.axis).light_line_style(WHITE);
-    if last {
-        mesh.x_desc(X_AXIS);
+    if let Some(x_desc) = x_desc {
+        mesh.x_desc(x_desc);
     }
     mesh.draw().map_err(plot_error)?;
     draw_lifetime_edges(&mut chart, lifetimes, t0_ns, (0.0, high))?;
@@ -501,7 +498,7 @@ pub fn migrations(
     transitions.sort();
     transitions.dedup();
     let names: Vec<String> = lanes.iter().map(|(w, t)| format!("{w} {t}")).collect();
-    let t0_ns = origin(lifetimes, first_ns);
+    let (t0_ns, x_axis) = origin(lifetimes, first_ns);
     let s = seconds(t0_ns);
     // A pixel; a tick is two wide, to be seen.
     let gap_ns = ((last_ns - first_ns) / i64::from(WIDTH)).max(1);
@@ -541,7 +538,7 @@ pub fn migrations(
             .disable_mesh()
             .y_labels(lanes.len() + 1)
             .y_label_formatter(&label)
-            .x_desc(format!("{X_AXIS} (a tick per migration)"))
+            .x_desc(format!("{x_axis} (a tick per migration)"))
             .draw()
             .map_err(plot_error)?;
         for (i, name) in transitions.iter().enumerate() {
@@ -616,6 +613,78 @@ mod tests {
                     end_ns: None
                 },
             ]
+        );
+    }
+
+    fn cpu(cpu: i32, class: &str) -> CpuRow {
+        CpuRow {
+            run_id: "r".into(),
+            cpu,
+            core_id: None,
+            package_id: None,
+            class: class.into(),
+            class_source: "declared".into(),
+            capacity: None,
+            max_khz: None,
+            class_rank: None,
+        }
+    }
+
+    /// turbostat's real output on a hybrid Alder Lake-P (16 CPUs: P-cores 0-7 with HT, E-cores
+    /// 8-15; 23 intervals of 5 s), through the parser and the table as the parse stage writes
+    /// them.
+    #[test]
+    fn turbostat_draws_a_panel_per_figure_with_a_line_per_cpu_and_the_machines_row() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let fixture = root.join(
+            "fixtures/real/turbostat/alderlake-p-hybrid-tod-interval5s-debughdr-v2024.12.03.txt",
+        );
+        let text = std::fs::read_to_string(&fixture).unwrap();
+        let ctx = schedlab_parse::ParseContext {
+            run_id: "r".into(),
+            start_ns: Some(1_000_000_000),
+            ..Default::default()
+        };
+        let parsed = schedlab_parse::turbostat::parse(&text, "turbostat.txt", &ctx).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let batch = schedlab_parse::turbostat::concat_turbostat(&parsed.turbostat);
+        schedlab_tables::write_batch(&dir.path().join("turbostat.parquet"), &batch).unwrap();
+        let samples = schedlab_tables::turbostat::read_turbostat(dir.path()).unwrap();
+        let cpus: Vec<CpuRow> = (0..16)
+            .map(|c| cpu(c, if c < 8 { "P" } else { "E" }))
+            .collect();
+        let cpus: Vec<&CpuRow> = cpus.iter().collect();
+        let panels = turbostat_panels(&samples, &cpus);
+        let shape: Vec<(&str, usize, usize)> = (panels.iter())
+            .map(|p| (p.axis, p.lines.len(), p.lines[0].points.len()))
+            .collect();
+        // CPU%c6 and CoreTmp are core figures, printed on each core's first thread: the P-cores'
+        // CPUs 0, 2, 4, 6 and the 8 E-cores, and for the machine.
+        assert_eq!(
+            shape,
+            [
+                ("Busy % (turbostat Busy%)", 17, 23),
+                ("MHz while busy (Bzy_MHz)", 17, 23),
+                ("C6 % (CPU%c6)", 13, 23),
+                ("package power, W (PkgWatt)", 1, 23),
+                ("core temperature, °C (CoreTmp)", 13, 23),
+            ]
+        );
+        let classes: Vec<Option<&str>> =
+            panels[0].lines.iter().map(|l| l.class.as_deref()).collect();
+        assert_eq!(
+            (classes[0], classes[1], classes[9]),
+            (None, Some("P"), Some("E"))
+        );
+        let svg = activity("t", &panels, &[]).unwrap().unwrap();
+        // A line per CPU row in its class's colour, and one in each panel's legend.
+        let lines_of = |color: &str| {
+            let stroke = format!("stroke=\"{color}\" stroke-width=\"1\" points");
+            svg.matches(&stroke).count()
+        };
+        assert_eq!(
+            (lines_of("#1F77B4"), lines_of("#FF7F0E")),
+            (8 + 8 + 4 + 4, 8 * 4)
         );
     }
 }
