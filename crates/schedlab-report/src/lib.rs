@@ -14,6 +14,7 @@
 
 mod activity;
 mod comparison;
+mod comparison_plot;
 mod delay_plot;
 mod html;
 mod plots;
@@ -53,6 +54,8 @@ pub enum ReportError {
     },
     #[error("run {run_id}: {message}")]
     Plot { run_id: String, message: String },
+    #[error("comparison chart: {message}")]
+    Chart { message: String },
 }
 
 /// The parse stage's tables a summary reads besides `aggregates/` (the runner fingerprints
@@ -670,6 +673,24 @@ fn page_plots(
         ("migrations", migrations),
         ("sched_delay", delays),
     ])
+}
+
+/// `schedlab compare`'s page: its Markdown (the configuration in force and the table) and a
+/// chart per figure, each group's mean with its 95 % interval against the baseline's, inline as
+/// index.html has its plots.
+pub fn comparison_page(
+    title: &str,
+    markdown: &str,
+    rows: &[schedlab_tables::ComparisonRow],
+) -> Result<String, ReportError> {
+    let charts = comparison_plot::comparison_charts(rows)
+        .map_err(|message| ReportError::Chart { message })?;
+    let plots = if charts.is_empty() {
+        Vec::new()
+    } else {
+        vec![("Charts".to_owned(), charts)]
+    };
+    Ok(html::page(title, markdown, &plots))
 }
 
 fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ReportError> {

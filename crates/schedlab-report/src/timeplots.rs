@@ -275,12 +275,12 @@ fn draw_lifetimes(
 
 /// The y range of `count` lanes, lane `i` centred on `i`: with `count + 1` labels asked,
 /// plotters puts one on each lane's centre (a step of 1), where [`lane_label`] names it.
-fn lane_range(count: usize) -> std::ops::Range<f64> {
+pub(crate) fn lane_range(count: usize) -> std::ops::Range<f64> {
     -0.5..count as f64 - 0.5
 }
 
 /// A lane's name at its centre, nothing between lanes.
-fn lane_label(names: &[String], y: f64) -> String {
+pub(crate) fn lane_label(names: &[String], y: f64) -> String {
     let index = y.round();
     if (y - index).abs() > 0.01 || index < 0.0 {
         return String::new();
