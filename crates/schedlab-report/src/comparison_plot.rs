@@ -21,10 +21,13 @@ fn verdict_text(r: &ComparisonRow) -> String {
     }
 }
 
+/// A figure's context, workload and name.
+type Figure<'a> = (&'a str, &'a str, &'a str);
+
 /// One chart per context, workload and figure of `rows` (in their order).
 pub fn comparison_charts(rows: &[ComparisonRow]) -> Result<Vec<String>, String> {
-    let mut figures: Vec<((&str, &str, &str), Vec<&ComparisonRow>)> = Vec::new();
-    let mut index: BTreeMap<(&str, &str, &str), usize> = BTreeMap::new();
+    let mut figures: Vec<(Figure<'_>, Vec<&ComparisonRow>)> = Vec::new();
+    let mut index: BTreeMap<Figure<'_>, usize> = BTreeMap::new();
     for r in rows {
         let key = (r.context.as_str(), r.workload.as_str(), r.metric.as_str());
         let at = *index.entry(key).or_insert_with(|| {

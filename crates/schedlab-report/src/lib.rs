@@ -593,7 +593,7 @@ pub fn plot_run(
     }
     let cpus: Vec<CpuRow> = read_table(tables)?;
     let cpus: Vec<&CpuRow> = cpus.iter().collect();
-    let mut drawn: Vec<(&str, Result<Option<String>, String>)> = Vec::new();
+    let mut drawn: Vec<Drawn> = Vec::new();
     for kind in &options.plots {
         drawn.push(match kind {
             PlotKind::CpuTimeline => {
@@ -632,16 +632,18 @@ pub fn plot_run(
     Ok(written)
 }
 
+/// A plot's kind and its SVG (`None`: no data for it), or why it could not be drawn.
+type Drawn = (&'static str, Result<Option<String>, String>);
+
 /// The plots an HTML page always has where the run has their data: activity over time (from
 /// turbostat, else the `cpu` monitor), the workloads' migrations, their wakeup-delay CDF.
-#[allow(clippy::type_complexity)]
 fn page_plots(
     pipeline: &str,
     run_id: &str,
     tables: &(impl TableDir + ?Sized),
     aggregates: &(impl TableDir + ?Sized),
     cpus: &[&CpuRow],
-) -> Result<Vec<(&'static str, Result<Option<String>, String>)>, ReportError> {
+) -> Result<Vec<Drawn>, ReportError> {
     let processes: Vec<ProcessRow> = read_table(tables)?;
     let processes: Vec<&ProcessRow> = processes.iter().collect();
     let lifetimes = timeplots::lifetimes(&processes);
