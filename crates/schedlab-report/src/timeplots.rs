@@ -16,7 +16,9 @@ use plotters::prelude::*;
 use schedlab_tables::turbostat::TurbostatSample;
 use schedlab_tables::{CpuRow, CpuSampleRow, MigrationRow, PowerStepRow, ProcessRow};
 
-use crate::plots::{Occupancy, WIDTH, draw_legend, draw_workload, merged, plot_error};
+use crate::plots::{
+    LEGEND_WIDTH, Occupancy, Swatch, WIDTH, legend_height, merged, plot_error, side_legend,
+};
 
 /// Points a line keeps at most (every k-th interval beyond it): the page stays small on a long
 /// run, and a line of more points than half the plot's pixels draws no differently.
@@ -189,7 +191,7 @@ pub fn mark_power_step(panels: &mut [Panel], steps: &[&PowerStepRow]) {
         None => format!("{:+.2} W", step.step_watt),
     };
     let text = format!(
-        "power step {change} ({:.2} → {:.2} W)",
+        "power step {change} ({:.1} → {:.1} W)",
         step.before_watt, step.after_watt
     );
     let watts = panels.iter_mut().find(|p| p.axis.contains(", W"));
@@ -340,13 +342,16 @@ pub fn activity(
     } else {
         30 + 22 * lifetimes.len() as u32
     };
-    let height = 40 + strip + PANEL_HEIGHT * panels.len() as u32;
+    let legend = activity_legend(panels, lifetimes);
+    let height = (40 + strip + PANEL_HEIGHT * panels.len() as u32).max(legend_height(legend.len()));
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (WIDTH, height)).into_drawing_area();
         root.fill(&WHITE).map_err(plot_error)?;
         let root = root.titled(title, ("sans-serif", 18)).map_err(plot_error)?;
-        let (top, mut rest) = root.split_vertically(strip);
+        let (plot, key) = root.split_horizontally(WIDTH - LEGEND_WIDTH);
+        side_legend(&key, &legend)?;
+        let (top, mut rest) = plot.split_vertically(strip);
         if !lifetimes.is_empty() {
             draw_lifetimes(&top, lifetimes, x.clone(), t0_ns, last_ns)?;
         }
@@ -394,52 +399,63 @@ fn draw_panel(
     }
     mesh.draw().map_err(plot_error)?;
     draw_lifetime_edges(&mut chart, lifetimes, t0_ns, (0.0, high))?;
-    let mut labelled: Vec<&str> = Vec::new();
     for line in &panel.lines {
         let points: Vec<(f64, f64)> = (thinned(&line.points).into_iter())
             .map(|(t, v)| (s(t), v))
             .collect();
-        let (color, width, name) = match &line.class {
-            Some(class) => (
-                class_color(class).mix(0.7),
-                1,
-                format!("class {class} (a line per CPU)"),
-            ),
-            None => (
-                BLACK.mix(1.0),
-                2,
-                "all CPUs (turbostat's summary row)".to_owned(),
-            ),
-        };
-        let series = chart
+        let (color, width) = line_style(line.class.as_deref());
+        chart
             .draw_series(LineSeries::new(points, color.stroke_width(width)))
             .map_err(plot_error)?;
-        let key = line.class.as_deref().unwrap_or("");
-        if !labelled.contains(&key) {
-            labelled.push(key);
-            series.label(name).legend(move |(x, y)| {
-                PathElement::new(vec![(x, y), (x + 14, y)], color.stroke_width(2))
-            });
-        }
     }
-    if let Some((at, text)) = &panel.mark {
-        let red = RGBColor(200, 0, 0);
+    if let Some((at, _)) = &panel.mark {
         chart
             .draw_series([PathElement::new(
                 vec![(s(*at), 0.0), (s(*at), high)],
-                red.stroke_width(2),
+                MARK.stroke_width(2),
             )])
-            .map_err(plot_error)?
-            .label(text.as_str())
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 14, y)], red.stroke_width(2)));
+            .map_err(plot_error)?;
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperRight)
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .draw()
-        .map_err(plot_error)
+    Ok(())
+}
+
+/// The colour of a mark (the power step).
+const MARK: RGBColor = RGBColor(200, 0, 0);
+
+/// The colour and width of a CPU's line (its class's) or the machine's (black, wider).
+fn line_style(class: Option<&str>) -> (RGBAColor, u32) {
+    match class {
+        Some(class) => (class_color(class).mix(0.7), 1),
+        None => (BLACK.mix(1.0), 2),
+    }
+}
+
+/// The activity plot's legend: the workloads' colours, a line per class and the machine's,
+/// the marks.
+fn activity_legend(panels: &[Panel], lifetimes: &[Lifetime]) -> Vec<(String, RGBAColor, Swatch)> {
+    let names: Vec<String> = lifetimes.iter().map(|l| l.workload.clone()).collect();
+    let mut legend: Vec<(String, RGBAColor, Swatch)> = (names.iter())
+        .map(|name| (name.clone(), workload_color(&names, name), Swatch::Fill))
+        .collect();
+    let mut classes: Vec<Option<&str>> = (panels.iter())
+        .flat_map(|p| &p.lines)
+        .map(|l| l.class.as_deref())
+        .collect();
+    classes.sort();
+    classes.dedup();
+    for class in classes {
+        let name = match class {
+            Some(class) => format!("class {class}: a line per CPU"),
+            None => "all CPUs (turbostat's row)".to_owned(),
+        };
+        legend.push((name, line_style(class).0, Swatch::Line));
+    }
+    for panel in panels {
+        if let Some((_, text)) = &panel.mark {
+            legend.push((text.clone(), MARK.to_rgba(), Swatch::Line));
+        }
+    }
+    legend
 }
 
 /// The colour of the `i`-th class transition (in name order): distinct, dark enough on white.
@@ -517,12 +533,16 @@ pub fn migrations(
         })
         .collect();
     let ticks = merged(&ticks, gap_ns);
+    let legend: Vec<(String, RGBAColor, Swatch)> = (transitions.iter().enumerate())
+        .map(|(i, name)| (name.to_string(), transition_color(i), Swatch::Fill))
+        .collect();
     let mut svg = String::new();
     {
-        let height = 110 + 26 * lanes.len() as u32;
+        let height = (110 + 26 * lanes.len() as u32).max(legend_height(legend.len()));
         let root = SVGBackend::with_string(&mut svg, (WIDTH, height)).into_drawing_area();
         root.fill(&WHITE).map_err(plot_error)?;
-        let mut chart = ChartBuilder::on(&root)
+        let (plot, key) = root.split_horizontally(WIDTH - LEGEND_WIDTH);
+        let mut chart = ChartBuilder::on(&plot)
             .caption(title, ("sans-serif", 18))
             .margin(12)
             .x_label_area_size(36)
@@ -550,9 +570,9 @@ pub fn migrations(
                     color.filled(),
                 )
             });
-            draw_workload(&mut chart, rects, name, color)?;
+            chart.draw_series(rects).map_err(plot_error)?;
         }
-        draw_legend(&mut chart)?;
+        side_legend(&key, &legend)?;
         root.present().map_err(plot_error)?;
     }
     Ok(Some(svg))
