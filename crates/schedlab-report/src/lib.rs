@@ -6,6 +6,8 @@
 //! `workload_metrics` and `quality` tables), renders one [`Summary`] per pipeline and writes it
 //! where [`ReportPaths`] says (`report/summary.md`); the same Markdown table is what the
 //! terminal shows. Every table goes through one printer ([`table`]), which escapes cell text.
+//! [`plot_run`] draws a run's SVG plots; `index.html` carries them inline, one file that reads
+//! offline. [`comparison_page`] does the same for `schedlab compare`.
 //!
 //! # Key design decision
 //!
