@@ -389,6 +389,8 @@ pub fn aggregate(
     if !windows.is_empty() {
         let rows = cpu_activity::activity(&turbostat, &tables.cpus, &tables.processes, &windows);
         written.push(write_table(out_dir, &rows)?);
+        let rows = cpu_activity::class_intervals(&turbostat, &tables.cpus);
+        written.push(write_table(out_dir, &rows)?);
     }
     if !power_references.is_empty() {
         let cpu_samples: Vec<CpuSampleRow> = read_table(tables_dir)?;

@@ -67,7 +67,7 @@ pub const TABLES_READ: [&str; 4] = ["workload_metrics", "quality", "processes", 
 
 /// What [`plot_run`] draws a run's plots from: its partitions of these tables and aggregates
 /// (the runner fingerprints them per run, so only a changed run's plots are drawn again).
-pub const PLOTS_READ: [&str; 11] = [
+pub const PLOTS_READ: [&str; 12] = [
     "cpus",
     "sched_slices",
     "placement",
@@ -79,6 +79,7 @@ pub const PLOTS_READ: [&str; 11] = [
     "power_step",
     "migrations",
     "sched_delay_cdf",
+    "cpu_activity_intervals",
 ];
 
 /// The plots of a run, in the order the page shows them: the `plots:` kinds (`cpu_timeline`,
@@ -652,7 +653,9 @@ fn page_plots(
     let workloads: Vec<String> = lifetimes.iter().map(|l| l.workload.clone()).collect();
 
     let turbostat = schedlab_tables::turbostat::read_turbostat(tables)?;
-    let mut panels = timeplots::turbostat_panels(&turbostat, cpus);
+    let intervals: Vec<schedlab_tables::CpuActivityIntervalRow> = read_table(aggregates)?;
+    let intervals: Vec<_> = intervals.iter().collect();
+    let mut panels = timeplots::turbostat_panels(&turbostat, &intervals, cpus);
     if panels.is_empty() {
         let samples: Vec<schedlab_tables::CpuSampleRow> = read_table(tables)?;
         let samples: Vec<_> = samples.iter().collect();

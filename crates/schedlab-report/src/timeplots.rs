@@ -14,7 +14,9 @@ use plotters::coord::Shift;
 use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 use schedlab_tables::turbostat::TurbostatSample;
-use schedlab_tables::{CpuRow, CpuSampleRow, MigrationRow, PowerStepRow, ProcessRow};
+use schedlab_tables::{
+    CpuActivityIntervalRow, CpuRow, CpuSampleRow, MigrationRow, PowerStepRow, ProcessRow,
+};
 
 use crate::plots::{
     LEGEND_WIDTH, Occupancy, Swatch, WIDTH, legend_height, merged, plot_error, side_legend,
@@ -93,21 +95,42 @@ pub struct Panel {
     pub mark: Option<(i64, String)>,
 }
 
-/// The panels of turbostat's per-interval rows (its table `turbostat`): Busy%, Bzy_MHz, C6%
-/// and core temperature per CPU and for the machine, package power for the machine. A field
-/// turbostat did not print gives no panel.
-pub fn turbostat_panels(samples: &[TurbostatSample], cpus: &[&CpuRow]) -> Vec<Panel> {
+/// The panels of turbostat's per-interval rows (its table `turbostat`, and the class means of
+/// the `cpu_activity_intervals` aggregate): Busy%, Bzy_MHz, C6% and core temperature per CPU,
+/// per class and for the machine, package power for the machine. A field turbostat did not
+/// print gives no panel.
+pub fn turbostat_panels(
+    samples: &[TurbostatSample],
+    intervals: &[&CpuActivityIntervalRow],
+    cpus: &[&CpuRow],
+) -> Vec<Panel> {
     type Field = fn(&TurbostatSample) -> Option<f64>;
-    let fields: [(&'static str, Field, bool); 5] = [
-        ("Busy % (turbostat Busy%)", |s| s.busy_pct, true),
-        ("MHz while busy (Bzy_MHz)", |s| s.bzy_mhz, true),
-        ("C6 % (CPU%c6)", |s| s.c6_pct, true),
-        ("package power, W (PkgWatt)", |s| s.pkg_watt, false),
-        ("core temperature, °C (CoreTmp)", |s| s.core_tmp_c, true),
+    type ClassField = Option<fn(&CpuActivityIntervalRow) -> Option<f64>>;
+    let fields: [(&'static str, Field, bool, ClassField); 5] = [
+        (
+            "Busy % (turbostat Busy%)",
+            |s| s.busy_pct,
+            true,
+            Some(|r| r.busy_pct),
+        ),
+        (
+            "MHz while busy (Bzy_MHz)",
+            |s| s.bzy_mhz,
+            true,
+            Some(|r| r.bzy_mhz),
+        ),
+        ("C6 % (CPU%c6)", |s| s.c6_pct, true, Some(|r| r.c6_pct)),
+        ("package power, W (PkgWatt)", |s| s.pkg_watt, false, None),
+        (
+            "core temperature, °C (CoreTmp)",
+            |s| s.core_tmp_c,
+            true,
+            Some(|r| r.core_tmp_c_max),
+        ),
     ];
     let class_of = class_map(cpus);
     (fields.into_iter())
-        .map(|(axis, field, per_cpu)| {
+        .map(|(axis, field, per_cpu, class_field)| {
             let mut lines: BTreeMap<Option<i32>, Vec<(i64, f64)>> = BTreeMap::new();
             for s in samples {
                 let (Some(time_ns), Some(value)) = (s.time_ns, field(s)) else {
@@ -118,9 +141,30 @@ pub fn turbostat_panels(samples: &[TurbostatSample], cpus: &[&CpuRow]) -> Vec<Pa
                     lines.entry(key).or_default().push((time_ns, value));
                 }
             }
+            let mut lines = to_lines(lines, &class_of);
+            let mut classes: BTreeMap<&str, Vec<(i64, f64)>> = BTreeMap::new();
+            for r in intervals {
+                if let (Some(time_ns), Some(value)) = (r.time_ns, class_field.and_then(|f| f(r))) {
+                    classes.entry(&r.class).or_default().push((time_ns, value));
+                }
+            }
+            for (class, mut points) in classes {
+                points.sort_by_key(|p| p.0);
+                lines.push(Line {
+                    cpu: None,
+                    class: Some(class.to_owned()),
+                    points,
+                });
+            }
+            // CPUs first, then the classes over them, the machine on top.
+            lines.sort_by_key(|l| match (l.cpu, &l.class) {
+                (Some(_), _) => 0,
+                (None, Some(_)) => 1,
+                (None, None) => 2,
+            });
             Panel {
                 axis,
-                lines: to_lines(lines, &class_of),
+                lines,
                 mark: None,
             }
         })
@@ -403,7 +447,7 @@ fn draw_panel(
         let points: Vec<(f64, f64)> = (thinned(&line.points).into_iter())
             .map(|(t, v)| (s(t), v))
             .collect();
-        let (color, width) = line_style(line.class.as_deref());
+        let (color, width) = line_style(line);
         chart
             .draw_series(LineSeries::new(points, color.stroke_width(width)))
             .map_err(plot_error)?;
@@ -422,11 +466,13 @@ fn draw_panel(
 /// The colour of a mark (the power step).
 const MARK: RGBColor = RGBColor(200, 0, 0);
 
-/// The colour and width of a CPU's line (its class's) or the machine's (black, wider).
-fn line_style(class: Option<&str>) -> (RGBAColor, u32) {
-    match class {
-        Some(class) => (class_color(class).mix(0.7), 1),
-        None => (BLACK.mix(1.0), 2),
+/// The colour and width of a line: a CPU's thin in its class's colour, a class's mean thick in
+/// it, the machine's black.
+fn line_style(line: &Line) -> (RGBAColor, u32) {
+    match (line.cpu, &line.class) {
+        (Some(_), Some(class)) => (class_color(class).mix(0.5), 1),
+        (None, Some(class)) => (class_color(class).mix(1.0), 3),
+        _ => (BLACK.mix(1.0), 2),
     }
 }
 
@@ -437,18 +483,24 @@ fn activity_legend(panels: &[Panel], lifetimes: &[Lifetime]) -> Vec<(String, RGB
     let mut legend: Vec<(String, RGBAColor, Swatch)> = (names.iter())
         .map(|name| (name.clone(), workload_color(&names, name), Swatch::Fill))
         .collect();
-    let mut classes: Vec<Option<&str>> = (panels.iter())
+    let mut kinds: Vec<(Option<i32>, Option<&str>)> = (panels.iter())
         .flat_map(|p| &p.lines)
-        .map(|l| l.class.as_deref())
+        .map(|l| (l.cpu.map(|_| 0), l.class.as_deref()))
         .collect();
-    classes.sort();
-    classes.dedup();
-    for class in classes {
-        let name = match class {
-            Some(class) => format!("class {class}: a line per CPU"),
-            None => "all CPUs (turbostat's row)".to_owned(),
+    kinds.sort();
+    kinds.dedup();
+    for (cpu, class) in kinds {
+        let line = Line {
+            cpu,
+            class: class.map(str::to_owned),
+            points: Vec::new(),
         };
-        legend.push((name, line_style(class).0, Swatch::Line));
+        let name = match (cpu, class) {
+            (Some(_), Some(class)) => format!("class {class}: a CPU"),
+            (None, Some(class)) => format!("class {class}: mean (°C: max)"),
+            _ => "all CPUs (turbostat's row)".to_owned(),
+        };
+        legend.push((name, line_style(&line).0, Swatch::Line));
     }
     for panel in panels {
         if let Some((_, text)) = &panel.mark {
@@ -674,37 +726,88 @@ mod tests {
             .map(|c| cpu(c, if c < 8 { "P" } else { "E" }))
             .collect();
         let cpus: Vec<&CpuRow> = cpus.iter().collect();
-        let panels = turbostat_panels(&samples, &cpus);
+        let owned: Vec<CpuRow> = cpus.iter().map(|c| (*c).clone()).collect();
+        let intervals = schedlab_analyze::cpu_activity::class_intervals(&samples, &owned);
+        let intervals: Vec<&CpuActivityIntervalRow> = intervals.iter().collect();
+        let panels = turbostat_panels(&samples, &intervals, &cpus);
         let shape: Vec<(&str, usize, usize)> = (panels.iter())
             .map(|p| (p.axis, p.lines.len(), p.lines[0].points.len()))
             .collect();
-        // CPU%c6 and CoreTmp are core figures, printed on each core's first thread: the P-cores'
-        // CPUs 0, 2, 4, 6 and the 8 E-cores, and for the machine.
+        // A line per CPU, per class and for the machine. CPU%c6 and CoreTmp are core figures,
+        // printed on each core's first thread: the P-cores' CPUs 0, 2, 4, 6 and the 8 E-cores.
         assert_eq!(
             shape,
             [
-                ("Busy % (turbostat Busy%)", 17, 23),
-                ("MHz while busy (Bzy_MHz)", 17, 23),
-                ("C6 % (CPU%c6)", 13, 23),
+                ("Busy % (turbostat Busy%)", 19, 23),
+                ("MHz while busy (Bzy_MHz)", 19, 23),
+                ("C6 % (CPU%c6)", 15, 23),
                 ("package power, W (PkgWatt)", 1, 23),
-                ("core temperature, °C (CoreTmp)", 13, 23),
+                ("core temperature, °C (CoreTmp)", 15, 23),
             ]
         );
         let classes: Vec<Option<&str>> =
             panels[0].lines.iter().map(|l| l.class.as_deref()).collect();
+        let last = classes.len() - 1;
         assert_eq!(
-            (classes[0], classes[1], classes[9]),
-            (None, Some("P"), Some("E"))
+            (
+                classes[0],
+                classes[8],
+                classes[16],
+                classes[17],
+                classes[last]
+            ),
+            (Some("P"), Some("E"), Some("E"), Some("P"), None),
+            "CPUs, then classes, then the machine on top"
         );
         let svg = activity("t", &panels, &[]).unwrap().unwrap();
-        // A line per CPU row in its class's colour, and one in each panel's legend.
-        let lines_of = |color: &str| {
-            let stroke = format!("stroke=\"{color}\" stroke-width=\"1\" points");
+        // A thin line per CPU row in its class's colour, a thick one per class and panel.
+        let lines_of = |color: &str, width: u32| {
+            let stroke = format!("stroke=\"{color}\" stroke-width=\"{width}\" points");
             svg.matches(&stroke).count()
         };
         assert_eq!(
-            (lines_of("#1F77B4"), lines_of("#FF7F0E")),
+            (lines_of("#1F77B4", 1), lines_of("#FF7F0E", 1)),
             (8 + 8 + 4 + 4, 8 * 4)
         );
+        assert_eq!((lines_of("#1F77B4", 3), lines_of("#FF7F0E", 3)), (4, 4));
+    }
+
+    fn step(significant: bool, time_ns: i64) -> PowerStepRow {
+        PowerStepRow {
+            run_id: "r".into(),
+            reference: Some("foreground".into()),
+            time_ns,
+            after_start_s: 35.0,
+            before_watt: 30.24,
+            after_watt: 19.8,
+            step_watt: 19.8 - 30.24,
+            step_pct: Some(-34.5),
+            samples_before: 35,
+            samples_after: 15,
+            significant,
+            source: "turbostat".into(),
+        }
+    }
+
+    #[test]
+    fn a_significant_power_step_is_marked_in_the_power_panel_only() {
+        let panel = |axis| Panel {
+            axis,
+            lines: Vec::new(),
+            mark: None,
+        };
+        let mut panels = [
+            panel("Busy % (turbostat Busy%)"),
+            panel("package power, W (PkgWatt)"),
+        ];
+        mark_power_step(&mut panels, &[&step(false, 1), &step(true, 42)]);
+        assert_eq!(panels[0].mark, None);
+        assert_eq!(
+            panels[1].mark,
+            Some((42, "power step -34.5 % (30.2 → 19.8 W)".to_owned()))
+        );
+        let mut unmarked = [panel("package power, W (PkgWatt)")];
+        mark_power_step(&mut unmarked, &[&step(false, 1)]);
+        assert_eq!(unmarked[0].mark, None, "wobble is not a step");
     }
 }

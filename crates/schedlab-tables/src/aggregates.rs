@@ -426,6 +426,33 @@ impl Table for CpuActivityRow {
     const NAME: &'static str = "cpu_activity";
 }
 
+/// turbostat's figures per core class and interval (beside `cpu_activity`, over every interval
+/// of the run): what the report's activity plot draws as a class's line.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CpuActivityIntervalRow {
+    pub run_id: String,
+    /// turbostat's interval index, from 0.
+    pub sample: i64,
+    /// End of the interval on the run clock, when known.
+    pub time_ns: Option<i64>,
+    pub class: String,
+    /// The class's CPU rows in the interval.
+    pub cpus: i64,
+    /// Means over the class's CPUs, as `cpu_activity` computes them for a window: `bzy_mhz`
+    /// weighted by Busy%, C1/C6 over the rows that have them (a core's first thread).
+    pub busy_pct: Option<f64>,
+    pub avg_mhz: Option<f64>,
+    pub bzy_mhz: Option<f64>,
+    pub c1_pct: Option<f64>,
+    pub c6_pct: Option<f64>,
+    pub core_tmp_c_max: Option<f64>,
+    pub source: String,
+}
+
+impl Table for CpuActivityIntervalRow {
+    const NAME: &'static str = "cpu_activity_intervals";
+}
+
 /// How many CPUs a workload received in one phase of a run: before, during and after a
 /// reference workload (seed page 8: the background had 15.96 CPUs before the foreground started
 /// and 15.07 while it ran), or over the whole run.
