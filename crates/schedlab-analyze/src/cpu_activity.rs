@@ -11,7 +11,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use schedlab_tables::turbostat::TurbostatSample;
-use schedlab_tables::{BUSY_CPU_PCT, CpuActivityRow, CpuRow, ProcessRow};
+use schedlab_tables::{BUSY_CPU_PCT, CpuActivityIntervalRow, CpuActivityRow, CpuRow, ProcessRow};
 
 /// The whole run's window name (a workload's window is named after the workload).
 pub const RUN_WINDOW: &str = "run";
@@ -64,6 +64,61 @@ impl Activity {
             self.core_tmp_max = Some(self.core_tmp_max.map_or(t, |max: f64| max.max(t)));
         }
     }
+}
+
+impl Activity {
+    /// Busy frequency weighted by busy time, as turbostat's summary row weighs it.
+    fn bzy_mhz(&self) -> Option<f64> {
+        (self.busy_weight > 0.0).then(|| self.busy_cycles / self.busy_weight)
+    }
+}
+
+/// The class's figures in each interval of every run of `samples` (table
+/// `cpu_activity_intervals`), computed as a window's are.
+pub fn class_intervals(
+    samples: &[TurbostatSample],
+    cpus: &[CpuRow],
+) -> Vec<CpuActivityIntervalRow> {
+    let class_of: BTreeMap<(&str, i32), &str> = (cpus.iter())
+        .map(|c| ((c.run_id.as_str(), c.cpu), c.class.as_str()))
+        .collect();
+    /// One class's rows in one interval.
+    #[derive(Default)]
+    struct Interval {
+        time_ns: Option<i64>,
+        cpus: i64,
+        activity: Activity,
+    }
+    let mut intervals: BTreeMap<(&str, i64, &str), Interval> = BTreeMap::new();
+    for row in samples.iter().filter(|r| !r.summary) {
+        let Some(cpu) = row.cpu else { continue };
+        let class = class_of
+            .get(&(row.run_id.as_str(), cpu))
+            .copied()
+            .unwrap_or("?");
+        let interval = intervals
+            .entry((&row.run_id, row.sample, class))
+            .or_default();
+        interval.time_ns = interval.time_ns.or(row.time_ns);
+        interval.cpus += 1;
+        interval.activity.add(row);
+    }
+    (intervals.into_iter())
+        .map(|((run_id, sample, class), i)| CpuActivityIntervalRow {
+            run_id: run_id.to_owned(),
+            sample,
+            time_ns: i.time_ns,
+            class: class.to_owned(),
+            cpus: i.cpus,
+            busy_pct: i.activity.busy.get(),
+            avg_mhz: i.activity.avg_mhz.get(),
+            bzy_mhz: i.activity.bzy_mhz(),
+            c1_pct: i.activity.c1.get(),
+            c6_pct: i.activity.c6.get(),
+            core_tmp_c_max: i.activity.core_tmp_max,
+            source: "turbostat".to_owned(),
+        })
+        .collect()
 }
 
 /// The windows of `run_id`: name, and the span on the run clock (`None` for the whole run).
@@ -160,7 +215,7 @@ pub fn activity(
                 samples: a.samples.len() as i64,
                 busy_pct: a.busy.get(),
                 avg_mhz: a.avg_mhz.get(),
-                bzy_mhz: (a.busy_weight > 0.0).then(|| a.busy_cycles / a.busy_weight),
+                bzy_mhz: a.bzy_mhz(),
                 c1_pct: a.c1.get(),
                 c6_pct: a.c6.get(),
                 core_tmp_c_max: a.core_tmp_max,

@@ -136,7 +136,7 @@ pub fn aggregate(run: &RunTables<'_>, startup_ns: i64, window: Option<Window>) -
         }
         .push_into(run, startup_ns, &mut out);
     }
-    out.sched_delay_workloads = delays.workload_rows(run.run_id);
+    (out.sched_delay_workloads, out.sched_delay_cdf) = delays.workload_rows(run.run_id);
     // Every slice of each thread, also outside the window: its state at a migration inside the
     // window may date from before it.
     let mut whole: BTreeMap<i32, Vec<&SchedSliceRow>> = BTreeMap::new();

@@ -39,8 +39,9 @@ use schedlab_spec::{AggregateStep, StepKind, Window};
 use schedlab_tables::{
     CpuRow, CpuSampleRow, CpuShareRow, CpuTimeRow, CpuTimelineRow, LossRow, MigrationClassRow,
     MigrationRow, MigrationSummaryRow, PlacementCostRow, PlacementRow, PowerStepRow, ProcessRow,
-    ResidencyRow, RunRow, SchedDelayRow, SchedDelayWorkloadRow, SchedSliceRow, TableDir,
-    TableError, ThroughputRow, WakeupPlacementRow, WorkloadMetricRow, read_table, write_table,
+    ResidencyRow, RunRow, SchedDelayCdfRow, SchedDelayRow, SchedDelayWorkloadRow, SchedSliceRow,
+    TableDir, TableError, ThroughputRow, WakeupPlacementRow, WorkloadMetricRow, read_table,
+    write_table,
 };
 
 use crate::classes::ClassOrder;
@@ -97,6 +98,8 @@ pub struct Aggregates {
     pub sched_delay_workloads: Vec<SchedDelayWorkloadRow>,
     /// Beside `migrations`: per workload and class transition.
     pub migration_classes: Vec<MigrationClassRow>,
+    /// Beside `sched_delay`: each workload's wakeup-delay CDF, the report's plot of it.
+    pub sched_delay_cdf: Vec<SchedDelayCdfRow>,
 }
 
 impl Aggregates {
@@ -112,6 +115,7 @@ impl Aggregates {
         self.sched_delay_workloads
             .extend(other.sched_delay_workloads);
         self.migration_classes.extend(other.migration_classes);
+        self.sched_delay_cdf.extend(other.sched_delay_cdf);
     }
 }
 
@@ -333,7 +337,8 @@ pub fn aggregate(
             sched_delay: StepKind::SchedDelay,
             cpu_time: StepKind::CpuTime,
             sched_delay_workloads: StepKind::SchedDelay,
-            migration_classes: StepKind::Migrations
+            migration_classes: StepKind::Migrations,
+            sched_delay_cdf: StepKind::SchedDelay
         );
     }
     all.throughput = throughput::effective(&tables.workload_metrics, &tables.processes);
@@ -361,6 +366,7 @@ pub fn aggregate(
     }
     write_step!(sched_delay_workloads, StepKind::SchedDelay);
     write_step!(migration_classes, StepKind::Migrations);
+    write_step!(sched_delay_cdf, StepKind::SchedDelay);
     // The roll-ups of the per-thread tables, over the rows those steps kept.
     let kept = |kind| selection(steps, kind).is_some();
     if kept(StepKind::Residency) {
@@ -386,6 +392,8 @@ pub fn aggregate(
     };
     if !windows.is_empty() {
         let rows = cpu_activity::activity(&turbostat, &tables.cpus, &tables.processes, &windows);
+        written.push(write_table(out_dir, &rows)?);
+        let rows = cpu_activity::class_intervals(&turbostat, &tables.cpus);
         written.push(write_table(out_dir, &rows)?);
     }
     if !power_references.is_empty() {

@@ -8,14 +8,40 @@
 
 use std::collections::BTreeMap;
 
-use schedlab_tables::{SchedDelayRow, SchedDelayWorkloadRow, SchedSliceRow};
+use schedlab_tables::{SchedDelayCdfRow, SchedDelayRow, SchedDelayWorkloadRow, SchedSliceRow};
 
 use crate::thread::ThreadKey;
 
 /// The nearest-rank `p`-th percentile (`p` in 1..=100) of `sorted`; `None` when it is empty.
 fn percentile(sorted: &[i64], p: usize) -> Option<i64> {
-    let rank = (p * sorted.len()).div_ceil(100).max(1);
+    nearest_rank(sorted, p, 100)
+}
+
+/// The nearest-rank value at the share `parts / whole` of `sorted` (the smallest value at 0);
+/// `None` when it is empty. Integer ranks, so 99.9 % is exactly 999 of 1000.
+fn nearest_rank(sorted: &[i64], parts: usize, whole: usize) -> Option<i64> {
+    let rank = (parts * sorted.len()).div_ceil(whole).max(1);
     sorted.get(rank - 1).copied()
+}
+
+/// The CDF's points in thousandths of the wakeups: every percent, and 99.9 %.
+fn cdf_per_mille() -> impl Iterator<Item = usize> {
+    (0..=1000).filter(|k| k % 10 == 0 || *k == 999)
+}
+
+/// The `sched_delay_cdf` rows of a workload's `sorted` wakeup delays (none without any).
+fn cdf_rows(run_id: &str, workload: &str, sorted: &[i64]) -> Vec<SchedDelayCdfRow> {
+    cdf_per_mille()
+        .filter_map(|k| {
+            Some(SchedDelayCdfRow {
+                run_id: run_id.to_owned(),
+                workload: workload.to_owned(),
+                share: k as f64 / 1000.0,
+                delay_ns: nearest_rank(sorted, k, 1000)?,
+                wakeups: sorted.len() as i64,
+            })
+        })
+        .collect()
 }
 
 /// Count, mean, p50/p90/p99 and maximum of some durations.
@@ -112,11 +138,18 @@ impl Delays {
         }
     }
 
-    /// One row per workload of the threads seen so far.
-    pub(crate) fn workload_rows(self, run_id: &str) -> Vec<SchedDelayWorkloadRow> {
-        (self.workloads.into_iter())
+    /// One row per workload of the threads seen so far, and the points of each workload's
+    /// wakeup-delay CDF.
+    pub(crate) fn workload_rows(
+        self,
+        run_id: &str,
+    ) -> (Vec<SchedDelayWorkloadRow>, Vec<SchedDelayCdfRow>) {
+        let mut cdf = Vec::new();
+        let rows = (self.workloads.into_iter())
             .map(|(workload, mut g)| {
                 let (d, w) = (Spread::of(&mut g.delays), Spread::of(&mut g.waits));
+                // `Spread::of` sorted the delays.
+                cdf.extend(cdf_rows(run_id, &workload, &g.delays));
                 SchedDelayWorkloadRow {
                     run_id: run_id.to_owned(),
                     workload,
@@ -137,7 +170,8 @@ impl Delays {
                     lost_events: Some(g.lost_events),
                 }
             })
-            .collect()
+            .collect();
+        (rows, cdf)
     }
 }
 
@@ -237,6 +271,17 @@ mod tests {
         assert_eq!(
             (w.preemptions, w.preempt_wait_mean_ns),
             (3, Some(11.0 / 3.0))
+        );
+        // Its CDF: 102 points from the smallest delay to the largest, 99.9 % among them.
+        let cdf = &out.sched_delay_cdf;
+        let at = |share: f64| {
+            let point = cdf.iter().find(|p| p.share == share).unwrap();
+            (point.delay_ns, point.wakeups)
+        };
+        assert_eq!(cdf.len(), 102);
+        assert_eq!(
+            [at(0.0), at(0.2), at(0.21), at(0.5), at(0.999), at(1.0)],
+            [(10, 5), (10, 5), (20, 5), (30, 5), (100, 5), (100, 5)]
         );
         assert_eq!(
             (

@@ -4,7 +4,7 @@
 
 mod util;
 
-use schedlab_analyze::cpu_activity::{RUN_WINDOW, activity};
+use schedlab_analyze::cpu_activity::{RUN_WINDOW, activity, class_intervals};
 use schedlab_tables::turbostat::TurbostatSample;
 use schedlab_tables::{CpuActivityRow, CpuRow, ProcessRow};
 
@@ -125,4 +125,28 @@ fn classes_windows_and_core_scoped_fields() {
     assert!(cpu(0).c6_pct.is_some());
     assert_eq!(cpu(9).class.as_deref(), Some("E"));
     assert_eq!(scope(&rows, RUN_WINDOW, "cpu").len(), 16);
+}
+
+#[test]
+fn each_interval_per_class_adds_up_to_turbostats_summary_row() {
+    let samples = alder_lake();
+    let rows = class_intervals(&samples, &declared_classes());
+    assert_eq!(rows.len(), 23 * 2, "a row per interval and class");
+    for summary in samples.iter().filter(|s| s.summary) {
+        let class = |name: &str| {
+            (rows.iter())
+                .find(|r| r.sample == summary.sample && r.class == name)
+                .unwrap()
+        };
+        let (p, e) = (class("P"), class("E"));
+        assert_eq!((p.cpus, e.cpus, p.time_ns), (8, 8, summary.time_ns));
+        // Eight CPUs each: the machine's Busy% is the two classes' mean, to turbostat's 0.01.
+        let busy = (p.busy_pct.unwrap() + e.busy_pct.unwrap()) / 2.0;
+        assert!(
+            (busy - summary.busy_pct.unwrap()).abs() <= 0.011,
+            "interval {}: {busy} vs {:?}",
+            summary.sample,
+            summary.busy_pct
+        );
+    }
 }

@@ -6,6 +6,8 @@
 //! `workload_metrics` and `quality` tables), renders one [`Summary`] per pipeline and writes it
 //! where [`ReportPaths`] says (`report/summary.md`); the same Markdown table is what the
 //! terminal shows. Every table goes through one printer ([`table`]), which escapes cell text.
+//! [`plot_run`] draws a run's SVG plots; `index.html` carries them inline, one file that reads
+//! offline. [`comparison_page`] does the same for `schedlab compare`.
 //!
 //! # Key design decision
 //!
@@ -14,10 +16,13 @@
 
 mod activity;
 mod comparison;
+mod comparison_plot;
+mod delay_plot;
 mod html;
 mod plots;
 mod share;
 mod table;
+mod timeplots;
 mod why;
 mod workers;
 
@@ -51,6 +56,8 @@ pub enum ReportError {
     },
     #[error("run {run_id}: {message}")]
     Plot { run_id: String, message: String },
+    #[error("comparison chart: {message}")]
+    Chart { message: String },
 }
 
 /// The parse stage's tables a summary reads besides `aggregates/` (the runner fingerprints
@@ -60,12 +67,29 @@ pub const TABLES_READ: [&str; 4] = ["workload_metrics", "quality", "processes", 
 
 /// What [`plot_run`] draws a run's plots from: its partitions of these tables and aggregates
 /// (the runner fingerprints them per run, so only a changed run's plots are drawn again).
-pub const PLOTS_READ: [&str; 5] = [
+pub const PLOTS_READ: [&str; 12] = [
     "cpus",
     "sched_slices",
     "placement",
     "residency_rollup",
     "cpu_timeline",
+    "turbostat",
+    "cpu_samples",
+    "processes",
+    "power_step",
+    "migrations",
+    "sched_delay_cdf",
+    "cpu_activity_intervals",
+];
+
+/// The plots of a run, in the order the page shows them: the `plots:` kinds (`cpu_timeline`,
+/// `residency`), and those the HTML page always draws where the data exists.
+const PLOT_ORDER: [&str; 5] = [
+    "activity",
+    "cpu_timeline",
+    "migrations",
+    "sched_delay",
+    "residency",
 ];
 
 /// The rendered summary.
@@ -95,9 +119,11 @@ struct Section {
 pub trait ReportPaths {
     /// The Markdown summary.
     fn summary_md(&self) -> PathBuf;
-    /// The HTML page; the plots are linked relative to its directory.
+    /// The HTML page, which carries the plots inline.
     fn index_html(&self) -> PathBuf;
-    /// The SVG of the plot `kind` (`cpu_timeline`, `residency`) of run `run_id`.
+    /// The SVG of the plot `kind` (`activity`, `cpu_timeline`, `migrations`, `sched_delay`,
+    /// `residency`) of run `run_id`: drawn per run, so that only a changed run is drawn again,
+    /// and put into the page.
     fn plot_svg(&self, kind: &str, run_id: &str) -> PathBuf;
 }
 
@@ -517,18 +543,24 @@ pub fn summarize(
     let mut written = vec![summary_md];
     if options.report.contains(&ReportFormat::Html) {
         let index = paths.report.index_html();
-        let page_dir = index.parent().unwrap_or(Path::new("")).to_owned();
-        let links: Vec<(String, Vec<String>)> = (plots.iter())
-            .filter(|(_, files)| !files.is_empty())
-            .map(|(run_id, files)| {
-                let relative = |path: &PathBuf| {
-                    let link = path.strip_prefix(&page_dir).unwrap_or(path);
-                    link.display().to_string()
-                };
-                (run_id.clone(), files.iter().map(relative).collect())
-            })
-            .collect();
-        let page = html::page(&format!("{pipeline}: summary"), &markdown, &links);
+        let mut drawn = Vec::new();
+        for (run_id, files) in plots {
+            let mut svgs = Vec::new();
+            for kind in PLOT_ORDER {
+                let path = paths.report.plot_svg(kind, run_id);
+                if files.contains(&path) {
+                    let svg = std::fs::read_to_string(&path).map_err(|source| ReportError::Io {
+                        path: path.clone(),
+                        source,
+                    })?;
+                    svgs.push(svg);
+                }
+            }
+            if !svgs.is_empty() {
+                drawn.push((run_id.clone(), svgs));
+            }
+        }
+        let page = html::page(&format!("{pipeline}: summary"), &markdown, &drawn);
         write_atomic(&index, page.as_bytes())?;
         written.push(index);
     }
@@ -544,25 +576,29 @@ pub fn summarize(
     })
 }
 
-/// Draws run `run_id`'s plots of `kinds` from its partitions of the tables and aggregates
-/// ([`PLOTS_READ`]); returns the files written. One run at a time, so that drawing never holds
-/// more than one run's slices, and the runner draws only the runs that changed.
+/// Draws run `run_id`'s plots from its partitions of the tables and aggregates
+/// ([`PLOTS_READ`]): the kinds `options.plots` asks for and, with an HTML report, the activity
+/// over time, the migrations and the wakeup-delay CDF where the run has their data. Returns the
+/// files written. One run at a time, so that drawing never holds more than one run's slices,
+/// and the runner draws only the runs that changed.
 pub fn plot_run(
     pipeline: &str,
     run_id: &str,
     tables: &(impl TableDir + ?Sized),
     aggregates: &(impl TableDir + ?Sized),
-    kinds: &[PlotKind],
+    options: &Summarize,
     report: &dyn ReportPaths,
 ) -> Result<Vec<PathBuf>, ReportError> {
+    let html = options.report.contains(&ReportFormat::Html);
     let mut written = Vec::new();
-    if kinds.is_empty() {
+    if options.plots.is_empty() && !html {
         return Ok(written);
     }
     let cpus: Vec<CpuRow> = read_table(tables)?;
     let cpus: Vec<&CpuRow> = cpus.iter().collect();
-    for kind in kinds {
-        let (name, svg) = match kind {
+    let mut drawn: Vec<Drawn> = Vec::new();
+    for kind in &options.plots {
+        drawn.push(match kind {
             PlotKind::CpuTimeline => {
                 let slices: Vec<SchedSliceRow> = read_table(tables)?;
                 let placement: Vec<PlacementRow> = read_table(tables)?;
@@ -580,7 +616,12 @@ pub fn plot_run(
                 let title = format!("{pipeline} {run_id}: seconds per CPU");
                 ("residency", plots::residency(&title, &rows, &cpus))
             }
-        };
+        });
+    }
+    if html {
+        drawn.extend(page_plots(pipeline, run_id, tables, aggregates, &cpus)?);
+    }
+    for (name, svg) in drawn {
         let svg = svg.map_err(|message| ReportError::Plot {
             run_id: run_id.to_owned(),
             message,
@@ -592,6 +633,71 @@ pub fn plot_run(
         }
     }
     Ok(written)
+}
+
+/// A plot's kind and its SVG (`None`: no data for it), or why it could not be drawn.
+type Drawn = (&'static str, Result<Option<String>, String>);
+
+/// The plots an HTML page always has where the run has their data: activity over time (from
+/// turbostat, else the `cpu` monitor), the workloads' migrations, their wakeup-delay CDF.
+fn page_plots(
+    pipeline: &str,
+    run_id: &str,
+    tables: &(impl TableDir + ?Sized),
+    aggregates: &(impl TableDir + ?Sized),
+    cpus: &[&CpuRow],
+) -> Result<Vec<Drawn>, ReportError> {
+    let processes: Vec<ProcessRow> = read_table(tables)?;
+    let processes: Vec<&ProcessRow> = processes.iter().collect();
+    let lifetimes = timeplots::lifetimes(&processes);
+    let workloads: Vec<String> = lifetimes.iter().map(|l| l.workload.clone()).collect();
+
+    let turbostat = schedlab_tables::turbostat::read_turbostat(tables)?;
+    let intervals: Vec<schedlab_tables::CpuActivityIntervalRow> = read_table(aggregates)?;
+    let intervals: Vec<_> = intervals.iter().collect();
+    let mut panels = timeplots::turbostat_panels(&turbostat, &intervals, cpus);
+    if panels.is_empty() {
+        let samples: Vec<schedlab_tables::CpuSampleRow> = read_table(tables)?;
+        let samples: Vec<_> = samples.iter().collect();
+        panels = timeplots::cpu_sample_panels(&samples, cpus);
+    }
+    let steps: Vec<PowerStepRow> = read_table(aggregates)?;
+    timeplots::mark_power_step(&mut panels, &steps.iter().collect::<Vec<_>>());
+    let title = format!("{pipeline} {run_id}: CPU activity over time");
+    let activity = timeplots::activity(&title, &panels, &lifetimes);
+
+    let migrations: Vec<schedlab_tables::MigrationRow> = read_table(tables)?;
+    let migrations: Vec<_> = migrations.iter().collect();
+    let title = format!("{pipeline} {run_id}: workload migrations by class transition");
+    let migrations = timeplots::migrations(&title, &migrations, cpus, &lifetimes);
+
+    let cdf: Vec<schedlab_tables::SchedDelayCdfRow> = read_table(aggregates)?;
+    let cdf: Vec<_> = cdf.iter().collect();
+    let title = format!("{pipeline} {run_id}: wakeup delay per workload (CDF)");
+    let delays = delay_plot::delay_cdf(&title, &cdf, &workloads);
+    Ok(vec![
+        ("activity", activity),
+        ("migrations", migrations),
+        ("sched_delay", delays),
+    ])
+}
+
+/// `schedlab compare`'s page: its Markdown (the configuration in force and the table) and a
+/// chart per figure, each group's mean with its 95 % interval against the baseline's, inline as
+/// index.html has its plots.
+pub fn comparison_page(
+    title: &str,
+    markdown: &str,
+    rows: &[schedlab_tables::ComparisonRow],
+) -> Result<String, ReportError> {
+    let charts = comparison_plot::comparison_charts(rows)
+        .map_err(|message| ReportError::Chart { message })?;
+    let plots = if charts.is_empty() {
+        Vec::new()
+    } else {
+        vec![("Charts".to_owned(), charts)]
+    };
+    Ok(html::page(title, markdown, &plots))
 }
 
 fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ReportError> {

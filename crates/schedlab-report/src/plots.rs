@@ -10,12 +10,14 @@
 
 use std::collections::BTreeMap;
 
+use plotters::coord::Shift;
 use plotters::coord::ranged1d::SegmentValue;
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 use schedlab_tables::{CpuRow, CpuTimelineRow, PlacementRow, ResidencyRollupRow, SchedSliceRow};
 
 /// Width of every plot, in pixels; spans closer than one of them are drawn as one.
-const WIDTH: u32 = 1200;
+pub(crate) const WIDTH: u32 = 1200;
 
 /// Time a workload held a CPU (borrowing the workload's name from the table: a trace has
 /// millions of slices).
@@ -64,7 +66,7 @@ pub fn occupancy<'a>(
 }
 
 /// Spans of the same workload on the same CPU that lie closer than `gap_ns` become one.
-fn merged<'a>(spans: &[Occupancy<'a>], gap_ns: i64) -> Vec<Occupancy<'a>> {
+pub(crate) fn merged<'a>(spans: &[Occupancy<'a>], gap_ns: i64) -> Vec<Occupancy<'a>> {
     let mut sorted: Vec<&Occupancy> = spans.iter().collect();
     sorted.sort_by(|a, b| (a.cpu, a.workload, a.start_ns).cmp(&(b.cpu, b.workload, b.start_ns)));
     let mut out: Vec<Occupancy> = Vec::new();
@@ -83,6 +85,38 @@ fn merged<'a>(spans: &[Occupancy<'a>], gap_ns: i64) -> Vec<Occupancy<'a>> {
     out
 }
 
+/// Rectangles a CPU timeline draws at most (about 90 bytes of SVG each): a 16-CPU trace of
+/// millions of slices stays a page of a few megabytes.
+const MAX_RECTANGLES: usize = 30_000;
+
+/// The span lists (workloads, other tasks) as drawn: each span at least one resolution wide, so
+/// that a slice shorter than a pixel shows, and spans of the same state on the same CPU closer
+/// than the resolution merged. The resolution starts at a pixel of `(t0, t1)` and doubles until
+/// the lists have at most [`MAX_RECTANGLES`] together. Only the drawing is thinned: figures
+/// come from the aggregates.
+fn for_drawing<'a, const N: usize>(
+    lists: [&[Occupancy<'a>]; N],
+    (t0, t1): (i64, i64),
+) -> [Vec<Occupancy<'a>>; N] {
+    let mut resolution = ((t1 - t0) / i64::from(WIDTH)).max(1);
+    loop {
+        let drawn = lists.map(|spans| {
+            let widened: Vec<Occupancy> = (spans.iter())
+                .map(|s| Occupancy {
+                    end_ns: s.end_ns.max((s.start_ns + resolution).min(t1)),
+                    ..*s
+                })
+                .collect();
+            merged(&widened, resolution)
+        });
+        let count: usize = drawn.iter().map(Vec::len).sum();
+        if count <= MAX_RECTANGLES || resolution >= t1 - t0 {
+            return drawn;
+        }
+        resolution *= 2;
+    }
+}
+
 /// The CPUs to draw a lane for, with their class: every CPU of the run's `cpus` table, and any
 /// CPU the data names that the table lacks.
 fn lanes(cpus: &[&CpuRow], named: impl Iterator<Item = i32>) -> Vec<(i32, String)> {
@@ -94,14 +128,14 @@ fn lanes(cpus: &[&CpuRow], named: impl Iterator<Item = i32>) -> Vec<(i32, String
     lanes.into_iter().collect()
 }
 
-fn sorted_unique<'a>(names: impl Iterator<Item = &'a str>) -> Vec<String> {
+pub(crate) fn sorted_unique<'a>(names: impl Iterator<Item = &'a str>) -> Vec<String> {
     let mut names: Vec<String> = names.map(str::to_owned).collect();
     names.sort();
     names.dedup();
     names
 }
 
-fn plot_error(err: impl std::fmt::Display) -> String {
+pub(crate) fn plot_error(err: impl std::fmt::Display) -> String {
     format!("drawing the plot: {err}")
 }
 
@@ -116,7 +150,7 @@ fn lane_label(lanes: &[(i32, String)], value: &SegmentValue<i32>) -> String {
 }
 
 /// One workload's rectangles, in its colour, with its entry in the legend.
-fn draw_workload<'a, X: Ranged, Y: Ranged>(
+pub(crate) fn draw_workload<'a, X: Ranged, Y: Ranged>(
     chart: &mut ChartContext<'a, SVGBackend<'a>, Cartesian2d<X, Y>>,
     rectangles: impl IntoIterator<Item = Rectangle<(X::ValueType, Y::ValueType)>>,
     name: &str,
@@ -131,7 +165,7 @@ fn draw_workload<'a, X: Ranged, Y: Ranged>(
 }
 
 /// The workloads' colours, in a box over the plot.
-fn draw_legend<'a, X: Ranged, Y: Ranged>(
+pub(crate) fn draw_legend<'a, X: Ranged, Y: Ranged>(
     chart: &mut ChartContext<'a, SVGBackend<'a>, Cartesian2d<X, Y>>,
 ) -> Result<(), String> {
     chart
@@ -140,6 +174,47 @@ fn draw_legend<'a, X: Ranged, Y: Ranged>(
         .border_style(BLACK)
         .draw()
         .map_err(plot_error)
+}
+
+/// Width of a legend drawn beside a plot rather than over it.
+pub(crate) const LEGEND_WIDTH: u32 = 240;
+
+/// How a legend entry shows its series: a filled swatch (rectangles) or a line.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Swatch {
+    Fill,
+    Line,
+}
+
+/// A legend in its own `area` (right of the plot, so that it hides no data): a swatch and a
+/// name per entry, from the top.
+pub(crate) fn side_legend(
+    area: &DrawingArea<SVGBackend<'_>, Shift>,
+    entries: &[(String, RGBAColor, Swatch)],
+) -> Result<(), String> {
+    for (i, (name, color, swatch)) in entries.iter().enumerate() {
+        let y = 40 + 18 * i as i32;
+        match swatch {
+            Swatch::Fill => area.draw(&Rectangle::new([(8, y - 5), (20, y + 5)], color.filled())),
+            Swatch::Line => area.draw(&PathElement::new(
+                vec![(5, y), (23, y)],
+                color.stroke_width(2),
+            )),
+        }
+        .map_err(plot_error)?;
+        let text = Text::new(
+            name.clone(),
+            (28, y),
+            TextStyle::from(("sans-serif", 13).into_font()).pos(Pos::new(HPos::Left, VPos::Center)),
+        );
+        area.draw(&text).map_err(plot_error)?;
+    }
+    Ok(())
+}
+
+/// The height a legend of `entries` needs beside a plot.
+pub(crate) fn legend_height(entries: usize) -> u32 {
+    60 + 18 * entries as u32
 }
 
 /// The lane of a CPU as a y range: from its segment's start to the next one's.
@@ -193,15 +268,41 @@ pub fn cpu_timeline(
     };
     let lanes = lanes(cpus, spans.iter().map(|s| s.cpu));
     let names = sorted_unique(spans.iter().map(|s| s.workload));
-    let gap_ns = (t1 - t0) / i64::from(WIDTH);
-    let spans = merged(spans, gap_ns);
+    let index_of: BTreeMap<i32, usize> = (lanes.iter().enumerate())
+        .map(|(i, (cpu, _))| (*cpu, i))
+        .collect();
+    let background: Vec<Occupancy> = (timeline.iter())
+        .filter(|r| index_of.contains_key(&r.cpu))
+        .filter_map(|r| {
+            Some(Occupancy {
+                cpu: r.cpu,
+                start_ns: r.start_ns.max(t0),
+                end_ns: r.end_ns.min(t1),
+                workload: background_of(r)?,
+            })
+        })
+        .filter(|o| o.end_ns > o.start_ns)
+        .collect();
+    let [spans, background] = for_drawing([spans, &background], (t0, t1));
     let seconds = |ns: i64| (ns - t0) as f64 / 1e9;
+    let drawn_background: Vec<(&str, RGBColor)> = (BACKGROUND.iter())
+        .filter(|(name, _)| background.iter().any(|s| s.workload == *name))
+        .copied()
+        .collect();
+    let mut legend: Vec<(String, RGBAColor, Swatch)> = (drawn_background.iter())
+        .map(|(name, color)| (name.to_string(), color.to_rgba(), Swatch::Fill))
+        .collect();
+    legend.extend(
+        (names.iter().enumerate())
+            .map(|(i, name)| (name.clone(), Palette99::pick(i).mix(0.9), Swatch::Fill)),
+    );
     let mut svg = String::new();
     {
-        let height = 110 + 26 * lanes.len() as u32;
+        let height = (110 + 26 * lanes.len() as u32).max(legend_height(legend.len()));
         let root = SVGBackend::with_string(&mut svg, (WIDTH, height)).into_drawing_area();
         root.fill(&WHITE).map_err(plot_error)?;
-        let mut chart = ChartBuilder::on(&root)
+        let (plot, key) = root.split_horizontally(WIDTH - LEGEND_WIDTH);
+        let mut chart = ChartBuilder::on(&plot)
             .caption(title, ("sans-serif", 18))
             .margin(12)
             .x_label_area_size(36)
@@ -220,49 +321,27 @@ pub fn cpu_timeline(
             .x_desc("seconds from the first slice")
             .draw()
             .map_err(plot_error)?;
-        let index_of: BTreeMap<i32, usize> = (lanes.iter().enumerate())
-            .map(|(i, (cpu, _))| (*cpu, i))
-            .collect();
-        let background: Vec<Occupancy> = (timeline.iter())
-            .filter(|r| index_of.contains_key(&r.cpu))
-            .filter_map(|r| {
-                Some(Occupancy {
-                    cpu: r.cpu,
-                    start_ns: r.start_ns.max(t0),
-                    end_ns: r.end_ns.min(t1),
-                    workload: background_of(r)?,
-                })
-            })
-            .filter(|o| o.end_ns > o.start_ns)
-            .collect();
-        let background = merged(&background, gap_ns);
-        for (name, color) in BACKGROUND {
-            let rects: Vec<_> = (background.iter())
-                .filter(|s| s.workload == name)
-                .map(|s| {
-                    let (bottom, top) = lane_span(index_of[&s.cpu], lanes.len());
-                    Rectangle::new(
-                        [(seconds(s.start_ns), bottom), (seconds(s.end_ns), top)],
-                        color.filled(),
-                    )
-                })
-                .collect();
-            if !rects.is_empty() {
-                draw_workload(&mut chart, rects, name, color.to_rgba())?;
-            }
+        let rectangle = |s: &Occupancy, color: RGBAColor| {
+            let (bottom, top) = lane_span(index_of[&s.cpu], lanes.len());
+            Rectangle::new(
+                [(seconds(s.start_ns), bottom), (seconds(s.end_ns), top)],
+                color.filled(),
+            )
+        };
+        for (name, color) in &drawn_background {
+            let rects = (background.iter())
+                .filter(|s| s.workload == *name)
+                .map(|s| rectangle(s, color.to_rgba()));
+            chart.draw_series(rects).map_err(plot_error)?;
         }
         for (i, name) in names.iter().enumerate() {
             let color = Palette99::pick(i).mix(0.9);
-            let rects = (spans.iter()).filter(|s| s.workload == name).map(|s| {
-                let (bottom, top) = lane_span(index_of[&s.cpu], lanes.len());
-                Rectangle::new(
-                    [(seconds(s.start_ns), bottom), (seconds(s.end_ns), top)],
-                    color.filled(),
-                )
-            });
-            draw_workload(&mut chart, rects, name, color)?;
+            let rects = (spans.iter())
+                .filter(|s| s.workload == name)
+                .map(|s| rectangle(s, color));
+            chart.draw_series(rects).map_err(plot_error)?;
         }
-        draw_legend(&mut chart)?;
+        side_legend(&key, &legend)?;
         root.present().map_err(plot_error)?;
     }
     Ok(Some(svg))
@@ -370,6 +449,34 @@ mod tests {
                 span(1, 20, 25, "a")
             ]
         );
+    }
+
+    #[test]
+    fn a_slice_shorter_than_a_pixel_shows_and_the_drawing_stays_within_its_budget() {
+        let short = [span(0, 100, 101, "a"), span(0, 5000, 9000, "a")];
+        // A pixel of 0..12000 is 10 ns: the 1 ns slice is drawn 10 wide.
+        let [drawn] = for_drawing([&short], (0, 12_000));
+        assert_eq!(drawn, [span(0, 100, 110, "a"), span(0, 5000, 9000, "a")]);
+        // Slices 3 ns long every 10 ns on 40 CPUs: 40 × 100,000 spans, a pixel merges them.
+        let many: Vec<Occupancy> = (0..40)
+            .flat_map(|cpu| (0..100_000).map(move |i| span(cpu, i * 10, i * 10 + 3, "a")))
+            .collect();
+        let [drawn] = for_drawing([&many], (0, 1_000_000));
+        assert_eq!(drawn.len(), 40, "one per CPU");
+        // Two states taking turns every 20 µs on 40 CPUs for 40 ms: 80,000 spans, none within a
+        // pixel (33 µs) of its state's next. The resolution doubles until the budget holds.
+        let alternating: Vec<Occupancy> = (0..40)
+            .flat_map(|cpu| {
+                (0..2_000).map(move |i| {
+                    let start = i * 20_000;
+                    span(cpu, start, start + 5_000, ["a", "b"][i as usize % 2])
+                })
+            })
+            .collect();
+        let range = (0, 40_000_000);
+        assert!(merged(&alternating, 33_333).len() > MAX_RECTANGLES);
+        let [drawn] = for_drawing([&alternating], range);
+        assert!(drawn.len() <= MAX_RECTANGLES, "{}", drawn.len());
     }
 
     fn sample(time_ns: i64, cpu: i32, cpu_time_ns: i64) -> PlacementRow {

@@ -192,6 +192,11 @@ impl Layout {
         (file("parquet"), file("md"))
     }
 
+    /// `schedlab compare --by <key>`'s page: the Markdown with a chart per figure.
+    pub fn comparison_html(&self, key: &str) -> PathBuf {
+        self.compare().join(format!("by-{key}.html"))
+    }
+
     /// The per-run values a comparison under `key` was made of.
     pub fn comparison_observations(&self, key: &str) -> PathBuf {
         self.compare()
@@ -245,7 +250,8 @@ impl Layout {
     }
 }
 
-/// The report's files, under `report/`. The plots sit beside `index.html`, which links them.
+/// The report's files, under `report/`. The plots sit beside `index.html`, which carries them
+/// inline.
 impl schedlab_report::ReportPaths for Layout {
     fn summary_md(&self) -> PathBuf {
         Layout::summary_md(self)

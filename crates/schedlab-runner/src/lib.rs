@@ -188,6 +188,8 @@ pub struct Comparison {
     pub rows: Vec<ComparisonRow>,
     pub parquet: PathBuf,
     pub markdown: PathBuf,
+    /// The same as a page with a chart per figure.
+    pub html: PathBuf,
 }
 
 /// A run directory found on disk.
@@ -655,7 +657,7 @@ impl<'a> Runner<'a> {
                 id,
                 &Layout::partition(&tables, id),
                 &Layout::partition(&aggregates, id),
-                &self.plan.summarize.plots,
+                &self.plan.summarize,
                 &self.layout,
             )?,
             _ => {
@@ -980,17 +982,21 @@ impl<'a> Runner<'a> {
         if !notes.is_empty() {
             text += &format!("\n## Notes\n\n{}\n", notes.join("\n"));
         }
-        schedlab_tables::write_file_atomic(&markdown, text.as_bytes()).map_err(|source| {
-            RunnerError::Io {
-                path: markdown.clone(),
+        let page_title = format!("{}: compared by {title}", self.plan.name);
+        let page = schedlab_report::comparison_page(&page_title, &text, &rows)?;
+        let html = self.layout.comparison_html(&key);
+        for (path, bytes) in [(&markdown, text.as_bytes()), (&html, page.as_bytes())] {
+            schedlab_tables::write_file_atomic(path, bytes).map_err(|source| RunnerError::Io {
+                path: path.clone(),
                 source,
-            }
-        })?;
+            })?;
+        }
         Ok(Comparison {
             config,
             rows,
             parquet,
             markdown,
+            html,
         })
     }
 

@@ -123,6 +123,26 @@ impl Table for SchedDelayWorkloadRow {
     const NAME: &'static str = "sched_delay_workloads";
 }
 
+/// One point of a workload's wakeup-delay distribution (beside `sched_delay_workloads`): the
+/// delay at a fixed cumulative share of its wakeups, so the report draws the CDF without the
+/// slices. The shares are 0 to 1 in steps of 0.01, then 0.999 and 1 (the largest delay).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SchedDelayCdfRow {
+    pub run_id: String,
+    pub workload: String,
+    /// Cumulative share of the workload's wakeups, 0..=1.
+    pub share: f64,
+    /// The nearest-rank delay at `share` (the smallest delay at least that share of the
+    /// wakeups does not exceed; the smallest delay at 0).
+    pub delay_ns: i64,
+    /// The workload's wakeups (the same on every point).
+    pub wakeups: i64,
+}
+
+impl Table for SchedDelayCdfRow {
+    const NAME: &'static str = "sched_delay_cdf";
+}
+
 /// A workload's migrations from one core class to another, by what the thread was doing when
 /// it moved (from its `sched_slices`): waking (`at_wakeup`), waiting runnable (`runnable`), or
 /// running (`running`).
@@ -404,6 +424,33 @@ pub const BUSY_CPU_PCT: f64 = 10.0;
 
 impl Table for CpuActivityRow {
     const NAME: &'static str = "cpu_activity";
+}
+
+/// turbostat's figures per core class and interval (beside `cpu_activity`, over every interval
+/// of the run): what the report's activity plot draws as a class's line.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CpuActivityIntervalRow {
+    pub run_id: String,
+    /// turbostat's interval index, from 0.
+    pub sample: i64,
+    /// End of the interval on the run clock, when known.
+    pub time_ns: Option<i64>,
+    pub class: String,
+    /// The class's CPU rows in the interval.
+    pub cpus: i64,
+    /// Means over the class's CPUs, as `cpu_activity` computes them for a window: `bzy_mhz`
+    /// weighted by Busy%, C1/C6 over the rows that have them (a core's first thread).
+    pub busy_pct: Option<f64>,
+    pub avg_mhz: Option<f64>,
+    pub bzy_mhz: Option<f64>,
+    pub c1_pct: Option<f64>,
+    pub c6_pct: Option<f64>,
+    pub core_tmp_c_max: Option<f64>,
+    pub source: String,
+}
+
+impl Table for CpuActivityIntervalRow {
+    const NAME: &'static str = "cpu_activity_intervals";
 }
 
 /// How many CPUs a workload received in one phase of a run: before, during and after a

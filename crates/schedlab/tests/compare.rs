@@ -104,6 +104,20 @@ fn three_times_the_work_is_higher_and_the_rate_is_compared_too() {
     );
     let markdown = std::fs::read_to_string(sandbox.data("ops", "compare/by-ops.md")).unwrap();
     assert!(lines.iter().all(|l| markdown.contains(l)), "{markdown}");
+
+    // The page beside it: the same table, and a chart per figure with each group's mean.
+    let html = std::fs::read_to_string(sandbox.data("ops", "compare/by-ops.html")).unwrap();
+    let mut figures: Vec<&str> = rows.iter().map(|r| r.metric.as_str()).collect();
+    figures.dedup();
+    assert_eq!(html.matches("<svg").count(), figures.len(), "{figures:?}");
+    let chart = (html.split("<svg"))
+        .find(|c| c.contains("\nspin: stress-ng/cpu/bogo_ops\n"))
+        .expect(&html);
+    assert!(
+        chart.contains("ops=500 (3 runs): baseline")
+            && chart.contains("ops=1500 (3 runs): higher +200.00 %"),
+        "{chart}"
+    );
 }
 
 #[test]

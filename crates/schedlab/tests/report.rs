@@ -152,9 +152,13 @@ fn html_and_plots_show_every_cpu_and_workload_of_the_run() {
         );
     }
     let html = std::fs::read_to_string(sandbox.data("plots", "report/index.html")).unwrap();
+    let timeline = std::fs::read_to_string(
+        sandbox.data("plots", &format!("report/cpu_timeline-{run_id}.svg")),
+    )
+    .unwrap();
     assert!(
-        html.contains(&format!("<img src=\"cpu_timeline-{run_id}.svg\"")),
-        "{html}"
+        html.contains(timeline.trim_end()) && !html.contains("<img"),
+        "the plot is inline: {html}"
     );
     assert!(
         html.contains("<td>tick</td>"),
