@@ -110,7 +110,8 @@ enum Command {
     /// (`power_step/…`), and the "Why here?" figures (`placement_cost/…`,
     /// `wakeup_placement/…`, `migration_classes/…`). Stale analysis stages run first (never
     /// collect); the result is
-    /// written to DATA/PIPELINE/compare/by-BY.parquet and by-BY.md.
+    /// written to DATA/PIPELINE/compare/by-BY.parquet, by-BY.md and by-BY.html (a chart per
+    /// figure: each group's mean and 95 % interval against the baseline).
     #[command(verbatim_doc_comment)]
     Compare {
         pipeline: PathBuf,
@@ -124,7 +125,7 @@ enum Command {
         metric: Vec<String>,
         /// Compare with the runs of another pipeline (in the same data directory), grouped by
         /// its matrix variants, as the baseline: e.g. a workload in a busy machine against the
-        /// same workload alone. Written to compare/by-BY-against-OTHER.{parquet,md}.
+        /// same workload alone. Written to compare/by-BY-against-OTHER.{parquet,md,html}.
         #[arg(long, value_name = "OTHER.yaml")]
         against: Option<PathBuf>,
         /// With --against: this pipeline's workload A is the other's B (repeatable); workloads
@@ -845,8 +846,9 @@ fn compare_with(
                 println!("\n{}", notes.join("\n"));
             }
             eprintln!(
-                "compare: wrote {} and {}",
+                "compare: wrote {}, {} (a chart per figure) and {}",
                 comparison.markdown.display(),
+                comparison.html.display(),
                 comparison.parquet.display()
             );
             Ok(ExitCode::SUCCESS)
