@@ -297,7 +297,7 @@ fn assemble(
     }
     let run_id = run_id(request, &digest);
     let repetition = 1 + count_like(layout, request)?;
-    let (host, facts_unknown) = host_facts(kinded, request.salvage);
+    let (host, facts_unknown) = host_facts(kinded, request.salvage)?;
     let manifest = Manifest {
         run_id: run_id.clone(),
         pipeline: plan.name.clone(),
@@ -413,29 +413,26 @@ fn count_like(layout: &Layout, request: &ImportRequest) -> Result<u32, RunnerErr
     Ok(count)
 }
 
-/// The recording machine as the first perf.data header tells it, and what it leaves unknown.
-fn host_facts(kinded: &[Kinded], salvage: bool) -> (HostFacts, Vec<String>) {
+/// The recording machine as the first perf.data header tells it, and what it leaves unknown. A
+/// perf.data whose header cannot be read (cut short, left unfinished by perf) refuses the
+/// import, with the reason and the hint that `--salvage` exists, rather than adding a run whose
+/// trace the parse stage would then refuse.
+fn host_facts(kinded: &[Kinded], salvage: bool) -> Result<(HostFacts, Vec<String>), RunnerError> {
     let mut unknown = Vec::new();
-    let trace = kinded.iter().find(|k| k.kind == ParserKind::PerfSched);
-    let facts =
-        trace.and_then(
-            |k| match schedlab_parse::perf_header_facts(&k.file.path, salvage) {
-                Ok(facts) => Some(facts),
-                Err(err) => {
-                    unknown.push(format!(
-                        "the recording machine: its perf.data header: {err}"
-                    ));
-                    None
-                }
-            },
-        );
+    let facts = match kinded.iter().find(|k| k.kind == ParserKind::PerfSched) {
+        Some(k) => Some(
+            schedlab_parse::perf_header_facts(&k.file.path, salvage)
+                .map_err(|err| import_error(err.to_string()))?,
+        ),
+        None => None,
+    };
     let Some(facts) = facts else {
         unknown.push(
             "the recording machine and its CPUs: no perf.data header to read them from, so \
              `cpus` is empty unless the pipeline declares `topology:`"
                 .into(),
         );
-        return (HostFacts::default(), unknown);
+        return Ok((HostFacts::default(), unknown));
     };
     let nr_cpus = (facts.nr_cpus_available)
         .or(facts.nr_cpus_online)
@@ -452,7 +449,13 @@ fn host_facts(kinded: &[Kinded], salvage: bool) -> (HostFacts, Vec<String>) {
             Vec::new()
         }
     };
-    if facts.hybrid_pmus.is_none() {
+    if nr_cpus == 0 {
+        unknown.push(
+            "the CPU count: the perf.data header does not give it (lost with a salvaged \
+             file's end), so `cpus` lists only what the pipeline's `topology:` declares"
+                .into(),
+        );
+    } else if facts.hybrid_pmus.is_none() {
         unknown.push(
             "core classes: the perf.data header names no hybrid core PMUs (perf writes them on \
              hybrid machines only), so every CPU is one class, P; declare `topology:` in the \
@@ -476,7 +479,7 @@ fn host_facts(kinded: &[Kinded], salvage: bool) -> (HostFacts, Vec<String>) {
         cpus,
         ..HostFacts::default()
     };
-    (host, unknown)
+    Ok((host, unknown))
 }
 
 /// The oldest file's modification time, the closest thing to when the recording was made.

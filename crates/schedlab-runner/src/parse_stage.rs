@@ -75,6 +75,11 @@ fn parse_run(
     let run_id = m.run_id.clone();
     let mut out = RunTables::default();
     let mut cpus = m.host.cpus.clone();
+    if cpus.is_empty() && m.imported.is_some() {
+        // An import with no perf.data header to list the CPUs (timehist text, a salvaged
+        // trace): the pipeline's declaration is all that is known of them.
+        cpus = schedlab_topology::declared_cpus(topology);
+    }
     schedlab_topology::apply_declared(&mut cpus, topology).map_err(|err| {
         RunnerError::Topology {
             run_id: run_id.clone(),

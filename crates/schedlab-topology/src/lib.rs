@@ -154,6 +154,27 @@ fn conventional_rank(class: &str) -> (u32, u32) {
     }
 }
 
+/// The CPUs a `topology:` declaration names, and nothing else known of them: for a machine
+/// known only from files that do not list its CPUs (an imported timehist text).
+pub fn declared_cpus(declared: &[(String, Vec<u32>)]) -> Vec<CpuInfo> {
+    let mut cpus: Vec<CpuInfo> = (declared.iter())
+        .flat_map(|(class, members)| members.iter().map(move |&cpu| (cpu, class)))
+        .map(|(cpu, class)| CpuInfo {
+            cpu,
+            core_id: None,
+            package_id: None,
+            class: class.clone(),
+            class_source: "declared".to_owned(),
+            capacity: None,
+            max_khz: None,
+            base_khz: None,
+        })
+        .collect();
+    cpus.sort_by_key(|c| c.cpu);
+    cpus.dedup_by_key(|c| c.cpu);
+    cpus
+}
+
 /// Overrides detected classes with declared ones, e.g. a pipeline's
 /// `topology: { P: [0-3], E: [4-11] }`; overridden CPUs get class source `declared`.
 ///

@@ -197,6 +197,28 @@ fn an_imported_recording_gives_perfs_and_the_tools_figures() {
         import.stderr
     );
 
+    // The recording cut short (a copy interrupted): refused, with the hint that --salvage
+    // exists; with it, imported.
+    let whole = std::fs::read(hand.join("perf.data")).unwrap();
+    std::fs::write(hand.join("cut.data"), &whole[..whole.len() * 2 / 3]).unwrap();
+    let refused = sandbox.schedlab(&["import", pipeline, "hand/cut.data", "--label", "cut"]);
+    assert_eq!(refused.code, 2, "{}", refused.stderr);
+    assert!(refused.stderr.contains("--salvage"), "{}", refused.stderr);
+    assert_eq!(
+        sandbox.runs("byhand").len(),
+        2,
+        "nothing left by the refusal"
+    );
+    let salvaged = sandbox.schedlab(&[
+        "import",
+        pipeline,
+        "hand/cut.data",
+        "--label",
+        "cut",
+        "--salvage",
+    ]);
+    assert_eq!(salvaged.code, 0, "{}", salvaged.stderr);
+
     // A collected run beside it, so that compare sets one against the other.
     let run = sandbox.schedlab(&["run", pipeline]);
     assert_eq!(run.code, 0, "{}", run.stderr);
@@ -208,7 +230,7 @@ fn an_imported_recording_gives_perfs_and_the_tools_figures() {
     let imported: Vec<(&str, bool)> = (runs.iter())
         .map(|r| (r.run_id.as_str(), r.imported))
         .collect();
-    assert_eq!(imported.len(), 3, "{imported:?}");
+    assert_eq!(imported.len(), 4, "{imported:?}");
     assert!(
         (imported.iter()).all(|(id, flag)| *flag == id.starts_with("imported-")),
         "{imported:?}"
@@ -241,8 +263,8 @@ fn an_imported_recording_gives_perfs_and_the_tools_figures() {
     // A thread selected by `comm:` is the workload's from its exec on (before, it was the
     // shell's `nice` or `sh`): its slices before that are in the trace but not the workload's,
     // and perf's per-thread total counts both.
-    let slices: Vec<SchedSliceRow> = read_table(&tables).unwrap();
-    let slices: Vec<&SchedSliceRow> = slices.iter().filter(|s| mine(&s.run_id)).collect();
+    let slices_all: Vec<SchedSliceRow> = read_table(&tables).unwrap();
+    let slices: Vec<&SchedSliceRow> = slices_all.iter().filter(|s| mine(&s.run_id)).collect();
     for row in &cpu_time {
         let of_tid = || slices.iter().filter(|s| s.tid == row.tid);
         let all: i64 = of_tid().map(|s| s.run_ns).sum();
@@ -362,6 +384,19 @@ fn an_imported_recording_gives_perfs_and_the_tools_figures() {
             row.cpu_time_ns
         );
     }
+
+    // The salvaged run has the slices up to where the file was cut, and says so.
+    let cut = |id: &str| id.starts_with("imported-cut-");
+    let salvaged_slices = slices_all.iter().filter(|s| cut(&s.run_id)).count();
+    assert!(
+        salvaged_slices > 0 && salvaged_slices < slices.len(),
+        "{salvaged_slices} slices salvaged of {}",
+        slices.len()
+    );
+    assert!(
+        (quality.iter()).any(|q| cut(&q.run_id) && q.message.contains("salvaged:")),
+        "{quality:#?}"
+    );
 
     // Compare: the imported run against the collected one, by label.
     let compare = sandbox.schedlab(&["compare", pipeline, "--by", "label"]);
