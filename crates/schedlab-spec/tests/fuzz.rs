@@ -213,6 +213,15 @@ fn number_spans(text: &str) -> Vec<(usize, usize)> {
     spans
 }
 
+/// A machine of three core classes, as `schedlab topology` would describe a small hybrid one.
+static HYBRID: std::sync::LazyLock<Vec<(String, Vec<u32>)>> = std::sync::LazyLock::new(|| {
+    vec![
+        ("P".into(), vec![0, 1]),
+        ("E".into(), vec![2, 3, 4, 5]),
+        ("LPE".into(), vec![6, 7]),
+    ]
+});
+
 /// The runner's rule is not reachable from here; this one refuses what it refuses most often.
 fn name_part(text: &str) -> Result<(), String> {
     if text.is_empty() || text.contains(['.', '/', '$']) {
@@ -227,6 +236,8 @@ fn check(source: &str) {
     let options = CompileOptions {
         parsers: &["perf-sched", "stress-ng", "openssl", "time", "turbostat"],
         nproc: 8,
+        classes: &HYBRID,
+        short: false,
         name_part,
         repeat: None,
     };

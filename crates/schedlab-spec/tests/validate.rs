@@ -14,10 +14,21 @@ fn name_part(text: &str) -> Result<(), String> {
     }
 }
 
+/// A machine of three core classes, as `schedlab topology` would describe a small hybrid one.
+static HYBRID: std::sync::LazyLock<Vec<(String, Vec<u32>)>> = std::sync::LazyLock::new(|| {
+    vec![
+        ("P".into(), vec![0, 1]),
+        ("E".into(), vec![2, 3, 4, 5]),
+        ("LPE".into(), vec![6, 7]),
+    ]
+});
+
 fn compile_text(yaml: &str) -> Result<Plan, String> {
     let options = CompileOptions {
         parsers: PARSERS,
         nproc: 8,
+        classes: &HYBRID,
+        short: false,
         name_part,
         repeat: None,
     };
