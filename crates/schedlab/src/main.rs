@@ -41,6 +41,8 @@ enum Command {
         pipeline: PathBuf,
         #[command(flatten)]
         common: Common,
+        #[command(flatten)]
+        form: Form,
         /// Tag every run of this invocation (e.g. the kernel under test); tagged runs are
         /// collected beside untagged ones. The same label in a later invocation (after a
         /// reboot, say) continues its runs: only the missing repetitions are collected.
@@ -76,6 +78,8 @@ enum Command {
         pipeline: PathBuf,
         #[command(flatten)]
         common: Common,
+        #[command(flatten)]
+        form: Form,
         /// Recompute every stage, fresh or not.
         #[arg(long)]
         force: bool,
@@ -115,6 +119,8 @@ enum Command {
         #[command(flatten)]
         common: Common,
         #[command(flatten)]
+        form: Form,
+        #[command(flatten)]
         groups: Groups,
         /// Print only the figures whose name contains this text (repeatable); the files keep
         /// every figure.
@@ -146,6 +152,8 @@ enum Command {
         #[command(flatten)]
         common: Common,
         #[command(flatten)]
+        form: Form,
+        #[command(flatten)]
         groups: Groups,
         /// The difference to resolve, in percent of the baseline's mean: `1%` or `1`.
         #[arg(long, value_parser = parse_percent, value_name = "PERCENT")]
@@ -158,6 +166,8 @@ enum Command {
     Validate {
         #[arg(required = true)]
         pipelines: Vec<PathBuf>,
+        #[command(flatten)]
+        form: Form,
     },
     /// List the runs on disk and say, per stage and run, whether it is fresh or what made it
     /// stale.
@@ -165,6 +175,8 @@ enum Command {
         pipeline: PathBuf,
         #[command(flatten)]
         common: Common,
+        #[command(flatten)]
+        form: Form,
         /// Which label's runs count as missing (as `run --label`).
         #[arg(long)]
         label: Option<String>,
@@ -260,6 +272,24 @@ struct Common {
     /// Where pipeline data lives: DATA/PIPELINE/{runs,tables,aggregates,report}.
     #[arg(long, default_value = "data", env = "SCHEDLAB_DATA")]
     data: PathBuf,
+}
+
+/// Which form of the pipeline a command is about.
+#[derive(clap::Args, Clone, Copy)]
+struct Form {
+    /// The pipeline's short form (its `short:` values: seconds instead of minutes, one
+    /// repetition), named PIPELINE-short, so that its runs have their own data directory.
+    #[arg(long)]
+    short: bool,
+}
+
+impl From<Form> for Scope {
+    fn from(form: Form) -> Scope {
+        Scope {
+            short: form.short,
+            ..Scope::default()
+        }
+    }
 }
 
 /// How `compare` and `plan` group runs.
@@ -486,6 +516,7 @@ fn run(args: Args) -> anyhow::Result<ExitCode> {
         Command::Run {
             pipeline,
             common,
+            form,
             label,
             repeat,
             from,
@@ -506,6 +537,7 @@ fn run(args: Args) -> anyhow::Result<ExitCode> {
             let scope = Scope {
                 label,
                 repeat,
+                short: form.short,
                 ..Scope::default()
             };
             if dry_run {
@@ -516,6 +548,7 @@ fn run(args: Args) -> anyhow::Result<ExitCode> {
         Command::Analyze {
             pipeline,
             common,
+            form,
             force,
             runs,
         } => {
@@ -526,6 +559,7 @@ fn run(args: Args) -> anyhow::Result<ExitCode> {
             };
             let scope = Scope {
                 runs: (!runs.is_empty()).then_some(runs),
+                short: form.short,
                 ..Scope::default()
             };
             execute(&pipeline, &common, scope, selection)
@@ -533,25 +567,28 @@ fn run(args: Args) -> anyhow::Result<ExitCode> {
         Command::Compare {
             pipeline,
             common,
+            form,
             groups,
             metric,
             against,
             map,
-        } => match against {
-            None => compare(&pipeline, &common, &groups, &metric, None),
-            Some(other) => compare(&pipeline, &common, &groups, &metric, Some((&other, &map))),
-        },
+        } => {
+            let against = against.as_deref().map(|other| (other, &map[..]));
+            compare(&pipeline, &common, form, &groups, &metric, against)
+        }
         Command::Plan {
             pipeline,
             common,
+            form,
             groups,
             detect,
             metric,
-        } => plan(&pipeline, &common, &groups, detect, &metric),
-        Command::Validate { pipelines } => Ok(validate(&pipelines)),
+        } => plan(&pipeline, &common, form, &groups, detect, &metric),
+        Command::Validate { pipelines, form } => Ok(validate(&pipelines, form)),
         Command::Status {
             pipeline,
             common,
+            form,
             label,
             repeat,
         } => status(
@@ -560,6 +597,7 @@ fn run(args: Args) -> anyhow::Result<ExitCode> {
             Scope {
                 label,
                 repeat,
+                short: form.short,
                 ..Scope::default()
             },
         ),
@@ -626,7 +664,7 @@ fn dry_run_timeline(
     scope: Scope,
     selection: StageSelection,
 ) -> anyhow::Result<ExitCode> {
-    let plan = load_plan(pipeline, scope.repeat)?;
+    let plan = load_plan(pipeline, scope.repeat, scope.short)?;
     let options = runner_options(pipeline, common, scope, selection)?;
     let say = |_: &str| {};
     for line in Runner::new(&plan, &options, &say).dry_run() {
@@ -640,24 +678,25 @@ fn dry_run_timeline(
 fn compare(
     pipeline: &Path,
     common: &Common,
+    form: Form,
     groups: &Groups,
     metric: &[String],
     against: Option<(&Path, &[(String, String)])>,
 ) -> anyhow::Result<ExitCode> {
     let Some((other, map)) = against else {
-        return compare_with(pipeline, common, groups, metric, None);
+        return compare_with(pipeline, common, form, groups, metric, None);
     };
     // The other pipeline's analysis first, then this one's, then both compared.
     execute_then(
         other,
         common,
-        Scope::default(),
+        form.into(),
         StageSelection::analysis(),
         |theirs, outcome| {
             if outcome.interrupted {
                 return Ok(ExitCode::from(EXIT_INTERRUPTED));
             }
-            compare_with(pipeline, common, groups, metric, Some((theirs, map)))
+            compare_with(pipeline, common, form, groups, metric, Some((theirs, map)))
         },
     )
 }
@@ -666,6 +705,7 @@ fn compare(
 fn compare_with(
     pipeline: &Path,
     common: &Common,
+    form: Form,
     groups: &Groups,
     metric: &[String],
     against: Option<(&Runner<'_>, &[(String, String)])>,
@@ -674,7 +714,7 @@ fn compare_with(
     execute_then(
         pipeline,
         common,
-        Scope::default(),
+        form.into(),
         analysis,
         |runner, outcome| {
             if outcome.interrupted {
@@ -723,6 +763,7 @@ fn compare_with(
 fn plan(
     pipeline: &Path,
     common: &Common,
+    form: Form,
     groups: &Groups,
     detect: f64,
     metric: &[String],
@@ -730,7 +771,7 @@ fn plan(
     execute_then(
         pipeline,
         common,
-        Scope::default(),
+        form.into(),
         StageSelection::analysis(),
         |runner, outcome| {
             if outcome.interrupted {
@@ -762,10 +803,10 @@ fn plan(
 }
 
 /// `validate`: every pipeline's diagnostics, and exit 2 when any has one.
-fn validate(pipelines: &[PathBuf]) -> ExitCode {
+fn validate(pipelines: &[PathBuf], form: Form) -> ExitCode {
     let mut failed = false;
     for pipeline in pipelines {
-        match load_plan(pipeline, None) {
+        match load_plan(pipeline, None, form.short) {
             Ok(plan) => println!("{}: ok ({} runs)", pipeline.display(), plan.runs.len()),
             Err(err) => {
                 eprintln!("{err}");
@@ -782,7 +823,7 @@ fn validate(pipelines: &[PathBuf]) -> ExitCode {
 
 /// `status`: the runs on disk and each stage's freshness.
 fn status(pipeline: &Path, common: &Common, scope: Scope) -> anyhow::Result<ExitCode> {
-    let plan = load_plan(pipeline, scope.repeat)?;
+    let plan = load_plan(pipeline, scope.repeat, scope.short)?;
     let options = runner_options(pipeline, common, scope, StageSelection::all())?;
     let say = |_: &str| {};
     let status = Runner::new(&plan, &options, &say).status()?;
@@ -830,16 +871,26 @@ impl std::error::Error for InvalidPipeline {}
 
 /// Reads and compiles a pipeline (with `repeat` instead of its own, if given); the error is the
 /// rendered list of diagnostics.
-fn load_plan(path: &Path, repeat: Option<u32>) -> anyhow::Result<Plan> {
+fn load_plan(path: &Path, repeat: Option<u32>, short: bool) -> anyhow::Result<Plan> {
     let source =
         std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
     let parsers: Vec<&str> = ParserKind::ALL.iter().map(|k| k.name()).collect();
     let nproc = std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1);
+    // Without a readable /sys there are no classes, and a pipeline that names one says so.
+    let classes = match schedlab_topology::detect(Path::new("/sys")) {
+        Ok(cpus) => schedlab_topology::classes(&cpus),
+        Err(err) => {
+            eprintln!("schedlab: warning: cannot read this machine's core classes: {err}");
+            Vec::new()
+        }
+    };
     let options = CompileOptions {
         parsers: &parsers,
         nproc,
+        classes: &classes,
+        short,
         name_part: check_name_part,
         repeat,
     };
@@ -862,6 +913,8 @@ struct Scope {
     label: Option<String>,
     repeat: Option<u32>,
     runs: Option<Vec<String>>,
+    /// The pipeline's short form.
+    short: bool,
 }
 
 fn runner_options(
@@ -955,7 +1008,7 @@ fn execute_then(
     selection: StageSelection,
     then: impl FnOnce(&Runner<'_>, Outcome) -> anyhow::Result<ExitCode>,
 ) -> anyhow::Result<ExitCode> {
-    let plan = load_plan(pipeline, scope.repeat)?;
+    let plan = load_plan(pipeline, scope.repeat, scope.short)?;
     let options = runner_options(pipeline, common, scope, selection)?;
     stop_on_interrupt(
         &options.interrupt,
