@@ -120,7 +120,7 @@ fn identities_ignore_repeat_cooldown_and_shuffle() {
         "the edit did not apply"
     );
     assert_eq!(identities(&edited, None), before);
-    let other_work = source.replace("--timeout, 30s", "--timeout, 31s");
+    let other_work = source.replace("seconds: 30,", "seconds: 31,");
     assert_ne!(other_work, source);
     let changed = identities(&other_work, None);
     assert!(changed.is_disjoint(&before), "{changed:?}");
