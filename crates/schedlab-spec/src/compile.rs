@@ -26,7 +26,7 @@ pub struct CompileOptions<'a> {
     /// Value of the built-in `${nproc}`.
     pub nproc: usize,
     /// This machine's core classes, fastest first, each with its CPUs (what
-    /// `schedlab_topology::detect` and `class_order` give). The pipeline's `topology:` is laid
+    /// `schedlab_topology::classes` gives). The pipeline's `topology:` is laid
     /// over them, and the result is what `cpus: [P]`, `cpus: ["E:1"]` and `${nproc_P}` name: a
     /// class not in it is an error, never an empty set.
     pub classes: &'a [(String, Vec<u32>)],
@@ -167,7 +167,7 @@ impl Checker<'_> {
     }
 
     fn plan(&mut self, mut raw: RawPipeline) -> Plan {
-        self.short_form(&mut raw);
+        let short_topology = self.short_form(&mut raw);
         if let Some(repeat) = self.options.repeat {
             raw.repeat = Some(repeat);
         }
@@ -177,12 +177,11 @@ impl Checker<'_> {
         }
         self.pipeline_name(&raw.name);
         // The short form's topology is under `short`, and its errors point there.
-        let topology_at =
-            if self.options.short && raw.short.as_ref().is_some_and(|s| s.topology.is_some()) {
-                yaml_path!["short", "topology"].to_vec()
-            } else {
-                yaml_path!["topology"].to_vec()
-            };
+        let topology_at = if short_topology {
+            yaml_path!["short", "topology"].to_vec()
+        } else {
+            yaml_path!["topology"].to_vec()
+        };
         let topology: Vec<(String, Vec<u32>)> = (raw.topology.iter().flatten())
             .map(|(class, items)| {
                 let mut at = topology_at.clone();
@@ -246,7 +245,8 @@ impl Checker<'_> {
 
     /// The short form's values checked against what they replace (always, so that `validate`
     /// finds a typo in either form), and with `--short`, put in place of the pipeline's own.
-    fn short_form(&mut self, raw: &mut RawPipeline) {
+    /// Returns whether the topology is now the short form's.
+    fn short_form(&mut self, raw: &mut RawPipeline) -> bool {
         let Some(short) = raw.short.take() else {
             if self.options.short {
                 self.error_at(
@@ -255,7 +255,7 @@ impl Checker<'_> {
                     Some("add a `short:` section (`short: {}` when it is short already)".into()),
                 );
             }
-            return;
+            return false;
         };
         let replaced = [
             (
@@ -282,13 +282,17 @@ impl Checker<'_> {
                 );
             }
         }
-        if self.options.short {
-            raw.vars.extend(short.vars.clone());
-            raw.matrix.extend(short.matrix.clone());
-            raw.repeat = short.repeat.or(raw.repeat);
-            raw.topology = short.topology.clone().or(raw.topology.take());
+        if !self.options.short {
+            return false;
         }
-        raw.short = Some(short);
+        raw.vars.extend(short.vars);
+        raw.matrix.extend(short.matrix);
+        raw.repeat = short.repeat.or(raw.repeat);
+        let short_topology = short.topology.is_some();
+        if short_topology {
+            raw.topology = short.topology;
+        }
+        short_topology
     }
 
     /// `class_order`: each class once, and only declared classes when the pipeline declares

@@ -593,6 +593,16 @@ p.yaml:7:13: error: the short form sets `threads`, which `matrix` does not defin
         headlines(&yaml),
         ["p.yaml:14:20: error: undefined variable `${setle}`"]
     );
+    // The short form's own topology is checked where it is written.
+    let yaml = SCALED.replace("LPE: [1] }", "LPE: [E] }");
+    assert_eq!(
+        compile_form(&yaml, true)
+            .unwrap_err()
+            .lines()
+            .next()
+            .unwrap(),
+        "p.yaml:9:29: error: `E` is not a CPU list"
+    );
     let none = "name: plain\ncollect:\n  workloads:\n    w: { run: [true] }\n";
     assert_eq!(
         compile_form(none, true).unwrap_err(),
