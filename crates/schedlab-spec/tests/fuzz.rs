@@ -68,6 +68,8 @@ const KEYS: &[&str] = &[
     "<<",
     "x",
     "start_afer",
+    "short",
+    "topology",
 ];
 
 /// Stray text: YAML's own punctuation, anchors, tags, unicode.
@@ -93,6 +95,11 @@ const JUNK: &[&str] = &[
     "\t",
     "ü",
     "${nproc}",
+    "${nproc_P}",
+    "${nproc_except_LPE}",
+    "P:1",
+    "E:0",
+    "LPE:99999999999",
     "${",
     "0-4294967295",
     "\u{feff}",
