@@ -893,7 +893,13 @@ impl Checker<'_> {
                             cpus.extend(members);
                             continue;
                         }
-                        Err(error) => error,
+                        // Through a variable (a matrix value, usually): say which value.
+                        Err((message, hint)) => match item {
+                            CpuItem::Range(written) if *written != text => {
+                                (format!("`{written}` is `{text}` here: {message}"), hint)
+                            }
+                            _ => (message, hint),
+                        },
                     }
                 } else {
                     let classes = if classes {

@@ -497,6 +497,17 @@ fn a_class_the_machine_lacks_is_an_error_that_names_the_classes_it_has() {
             "p.yaml:6:30: error: `P:x` needs a count of CPUs after the colon",
         ]
     );
+    // Through a matrix variable, the message says which value.
+    let yaml = by_class("[\"${pin}\"]", "x").replace(
+        "name: classes\n",
+        "name: classes\nmatrix: { pin: [\"P:1\", \"X:1\"] }\n",
+    );
+    assert_eq!(
+        headlines(&yaml),
+        [
+            "p.yaml:7:14: error: `${pin}` is `X:1` here: `X` is not a core class of this machine (it has P, E, LPE)"
+        ]
+    );
     // A declared topology's CPUs are numbers: a class there is not a CPU list.
     let yaml =
         by_class("[P]", "x").replace("name: classes\n", "name: classes\ntopology: { P: [E] }\n");
