@@ -135,6 +135,8 @@ mod tests {
             nproc: 2,
             name_part: crate::layout::check_name_part,
             repeat: None,
+            classes: &[],
+            short: false,
         };
         compile("p.yaml", &yaml, &options).unwrap()
     }

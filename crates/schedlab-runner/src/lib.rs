@@ -902,7 +902,8 @@ impl<'a> Runner<'a> {
                     .into_iter()
                     .map(|l| format!("  {l}")),
             );
-            if let Some(cooldown) = plan.collect.cooldown {
+            // A short form's `cooldown: 0s` is no pause.
+            if let Some(cooldown) = plan.collect.cooldown.filter(|c| !c.is_zero()) {
                 lines.push(format!("  then cool down for {cooldown:?}"));
             }
         }

@@ -6,7 +6,7 @@ use std::time::Duration;
 use serde_saphyr::Spanned;
 
 use crate::diagnostic::{Diagnostic, closest, hint_for_serde_message};
-use crate::duration::Span;
+use crate::duration::parse_duration;
 use crate::locate::{Part, Place, Positions, Step, yaml_path};
 use crate::plan::{
     AggregateStep, CollectPlan, CpuSamplerOptions, MonitorKind, MonitorPlan, PerfSchedOptions,
@@ -14,8 +14,9 @@ use crate::plan::{
     TurbostatOptions, WorkloadPlan, variant_text,
 };
 use crate::raw::{
-    CpuItem, RawCollect, RawCpuSampler, RawMonitor, RawPerfSched, RawPeriodic, RawPipeline,
-    RawPlacement, RawStep, RawSummarize, RawTurbostat, RawWorkload, Scalar,
+    CpuItem, RawCollect, RawCount, RawCpuSampler, RawDuration, RawMonitor, RawPerfSched,
+    RawPeriodic, RawPipeline, RawPlacement, RawStep, RawSummarize, RawTurbostat, RawWorkload,
+    Scalar,
 };
 use crate::selector::{Select, WorkloadSelector};
 
@@ -26,6 +27,14 @@ pub struct CompileOptions<'a> {
     pub parsers: &'a [&'a str],
     /// Value of the built-in `${nproc}`.
     pub nproc: usize,
+    /// This machine's core classes, fastest first, each with its CPUs (what
+    /// `schedlab_topology::classes` gives). The pipeline's `topology:` is laid
+    /// over them, and the result is what `cpus: [P]`, `cpus: ["E:1"]` and `${nproc_P}` name: a
+    /// class not in it is an error, never an empty set.
+    pub classes: &'a [(String, Vec<u32>)],
+    /// Compile the pipeline's short form (its `short:` values instead of its own), named
+    /// `<name>-short` so that its runs have their own data directory.
+    pub short: bool,
     /// Whether a text may be part of a directory name (the pipeline's name, a matrix variable
     /// or value); if not, the rule in words. The runner names the directories, so the rule is
     /// its own (`schedlab_runner::layout::check_name_part`, which also checks `--label`).
@@ -57,6 +66,7 @@ pub fn compile(
         options,
         positions: Positions::of(source),
         errors: Vec::new(),
+        classes: Vec::new(),
     };
     let plan = checker.plan(raw);
     if checker.errors.is_empty() {
@@ -88,6 +98,8 @@ struct Checker<'a> {
     options: &'a CompileOptions<'a>,
     positions: Positions,
     errors: Vec<Diagnostic>,
+    /// The machine's classes with the pipeline's `topology:` laid over them.
+    classes: Vec<(String, Vec<u32>)>,
 }
 
 impl Checker<'_> {
@@ -121,8 +133,8 @@ impl Checker<'_> {
     }
 
     /// A duration that means nothing when zero (a period, an interval, a time limit).
-    fn longer_than_zero(&mut self, at: &[Step], key: &str, duration: Option<Span>) {
-        if duration.is_some_and(|d| d.0.is_zero()) {
+    fn longer_than_zero(&mut self, at: &[Step], key: &str, duration: Option<Duration>) {
+        if duration.is_some_and(|d| d.is_zero()) {
             self.error_at_path(
                 at,
                 Part::Value,
@@ -157,17 +169,30 @@ impl Checker<'_> {
     }
 
     fn plan(&mut self, mut raw: RawPipeline) -> Plan {
+        let short_topology = self.short_form(&mut raw);
         if let Some(repeat) = self.options.repeat {
             raw.repeat = Some(repeat);
         }
-        let name = raw.name.value.clone();
+        let mut name = raw.name.value.clone();
+        if self.options.short {
+            name.push_str("-short");
+        }
         self.pipeline_name(&raw.name);
-        let topology = (raw.topology.iter().flatten())
+        // The short form's topology is under `short`, and its errors point there.
+        let topology_at = if short_topology {
+            yaml_path!["short", "topology"].to_vec()
+        } else {
+            yaml_path!["topology"].to_vec()
+        };
+        let topology: Vec<(String, Vec<u32>)> = (raw.topology.iter().flatten())
             .map(|(class, items)| {
-                let cpus = self.cpu_list(&yaml_path!["topology", class], items, &BTreeMap::new());
+                let mut at = topology_at.clone();
+                at.push(Step::from(class));
+                let cpus = self.cpu_list(&at, items, &BTreeMap::new(), false);
                 (class.clone(), cpus)
             })
             .collect();
+        self.classes = laid_over(self.options.classes, &topology);
         self.aggregate(&raw);
         let class_order = self.class_order(&raw);
         let matrix = self.matrix(&raw.matrix, &self.base_vars(&raw));
@@ -234,6 +259,58 @@ impl Checker<'_> {
             aggregate: raw.aggregate.iter().map(AggregateStep::from).collect(),
             summarize: Summarize::from(raw.summarize),
         }
+    }
+
+    /// The short form's values checked against what they replace (always, so that `validate`
+    /// finds a typo in either form), and with `--short`, put in place of the pipeline's own.
+    /// Returns whether the topology is now the short form's.
+    fn short_form(&mut self, raw: &mut RawPipeline) -> bool {
+        let Some(short) = raw.short.take() else {
+            if self.options.short {
+                self.error_at(
+                    &raw.name,
+                    format!("pipeline `{}` has no short form", raw.name.value),
+                    Some("add a `short:` section (`short: {}` when it is short already)".into()),
+                );
+            }
+            return false;
+        };
+        let replaced = [
+            (
+                "vars",
+                short.vars.keys().collect::<Vec<_>>(),
+                raw.vars.keys().collect::<Vec<_>>(),
+            ),
+            (
+                "matrix",
+                short.matrix.keys().collect(),
+                raw.matrix.keys().collect(),
+            ),
+        ];
+        for (section, set, defined) in replaced {
+            for key in set.into_iter().filter(|key| !defined.contains(key)) {
+                let hint = closest(key, defined.iter().map(|k| k.as_str()))
+                    .map(|best| format!("did you mean `{best}`?"))
+                    .or_else(|| Some(format!("a short form only replaces values of `{section}`")));
+                self.error_at_path(
+                    &yaml_path!["short", section, key],
+                    Part::Key,
+                    format!("the short form sets `{key}`, which `{section}` does not define"),
+                    hint,
+                );
+            }
+        }
+        if !self.options.short {
+            return false;
+        }
+        raw.vars.extend(short.vars);
+        raw.matrix.extend(short.matrix);
+        raw.repeat = short.repeat.or(raw.repeat);
+        let short_topology = short.topology.is_some();
+        if short_topology {
+            raw.topology = short.topology;
+        }
+        short_topology
     }
 
     /// `class_order`: each class once, and only declared classes when the pipeline declares
@@ -348,12 +425,11 @@ impl Checker<'_> {
                 let text = match substitute(&written, vars) {
                     Ok(text) => text,
                     Err(unknown) => {
-                        let hint = closest(&unknown, vars.keys().map(String::as_str))
-                            .map(|best| format!("did you mean `${{{best}}}`?"))
-                            .or_else(|| {
-                                Some("matrix values may use `vars:` and `${nproc}`".into())
-                            });
-                        let message = format!("undefined variable `${{{unknown}}}`");
+                        let (message, hint) = self.undefined_variable(
+                            &unknown,
+                            vars,
+                            "matrix values may use `vars:` and `${nproc}`",
+                        );
                         self.error_at_path(&at, Part::Value, message, hint);
                         continue;
                     }
@@ -376,13 +452,60 @@ impl Checker<'_> {
         substituted
     }
 
-    /// The variables every run has: the pipeline's `vars` and `nproc`.
+    /// The variables every run has: the pipeline's `vars`, `nproc`, and per core class `C`,
+    /// `nproc_C` (its CPUs) and `nproc_except_C` (the CPUs of every other class).
     fn base_vars(&self, raw: &RawPipeline) -> BTreeMap<String, String> {
         let mut vars: BTreeMap<String, String> = (raw.vars.iter())
             .map(|(k, v)| (k.clone(), v.to_string()))
             .collect();
         vars.insert("nproc".into(), self.options.nproc.to_string());
+        let every: usize = self.classes.iter().map(|(_, cpus)| cpus.len()).sum();
+        for (class, cpus) in &self.classes {
+            vars.insert(format!("nproc_{class}"), cpus.len().to_string());
+            vars.insert(
+                format!("nproc_except_{class}"),
+                (every - cpus.len()).to_string(),
+            );
+        }
         vars
+    }
+
+    /// What to say about `${name}`, which `vars` does not define: a `nproc_` name is about a
+    /// core class the machine lacks; otherwise the closest name, or `otherwise`.
+    fn undefined_variable(
+        &self,
+        name: &str,
+        vars: &BTreeMap<String, String>,
+        otherwise: &str,
+    ) -> (String, Option<String>) {
+        let class = (name.strip_prefix("nproc_except_")).or_else(|| name.strip_prefix("nproc_"));
+        if let Some(class) = class {
+            return self.missing_class(class);
+        }
+        let hint = closest(name, vars.keys().map(String::as_str))
+            .map(|best| format!("did you mean `${{{best}}}`?"))
+            .unwrap_or_else(|| otherwise.to_owned());
+        (format!("undefined variable `${{{name}}}`"), Some(hint))
+    }
+
+    /// A core class this machine (with the pipeline's `topology:`) does not have.
+    fn missing_class(&self, class: &str) -> (String, Option<String>) {
+        let names: Vec<&str> = self.classes.iter().map(|(name, _)| name.as_str()).collect();
+        let has = if names.is_empty() {
+            "no known classes".to_owned()
+        } else {
+            names.join(", ")
+        };
+        let message = format!("`{class}` is not a core class of this machine (it has {has})");
+        let hint = (names.iter())
+            .find(|name| name.eq_ignore_ascii_case(class))
+            .map(|name| format!("did you mean `{name}`?"))
+            .unwrap_or_else(|| {
+                "`schedlab topology` lists the classes; a pipeline can declare its own, \
+                 e.g. `topology: { P: [0], E: [1] }`"
+                    .into()
+            });
+        (message, Some(hint))
     }
 
     /// Expands matrix × repeat, interleaving variants: rep 1 of every variant, then rep 2, …
@@ -432,11 +555,11 @@ impl Checker<'_> {
         collect: &RawCollect,
         vars: &BTreeMap<String, String>,
     ) -> CollectPlan {
-        self.longer_than_zero(
-            &yaml_path!["collect", "duration"],
-            "duration",
-            collect.duration,
-        );
+        let duration_at = yaml_path!["collect", "duration"];
+        let duration = self.duration(&duration_at, collect.duration.as_ref(), vars);
+        self.longer_than_zero(&duration_at, "duration", duration);
+        let cooldown_at = yaml_path!["collect", "cooldown"];
+        let cooldown = self.duration(&cooldown_at, collect.cooldown.as_ref(), vars);
         let monitors = (collect.monitors.iter())
             .filter_map(|(name, monitor)| self.monitor(name, monitor, vars))
             .collect();
@@ -458,8 +581,8 @@ impl Checker<'_> {
             );
         }
         CollectPlan {
-            duration: collect.duration.map(|d| d.0),
-            cooldown: collect.cooldown.map(|d| d.0),
+            duration,
+            cooldown,
             monitors,
             workloads,
         }
@@ -475,7 +598,7 @@ impl Checker<'_> {
         let interval = |kind: &str| yaml_path!["collect", "monitors", name, kind, "interval"];
         let mut kinds = Vec::new();
         if let Some(o) = &raw.perf_sched {
-            let window = o.window.as_ref().and_then(|w| w.duration);
+            let window = o.window.as_ref().and_then(|w| w.duration).map(|d| d.0);
             let at = yaml_path![
                 "collect",
                 "monitors",
@@ -488,15 +611,15 @@ impl Checker<'_> {
             kinds.push(MonitorKind::PerfSched(o.into()));
         }
         if let Some(o) = &raw.placement {
-            self.longer_than_zero(&interval("placement"), "interval", Some(o.interval));
+            self.longer_than_zero(&interval("placement"), "interval", Some(o.interval.0));
             kinds.push(MonitorKind::Placement(o.into()));
         }
         if let Some(o) = &raw.turbostat {
-            self.longer_than_zero(&interval("turbostat"), "interval", Some(o.interval));
+            self.longer_than_zero(&interval("turbostat"), "interval", Some(o.interval.0));
             kinds.push(MonitorKind::Turbostat(o.into()));
         }
         if let Some(o) = &raw.cpu {
-            self.longer_than_zero(&interval("cpu"), "interval", Some(o.interval));
+            self.longer_than_zero(&interval("cpu"), "interval", Some(o.interval.0));
             kinds.push(MonitorKind::Cpu(o.into()));
         }
         if let Some(o) = &raw.command {
@@ -543,13 +666,16 @@ impl Checker<'_> {
             let message = format!("nice {nice} is outside -20..=19");
             self.error_at_path(&at("nice"), Part::Value, message, None);
         }
-        self.at_least_one(&at("instances"), "instances", raw.instances);
-        self.longer_than_zero(&at("timeout"), "timeout", raw.timeout);
+        let instances = self.count(&at("instances"), raw.instances.as_ref(), vars);
+        self.at_least_one(&at("instances"), "instances", instances);
+        let timeout = self.duration(&at("timeout"), raw.timeout.as_ref(), vars);
+        self.longer_than_zero(&at("timeout"), "timeout", timeout);
+        let start_after = self.duration(&at("start_after"), raw.start_after.as_ref(), vars);
         // `"any"` (usually through a matrix variable) leaves the workload unpinned.
         let unpinned = |items: &Vec<CpuItem>| matches!(&items[..], [CpuItem::Range(text)] if substitute(text, vars).is_ok_and(|t| t == "any"));
         let cpus = (raw.cpus.as_ref())
             .filter(|items| !unpinned(items))
-            .map(|items| self.cpu_list(&at("cpus"), items, vars));
+            .map(|items| self.cpu_list(&at("cpus"), items, vars, true));
         let parse = raw.parse.as_ref().and_then(|p| self.parser(p));
         let repeat_until_end = match &raw.repeat_until {
             Some(until) if until.value == "monitors" => {
@@ -575,11 +701,11 @@ impl Checker<'_> {
         Some(WorkloadPlan {
             name: name.to_owned(),
             program,
-            start_after: raw.start_after.map(|d| d.0).unwrap_or(Duration::ZERO),
+            start_after: start_after.unwrap_or(Duration::ZERO),
             nice,
             cpus,
-            timeout: raw.timeout.map(|d| d.0),
-            instances: raw.instances.unwrap_or(1),
+            timeout,
+            instances: instances.unwrap_or(1),
             parse,
             repeat_until_end,
         })
@@ -651,8 +777,8 @@ impl Checker<'_> {
             );
         }
         self.at_least_one(&at("threads"), "threads", Some(periodic.threads));
-        self.longer_than_zero(&at("period"), "period", Some(periodic.period));
-        self.longer_than_zero(&at("duration"), "duration", Some(periodic.duration));
+        self.longer_than_zero(&at("period"), "period", Some(periodic.period.0));
+        self.longer_than_zero(&at("duration"), "duration", Some(periodic.duration.0));
     }
 
     fn parser(&mut self, name: &Spanned<String>) -> Option<String> {
@@ -683,11 +809,73 @@ impl Checker<'_> {
         match substitute(text, vars) {
             Ok(text) => text,
             Err(unknown) => {
-                let hint = closest(&unknown, vars.keys().map(String::as_str))
-                    .map(|best| format!("did you mean `${{{best}}}`?"))
-                    .or_else(|| Some("define it under `vars:` or `matrix:`".into()));
-                self.error_at(at, format!("undefined variable `${{{unknown}}}`"), hint);
+                let (message, hint) =
+                    self.undefined_variable(&unknown, vars, "define it under `vars:` or `matrix:`");
+                self.error_at(at, message, hint);
                 text.to_owned()
+            }
+        }
+    }
+
+    /// A duration at `at` as this run resolves it: written with `${vars}`, substituted and read
+    /// now, an undefined variable or malformed result being an error at the value.
+    fn duration(
+        &mut self,
+        at: &[Step],
+        raw: Option<&RawDuration>,
+        vars: &BTreeMap<String, String>,
+    ) -> Option<Duration> {
+        let text = match raw? {
+            RawDuration::Known(span) => return Some(span.0),
+            RawDuration::WithVars(text) => text,
+        };
+        let resolved = self.substituted_at(at, text, vars)?;
+        match parse_duration(&resolved) {
+            Ok(duration) => Some(duration),
+            Err(message) => {
+                let message = format!("`{text}` is `{resolved}` here: {message}");
+                self.error_at_path(at, Part::Value, message, None);
+                None
+            }
+        }
+    }
+
+    /// A count at `at` (`instances`), a number or a text with `${vars}` that comes out as one.
+    fn count(
+        &mut self,
+        at: &[Step],
+        raw: Option<&RawCount>,
+        vars: &BTreeMap<String, String>,
+    ) -> Option<u32> {
+        let text = match raw? {
+            RawCount::Number(count) => return Some(*count),
+            RawCount::Text(text) => text,
+        };
+        let resolved = self.substituted_at(at, text, vars)?;
+        let count = resolved.trim().parse().ok();
+        if count.is_none() {
+            let message = format!("`{text}` is `{resolved}` here, not a count");
+            let hint = Some("a whole number, e.g. 4 or \"${nproc_except_P}\"".into());
+            self.error_at_path(at, Part::Value, message, hint);
+        }
+        count
+    }
+
+    /// `text` (a plain value at `at`) with its `${vars}` replaced; None, with an error at `at`,
+    /// when one is undefined.
+    fn substituted_at(
+        &mut self,
+        at: &[Step],
+        text: &str,
+        vars: &BTreeMap<String, String>,
+    ) -> Option<String> {
+        match substitute(text, vars) {
+            Ok(text) => Some(text),
+            Err(unknown) => {
+                let (message, hint) =
+                    self.undefined_variable(&unknown, vars, "define it under `vars:` or `matrix:`");
+                self.error_at_path(at, Part::Value, message, hint);
+                None
             }
         }
     }
@@ -715,12 +903,14 @@ impl Checker<'_> {
     }
 
     /// CPU items (at `at`) as a sorted list; text items may use `${vars}` and commas
-    /// (`"${cpu}"`, `"0,2-3"`).
+    /// (`"${cpu}"`, `"0,2-3"`), and where `classes` is true, core classes: `P` (every CPU of the
+    /// class) and `E:2` (its first two CPUs).
     fn cpu_list(
         &mut self,
         at: &[Step],
         items: &[CpuItem],
         vars: &BTreeMap<String, String>,
+        classes: bool,
     ) -> Vec<u32> {
         if items.is_empty() {
             self.error_at_path(
@@ -732,30 +922,113 @@ impl Checker<'_> {
         }
         let mut cpus = Vec::new();
         for (index, item) in items.iter().enumerate() {
+            let mut at = at.to_vec();
+            at.push(Step::Index(index));
             let text = match item {
                 CpuItem::One(cpu) => cpu.to_string(),
-                CpuItem::Range(text) => substitute(text, vars).unwrap_or_else(|_| text.clone()),
+                CpuItem::Range(text) => match self.substituted_at(&at, text, vars) {
+                    Some(text) => text,
+                    None => continue,
+                },
             };
             for part in text.split(',') {
-                match parse_range(part) {
-                    Some(range) => cpus.extend(range),
-                    None => {
-                        let mut at = at.to_vec();
-                        at.push(Step::Index(index));
-                        self.error_at_path(
-                            &at,
-                            Part::Value,
-                            format!("`{text}` is not a CPU list"),
-                            Some(format!("write CPUs (0 to {LAST_CPU}) as 3, \"4-11\", \"any\" or \"${{var}}\" (a defined variable)")),
-                        );
+                let part = part.trim();
+                let error = if let Some(range) = parse_range(part) {
+                    cpus.extend(range);
+                    continue;
+                } else if classes && part.starts_with(|c: char| c.is_ascii_alphabetic()) {
+                    match self.class_cpus(part) {
+                        Ok(members) => {
+                            cpus.extend(members);
+                            continue;
+                        }
+                        // Through a variable (a matrix value, usually): say which value.
+                        Err((message, hint)) => match item {
+                            CpuItem::Range(written) if *written != text => {
+                                (format!("`{written}` is `{text}` here: {message}"), hint)
+                            }
+                            _ => (message, hint),
+                        },
                     }
-                }
+                } else {
+                    let classes = if classes {
+                        ", a class (P, \"E:1\")"
+                    } else {
+                        ""
+                    };
+                    (
+                        format!("`{text}` is not a CPU list"),
+                        Some(format!(
+                            "write CPUs (0 to {LAST_CPU}) as 3, \"4-11\"{classes}, \"any\" or \"${{var}}\" (a defined variable)"
+                        )),
+                    )
+                };
+                self.error_at_path(&at, Part::Value, error.0, error.1);
             }
         }
         cpus.sort_unstable();
         cpus.dedup();
         cpus
     }
+}
+
+impl Checker<'_> {
+    /// The CPUs a class item names: `P`, every CPU of the class; `P:2`, its first two.
+    fn class_cpus(&self, item: &str) -> Result<Vec<u32>, (String, Option<String>)> {
+        let (class, count) = match item.split_once(':') {
+            Some((class, count)) => (class, Some(count)),
+            None => (item, None),
+        };
+        let Some((_, members)) = self.classes.iter().find(|(name, _)| name == class) else {
+            return Err(self.missing_class(class));
+        };
+        let Some(count) = count else {
+            return Ok(members.clone());
+        };
+        match count.parse::<usize>() {
+            Ok(n) if n >= 1 && n <= members.len() => Ok(members[..n].to_vec()),
+            Ok(n) if n >= 1 => Err((
+                format!(
+                    "`{item}` asks for {n} CPUs of class {class}, which has {} here",
+                    members.len()
+                ),
+                Some(format!("`{class}` alone is every CPU of the class")),
+            )),
+            _ => Err((
+                format!("`{item}` needs a count of CPUs after the colon"),
+                Some(format!("`{class}:1` is the class's first CPU")),
+            )),
+        }
+    }
+}
+
+/// The machine's `classes` with `declared` laid over them, as the parse stage lays a pipeline's
+/// `topology:` over the detected CPUs (`schedlab_topology::apply_declared`): declared CPUs
+/// belong to their declared class, every other CPU keeps its class, declared classes come
+/// first, and a class left without CPUs is gone. Each class's CPUs are sorted.
+fn laid_over(
+    classes: &[(String, Vec<u32>)],
+    declared: &[(String, Vec<u32>)],
+) -> Vec<(String, Vec<u32>)> {
+    let is_declared = |cpu: &u32| declared.iter().any(|(_, cpus)| cpus.contains(cpu));
+    let mut merged = declared.to_vec();
+    for (class, cpus) in classes {
+        let kept: Vec<u32> = cpus
+            .iter()
+            .copied()
+            .filter(|cpu| !is_declared(cpu))
+            .collect();
+        match merged.iter_mut().find(|(name, _)| name == class) {
+            Some((_, members)) => members.extend(kept),
+            None => merged.push((class.clone(), kept)),
+        }
+    }
+    merged.retain(|(_, cpus)| !cpus.is_empty());
+    for (_, cpus) in &mut merged {
+        cpus.sort_unstable();
+        cpus.dedup();
+    }
+    merged
 }
 
 impl From<&RawPerfSched> for PerfSchedOptions {

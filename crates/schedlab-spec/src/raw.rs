@@ -36,12 +36,43 @@ impl std::fmt::Display for Scalar {
     }
 }
 
-/// A CPU or a range of CPUs: `3` or `"4-11"`.
+/// A CPU or a range of CPUs: `3` or `"4-11"`; in a workload's `cpus`, also a core class
+/// (`P`, `"E:2"`) or a `${var}`, all of them text.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(untagged)]
 pub enum CpuItem {
     One(u32),
     Range(String),
+}
+
+/// A duration that may be written with variables (`"${seconds}s"`, `"${run_for}"`), so that a
+/// pipeline's short form can shorten it through `vars`. Without `${` it is read at once, and a
+/// malformed one fails at its value, as [`Span`] does.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RawDuration {
+    Known(Span),
+    /// Resolved per run, once its variables are known.
+    WithVars(String),
+}
+
+impl<'de> Deserialize<'de> for RawDuration {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        if text.contains("${") {
+            return Ok(RawDuration::WithVars(text));
+        }
+        crate::duration::parse_duration(&text)
+            .map(|d| RawDuration::Known(Span(d)))
+            .map_err(serde::de::Error::custom)
+    }
+}
+
+/// A count that may be a variable: `4` or `"${nproc_except_P}"`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(untagged)]
+pub enum RawCount {
+    Number(u32),
+    Text(String),
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -70,6 +101,9 @@ pub struct RawPipeline {
     /// Core classes fastest first, overriding the order of the declared or detected classes.
     #[serde(default)]
     pub class_order: Option<Vec<Spanned<String>>>,
+    /// The pipeline's short form (`--short`): what it changes to finish in seconds.
+    #[serde(default)]
+    pub short: Option<RawShort>,
     /// How runs are collected; a pipeline that only analyses recordings made by hand has an
     /// `import` section instead.
     #[serde(default)]
@@ -83,15 +117,32 @@ pub struct RawPipeline {
     pub summarize: RawSummarize,
 }
 
+/// A short form: values that replace the pipeline's own, each optional. Replacing, never
+/// adding, keeps it the same experiment: every variable it sets must be one of `vars`, every
+/// matrix variable one of `matrix`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawShort {
+    #[serde(default)]
+    pub vars: BTreeMap<String, Scalar>,
+    #[serde(default)]
+    pub matrix: BTreeMap<String, Vec<Scalar>>,
+    #[serde(default)]
+    pub repeat: Option<u32>,
+    /// Core classes declared for the short form, so that it runs on a machine without them.
+    #[serde(default)]
+    pub topology: Option<IndexMap<String, Vec<CpuItem>>>,
+}
+
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawCollect {
     /// How long monitors record. Without it the run ends when the last workload ends.
     #[serde(default)]
-    pub duration: Option<Span>,
+    pub duration: Option<RawDuration>,
     /// Pause between two runs, so that heat and turbo budget recover.
     #[serde(default)]
-    pub cooldown: Option<Span>,
+    pub cooldown: Option<RawDuration>,
     #[serde(default)]
     pub monitors: BTreeMap<String, RawMonitor>,
     pub workloads: BTreeMap<String, RawWorkload>,
@@ -200,18 +251,18 @@ pub struct RawWorkload {
     #[serde(default)]
     pub periodic: Option<RawPeriodic>,
     #[serde(default)]
-    pub start_after: Option<Span>,
+    pub start_after: Option<RawDuration>,
     #[serde(default)]
     pub nice: Option<i32>,
-    /// CPUs the workload may run on: `[0, 2-3]`.
+    /// CPUs the workload may run on: `[0, 2-3]`, `[P]`, `["E:1"]`.
     #[serde(default)]
     pub cpus: Option<Vec<CpuItem>>,
     /// Stop the workload after this long.
     #[serde(default)]
-    pub timeout: Option<Span>,
+    pub timeout: Option<RawDuration>,
     /// Identical processes started together.
     #[serde(default)]
-    pub instances: Option<u32>,
+    pub instances: Option<RawCount>,
     /// Parser for the workload's output (`stress-ng`, `openssl`, `time`, …).
     #[serde(default)]
     pub parse: Option<Spanned<String>>,

@@ -68,6 +68,8 @@ const KEYS: &[&str] = &[
     "<<",
     "x",
     "start_afer",
+    "short",
+    "topology",
 ];
 
 /// Stray text: YAML's own punctuation, anchors, tags, unicode.
@@ -93,6 +95,11 @@ const JUNK: &[&str] = &[
     "\t",
     "ü",
     "${nproc}",
+    "${nproc_P}",
+    "${nproc_except_LPE}",
+    "P:1",
+    "E:0",
+    "LPE:99999999999",
     "${",
     "0-4294967295",
     "\u{feff}",
@@ -213,6 +220,15 @@ fn number_spans(text: &str) -> Vec<(usize, usize)> {
     spans
 }
 
+/// A machine of three core classes, as `schedlab topology` would describe a small hybrid one.
+static HYBRID: std::sync::LazyLock<Vec<(String, Vec<u32>)>> = std::sync::LazyLock::new(|| {
+    vec![
+        ("P".into(), vec![0, 1]),
+        ("E".into(), vec![2, 3, 4, 5]),
+        ("LPE".into(), vec![6, 7]),
+    ]
+});
+
 /// The runner's rule is not reachable from here; this one refuses what it refuses most often.
 fn name_part(text: &str) -> Result<(), String> {
     if text.is_empty() || text.contains(['.', '/', '$']) {
@@ -227,6 +243,8 @@ fn check(source: &str) {
     let options = CompileOptions {
         parsers: &["perf-sched", "stress-ng", "openssl", "time", "turbostat"],
         nproc: 8,
+        classes: &HYBRID,
+        short: false,
         name_part,
         repeat: None,
     };

@@ -32,12 +32,26 @@ fn sections(plan: &Plan) -> String {
     .collect()
 }
 
-const OPTIONS: CompileOptions = CompileOptions {
-    parsers: PARSERS,
-    nproc: 8,
-    name_part: |_| Ok(()),
-    repeat: None,
-};
+/// A machine of three core classes, as `schedlab topology` would describe a small hybrid one.
+static HYBRID: std::sync::LazyLock<Vec<(String, Vec<u32>)>> = std::sync::LazyLock::new(|| {
+    vec![
+        ("P".into(), vec![0, 1]),
+        ("E".into(), vec![2, 3, 4, 5]),
+        ("LPE".into(), vec![6, 7]),
+    ]
+});
+
+/// Every shipped pipeline is compiled for this machine, in its full form.
+fn options(short: bool) -> CompileOptions<'static> {
+    CompileOptions {
+        parsers: PARSERS,
+        nproc: 8,
+        classes: &HYBRID,
+        short,
+        name_part: |_| Ok(()),
+        repeat: None,
+    }
+}
 
 fn pipelines(dir: &Path) -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
@@ -60,7 +74,7 @@ fn sections_serialize_as_recorded() {
     let mut differing = Vec::new();
     for file in &files {
         let source = std::fs::read_to_string(file).unwrap();
-        let plan = compile(&file.display().to_string(), &source, &OPTIONS)
+        let plan = compile(&file.display().to_string(), &source, &options(false))
             .unwrap_or_else(|errors| panic!("{}: {errors:?}", file.display()));
         let stem = file.file_stem().unwrap().to_string_lossy();
         let expected_file = expected_dir.join(format!("{stem}.sections"));
@@ -87,7 +101,10 @@ fn identities_ignore_repeat_cooldown_and_shuffle() {
     let source =
         std::fs::read_to_string(root.join("../../pipelines/scaling-workers.yaml")).unwrap();
     let identities = |source: &str, repeat: Option<u32>| {
-        let options = CompileOptions { repeat, ..OPTIONS };
+        let options = CompileOptions {
+            repeat,
+            ..options(false)
+        };
         let plan = compile("p.yaml", source, &options).unwrap();
         (plan.runs.iter())
             .map(|run| (variant_text(&run.variant), run.identity().to_string()))
@@ -103,7 +120,7 @@ fn identities_ignore_repeat_cooldown_and_shuffle() {
         "the edit did not apply"
     );
     assert_eq!(identities(&edited, None), before);
-    let other_work = source.replace("--timeout, 30s", "--timeout, 31s");
+    let other_work = source.replace("seconds: 30,", "seconds: 31,");
     assert_ne!(other_work, source);
     let changed = identities(&other_work, None);
     assert!(changed.is_disjoint(&before), "{changed:?}");

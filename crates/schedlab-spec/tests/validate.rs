@@ -14,10 +14,26 @@ fn name_part(text: &str) -> Result<(), String> {
     }
 }
 
+/// A machine of three core classes, as `schedlab topology` would describe a small hybrid one.
+static HYBRID: std::sync::LazyLock<Vec<(String, Vec<u32>)>> = std::sync::LazyLock::new(|| {
+    vec![
+        ("P".into(), vec![0, 1]),
+        ("E".into(), vec![2, 3, 4, 5]),
+        ("LPE".into(), vec![6, 7]),
+    ]
+});
+
 fn compile_text(yaml: &str) -> Result<Plan, String> {
+    compile_form(yaml, false)
+}
+
+/// The pipeline (`short`: its short form) compiled for the [`HYBRID`] machine.
+fn compile_form(yaml: &str, short: bool) -> Result<Plan, String> {
     let options = CompileOptions {
         parsers: PARSERS,
         nproc: 8,
+        classes: &HYBRID,
+        short,
         name_part,
         repeat: None,
     };
@@ -403,4 +419,208 @@ fn a_declared_topology_keeps_its_order_and_class_order_names_its_classes_once() 
         "{text}"
     );
     assert!(text.ends_with("hint: did you mean `small`?"), "{text}");
+}
+
+/// A pipeline pinning one workload by core class, with `CPUS` and `ARGS` to fill in.
+const BY_CLASS: &str = "\
+name: classes
+collect:
+  workloads:
+    w:
+      run: [stress-ng, ARGS]
+      cpus: CPUS
+";
+
+fn by_class(cpus: &str, args: &str) -> String {
+    BY_CLASS.replace("CPUS", cpus).replace("ARGS", args)
+}
+
+/// The one workload's CPUs and argv.
+fn pinned(yaml: &str) -> (Vec<u32>, Vec<String>) {
+    let plan = compile_text(yaml).unwrap();
+    let workload = &plan.runs[0].collect.workloads[0];
+    let Program::External { argv } = &workload.program else {
+        panic!("external workload expected")
+    };
+    (workload.cpus.clone().unwrap(), argv[1..].to_vec())
+}
+
+#[test]
+fn a_class_in_cpus_is_all_its_cpus_or_its_first_n_and_nproc_counts_them() {
+    let counts = "\"${nproc_P}\", \"${nproc_E}\", \"${nproc_except_LPE}\", \"${nproc}\"";
+    assert_eq!(
+        pinned(&by_class("[P]", counts)),
+        (
+            vec![0, 1],
+            vec!["2".into(), "4".into(), "6".into(), "8".into()]
+        )
+    );
+    assert_eq!(pinned(&by_class("[\"E:1\"]", "x")).0, [2]);
+    assert_eq!(pinned(&by_class("[E, LPE]", "x")).0, [2, 3, 4, 5, 6, 7]);
+    assert_eq!(pinned(&by_class("[\"P:1,LPE:2\", 4]", "x")).0, [0, 4, 6, 7]);
+    // The pipeline's topology is laid over the machine's: CPUs it names change class, the
+    // others keep theirs.
+    let declared = by_class("[\"E:1\"]", "\"${nproc_P}\", \"${nproc_E}\"").replace(
+        "name: classes\n",
+        "name: classes\ntopology: { P: [0], E: [1] }\n",
+    );
+    assert_eq!(pinned(&declared), (vec![1], vec!["1".into(), "5".into()]));
+}
+
+#[test]
+fn a_class_the_machine_lacks_is_an_error_that_names_the_classes_it_has() {
+    assert_eq!(
+        errors(&by_class("[P, LP]", "x")),
+        "p.yaml:6:17: error: `LP` is not a core class of this machine (it has P, E, LPE)
+  |
+6 |       cpus: [P, LP]
+  |                 ^
+  = hint: `schedlab topology` lists the classes; a pipeline can declare its own, e.g. `topology: { P: [0], E: [1] }`"
+    );
+    assert_eq!(
+        headlines(&by_class("[e]", "\"${nproc_except_big}\"")),
+        [
+            "p.yaml:5:24: error: `big` is not a core class of this machine (it has P, E, LPE)",
+            "p.yaml:6:14: error: `e` is not a core class of this machine (it has P, E, LPE)",
+        ]
+    );
+    assert!(
+        errors(&by_class("[e]", "x")).ends_with("hint: did you mean `E`?"),
+        "{}",
+        errors(&by_class("[e]", "x"))
+    );
+    assert_eq!(
+        headlines(&by_class("[\"LPE:3\", \"P:0\", \"P:x\"]", "x")),
+        [
+            "p.yaml:6:14: error: `LPE:3` asks for 3 CPUs of class LPE, which has 2 here",
+            "p.yaml:6:23: error: `P:0` needs a count of CPUs after the colon",
+            "p.yaml:6:30: error: `P:x` needs a count of CPUs after the colon",
+        ]
+    );
+    // Through a matrix variable, the message says which value.
+    let yaml = by_class("[\"${pin}\"]", "x").replace(
+        "name: classes\n",
+        "name: classes\nmatrix: { pin: [\"P:1\", \"X:1\"] }\n",
+    );
+    assert_eq!(
+        headlines(&yaml),
+        [
+            "p.yaml:7:14: error: `${pin}` is `X:1` here: `X` is not a core class of this machine (it has P, E, LPE)"
+        ]
+    );
+    // A declared topology's CPUs are numbers: a class there is not a CPU list.
+    let yaml =
+        by_class("[P]", "x").replace("name: classes\n", "name: classes\ntopology: { P: [E] }\n");
+    assert_eq!(
+        headlines(&yaml),
+        ["p.yaml:2:17: error: `E` is not a CPU list"]
+    );
+}
+
+/// Durations and counts through variables, with a short form that shortens them.
+const SCALED: &str = "\
+name: scaled
+vars: { seconds: 60, record: 70s, settle: 2s }
+matrix: { workers: [\"${nproc}\", \"${nproc_except_LPE}\"] }
+repeat: 3
+short:
+  vars: { seconds: 5, record: 8s }
+  matrix: { workers: [\"${nproc}\"] }
+  repeat: 1
+  topology: { P: [0], LPE: [1] }
+collect:
+  duration: \"${record}\"
+  workloads:
+    w:
+      start_after: \"${settle}\"
+      run: [stress-ng, --cpu, \"${workers}\", --timeout, \"${seconds}s\"]
+      instances: \"${nproc_except_P}\"
+";
+
+#[test]
+fn durations_and_counts_take_variables_and_the_short_form_replaces_them() {
+    let full = compile_form(SCALED, false).unwrap();
+    assert_eq!(full.name, "scaled");
+    assert_eq!(full.runs.len(), 6);
+    let run = &full.runs[1].collect;
+    assert_eq!(run.duration.unwrap().as_secs(), 70);
+    assert_eq!(run.workloads[0].start_after.as_secs(), 2);
+    assert_eq!(run.workloads[0].instances, 6);
+    let Program::External { argv } = &run.workloads[0].program else {
+        panic!("external workload expected")
+    };
+    assert_eq!(argv[2..], ["6", "--timeout", "60s"]);
+
+    let short = compile_form(SCALED, true).unwrap();
+    assert_eq!(short.name, "scaled-short", "its own data directory");
+    assert_eq!(short.runs.len(), 1);
+    assert_eq!(
+        short.topology,
+        [("P".into(), vec![0]), ("LPE".into(), vec![1])]
+    );
+    let run = &short.runs[0].collect;
+    assert_eq!(run.duration.unwrap().as_secs(), 8);
+    assert_eq!(
+        run.workloads[0].instances, 7,
+        "CPU 1 of 8 is declared LPE, 0 P"
+    );
+    let Program::External { argv } = &run.workloads[0].program else {
+        panic!("external workload expected")
+    };
+    assert_eq!(argv[2..], ["8", "--timeout", "5s"]);
+}
+
+#[test]
+fn a_short_form_only_replaces_and_a_variable_duration_must_come_out_as_one() {
+    let yaml = SCALED
+        .replace("vars: { seconds: 5,", "vars: { secnds: 5,")
+        .replace(
+            "matrix: { workers: [\"${nproc}\"] }",
+            "matrix: { threads: [1] }",
+        );
+    assert_eq!(
+        errors(&yaml),
+        "p.yaml:6:11: error: the short form sets `secnds`, which `vars` does not define
+  |
+6 |   vars: { secnds: 5, record: 8s }
+  |           ^
+  = hint: did you mean `seconds`?
+p.yaml:7:13: error: the short form sets `threads`, which `matrix` does not define
+  |
+7 |   matrix: { threads: [1] }
+  |             ^
+  = hint: a short form only replaces values of `matrix`"
+    );
+    let yaml = SCALED.replace("record: 70s", "record: 70");
+    assert_eq!(
+        headlines(&yaml),
+        [
+            "p.yaml:11:13: error: `${record}` is `70` here: invalid duration `70`: unknown unit ``; \
+          write a number and a unit with no space: 500ms, 70s, 2m (units: ns, us, ms, s, m, h)"
+        ]
+    );
+    let yaml = SCALED.replace("\"${settle}\"", "\"${setle}\"");
+    assert_eq!(
+        headlines(&yaml),
+        ["p.yaml:14:20: error: undefined variable `${setle}`"]
+    );
+    // The short form's own topology is checked where it is written.
+    let yaml = SCALED.replace("LPE: [1] }", "LPE: [E] }");
+    assert_eq!(
+        compile_form(&yaml, true)
+            .unwrap_err()
+            .lines()
+            .next()
+            .unwrap(),
+        "p.yaml:9:29: error: `E` is not a CPU list"
+    );
+    let none = "name: plain\ncollect:\n  workloads:\n    w: { run: [true] }\n";
+    assert_eq!(
+        compile_form(none, true).unwrap_err(),
+        "p.yaml:1:7: error: pipeline `plain` has no short form
+  |
+1 | name: plain
+  |       ^
+  = hint: add a `short:` section (`short: {}` when it is short already)"
+    );
 }

@@ -131,6 +131,20 @@ pub fn class_order(cpus: &[CpuInfo], declared: &[(String, Vec<u32>)]) -> Vec<Str
     order
 }
 
+/// Each class of `cpus` fastest first ([`class_order`], nothing declared) with its CPUs by
+/// number: what a pipeline's `cpus: [P]` and `${nproc_P}` name on this machine.
+pub fn classes(cpus: &[CpuInfo]) -> Vec<(String, Vec<u32>)> {
+    (class_order(cpus, &[]).into_iter())
+        .map(|class| {
+            let members = (cpus.iter())
+                .filter(|c| c.class == class)
+                .map(|c| c.cpu)
+                .collect();
+            (class, members)
+        })
+        .collect()
+}
+
 /// A CPU's capacity and max frequency, compared in that order (`None` below any value).
 type Speed = (Option<i64>, Option<i64>);
 

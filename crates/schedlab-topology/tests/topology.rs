@@ -12,8 +12,8 @@ use std::fs;
 use std::path::Path;
 
 use schedlab_topology::{
-    CpuInfo, TopologyError, apply_declared, class_order, detect, format_cpu_list, parse_cpu_list,
-    render_table,
+    CpuInfo, TopologyError, apply_declared, class_order, classes, detect, format_cpu_list,
+    parse_cpu_list, render_table,
 };
 use util::{Capture, put};
 
@@ -54,6 +54,22 @@ fn check(root: &Path, expected: Expected) {
         root.display(),
         render_table(&cpus)
     );
+    // `classes`: the same order, each class with every CPU the expected lists give it.
+    let want_members: Vec<(&str, Vec<u32>)> = (fastest_first.iter())
+        .map(|class| {
+            let mut members: Vec<u32> = (expected.iter())
+                .filter(|(name, ..)| name == class)
+                .flat_map(|(_, list, _)| parse_cpu_list(list).unwrap())
+                .collect();
+            members.sort_unstable();
+            (*class, members)
+        })
+        .collect();
+    let listed = classes(&cpus);
+    let listed: Vec<(&str, Vec<u32>)> = (listed.iter())
+        .map(|(class, members)| (class.as_str(), members.clone()))
+        .collect();
+    assert_eq!(listed, want_members, "{}", root.display());
     let mut got = classes_of(&cpus);
     let mut want: Vec<_> = expected
         .iter()

@@ -43,6 +43,8 @@ enum Command {
         pipeline: PathBuf,
         #[command(flatten)]
         common: Common,
+        #[command(flatten)]
+        form: Form,
         /// Tag every run of this invocation (e.g. the kernel under test); tagged runs are
         /// collected beside untagged ones. The same label in a later invocation (after a
         /// reboot, say) continues its runs: only the missing repetitions are collected.
@@ -78,6 +80,8 @@ enum Command {
         pipeline: PathBuf,
         #[command(flatten)]
         common: Common,
+        #[command(flatten)]
+        form: Form,
         /// Recompute every stage, fresh or not.
         #[arg(long)]
         force: bool,
@@ -118,6 +122,8 @@ enum Command {
         #[command(flatten)]
         common: Common,
         #[command(flatten)]
+        form: Form,
+        #[command(flatten)]
         groups: Groups,
         /// Print only the figures whose name contains this text (repeatable); the files keep
         /// every figure.
@@ -149,6 +155,8 @@ enum Command {
         #[command(flatten)]
         common: Common,
         #[command(flatten)]
+        form: Form,
+        #[command(flatten)]
         groups: Groups,
         /// The difference to resolve, in percent of the baseline's mean: `1%` or `1`.
         #[arg(long, value_parser = parse_percent, value_name = "PERCENT")]
@@ -161,6 +169,8 @@ enum Command {
     Validate {
         #[arg(required = true)]
         pipelines: Vec<PathBuf>,
+        #[command(flatten)]
+        form: Form,
     },
     /// List the runs on disk and say, per stage and run, whether it is fresh or what made it
     /// stale.
@@ -168,6 +178,8 @@ enum Command {
         pipeline: PathBuf,
         #[command(flatten)]
         common: Common,
+        #[command(flatten)]
+        form: Form,
         /// Which label's runs count as missing (as `run --label`).
         #[arg(long)]
         label: Option<String>,
@@ -317,6 +329,24 @@ struct Common {
     data: PathBuf,
 }
 
+/// Which form of the pipeline a command is about.
+#[derive(clap::Args, Clone, Copy)]
+struct Form {
+    /// The pipeline's short form (its `short:` values: seconds instead of minutes, one
+    /// repetition), named PIPELINE-short, so that its runs have their own data directory.
+    #[arg(long)]
+    short: bool,
+}
+
+impl From<Form> for Scope {
+    fn from(form: Form) -> Scope {
+        Scope {
+            short: form.short,
+            ..Scope::default()
+        }
+    }
+}
+
 /// How `compare` and `plan` group runs.
 #[derive(clap::Args)]
 struct Groups {
@@ -414,7 +444,7 @@ fn import_file(text: &str) -> ImportFile {
 
 /// `import`: adds the files as a run of the pipeline and says what to run next.
 fn import(pipeline: &Path, common: &Common, request: &ImportRequest) -> anyhow::Result<ExitCode> {
-    let plan = load_plan(pipeline, None)?;
+    let plan = load_plan(pipeline, None, false)?;
     if let Some(label) = &request.label
         && let Err(rule) = check_name_part(label)
     {
@@ -603,6 +633,7 @@ fn run(args: Args) -> anyhow::Result<ExitCode> {
         Command::Run {
             pipeline,
             common,
+            form,
             label,
             repeat,
             from,
@@ -623,6 +654,7 @@ fn run(args: Args) -> anyhow::Result<ExitCode> {
             let scope = Scope {
                 label,
                 repeat,
+                short: form.short,
                 ..Scope::default()
             };
             if dry_run {
@@ -633,6 +665,7 @@ fn run(args: Args) -> anyhow::Result<ExitCode> {
         Command::Analyze {
             pipeline,
             common,
+            form,
             force,
             runs,
         } => {
@@ -643,6 +676,7 @@ fn run(args: Args) -> anyhow::Result<ExitCode> {
             };
             let scope = Scope {
                 runs: (!runs.is_empty()).then_some(runs),
+                short: form.short,
                 ..Scope::default()
             };
             execute(&pipeline, &common, scope, selection)
@@ -650,25 +684,28 @@ fn run(args: Args) -> anyhow::Result<ExitCode> {
         Command::Compare {
             pipeline,
             common,
+            form,
             groups,
             metric,
             against,
             map,
-        } => match against {
-            None => compare(&pipeline, &common, &groups, &metric, None),
-            Some(other) => compare(&pipeline, &common, &groups, &metric, Some((&other, &map))),
-        },
+        } => {
+            let against = against.as_deref().map(|other| (other, &map[..]));
+            compare(&pipeline, &common, form, &groups, &metric, against)
+        }
         Command::Plan {
             pipeline,
             common,
+            form,
             groups,
             detect,
             metric,
-        } => plan(&pipeline, &common, &groups, detect, &metric),
-        Command::Validate { pipelines } => Ok(validate(&pipelines)),
+        } => plan(&pipeline, &common, form, &groups, detect, &metric),
+        Command::Validate { pipelines, form } => Ok(validate(&pipelines, form)),
         Command::Status {
             pipeline,
             common,
+            form,
             label,
             repeat,
         } => status(
@@ -677,6 +714,7 @@ fn run(args: Args) -> anyhow::Result<ExitCode> {
             Scope {
                 label,
                 repeat,
+                short: form.short,
                 ..Scope::default()
             },
         ),
@@ -763,7 +801,7 @@ fn dry_run_timeline(
     scope: Scope,
     selection: StageSelection,
 ) -> anyhow::Result<ExitCode> {
-    let plan = load_plan(pipeline, scope.repeat)?;
+    let plan = load_plan(pipeline, scope.repeat, scope.short)?;
     let options = runner_options(pipeline, common, scope, selection)?;
     let say = |_: &str| {};
     for line in Runner::new(&plan, &options, &say).dry_run() {
@@ -777,24 +815,25 @@ fn dry_run_timeline(
 fn compare(
     pipeline: &Path,
     common: &Common,
+    form: Form,
     groups: &Groups,
     metric: &[String],
     against: Option<(&Path, &[(String, String)])>,
 ) -> anyhow::Result<ExitCode> {
     let Some((other, map)) = against else {
-        return compare_with(pipeline, common, groups, metric, None);
+        return compare_with(pipeline, common, form, groups, metric, None);
     };
     // The other pipeline's analysis first, then this one's, then both compared.
     execute_then(
         other,
         common,
-        Scope::default(),
+        form.into(),
         StageSelection::analysis(),
         |theirs, outcome| {
             if outcome.interrupted {
                 return Ok(ExitCode::from(EXIT_INTERRUPTED));
             }
-            compare_with(pipeline, common, groups, metric, Some((theirs, map)))
+            compare_with(pipeline, common, form, groups, metric, Some((theirs, map)))
         },
     )
 }
@@ -803,6 +842,7 @@ fn compare(
 fn compare_with(
     pipeline: &Path,
     common: &Common,
+    form: Form,
     groups: &Groups,
     metric: &[String],
     against: Option<(&Runner<'_>, &[(String, String)])>,
@@ -811,7 +851,7 @@ fn compare_with(
     execute_then(
         pipeline,
         common,
-        Scope::default(),
+        form.into(),
         analysis,
         |runner, outcome| {
             if outcome.interrupted {
@@ -861,6 +901,7 @@ fn compare_with(
 fn plan(
     pipeline: &Path,
     common: &Common,
+    form: Form,
     groups: &Groups,
     detect: f64,
     metric: &[String],
@@ -868,7 +909,7 @@ fn plan(
     execute_then(
         pipeline,
         common,
-        Scope::default(),
+        form.into(),
         StageSelection::analysis(),
         |runner, outcome| {
             if outcome.interrupted {
@@ -900,10 +941,10 @@ fn plan(
 }
 
 /// `validate`: every pipeline's diagnostics, and exit 2 when any has one.
-fn validate(pipelines: &[PathBuf]) -> ExitCode {
+fn validate(pipelines: &[PathBuf], form: Form) -> ExitCode {
     let mut failed = false;
     for pipeline in pipelines {
-        match load_plan(pipeline, None) {
+        match load_plan(pipeline, None, form.short) {
             Ok(plan) => println!("{}: ok ({} runs)", pipeline.display(), plan.runs.len()),
             Err(err) => {
                 eprintln!("{err}");
@@ -920,7 +961,7 @@ fn validate(pipelines: &[PathBuf]) -> ExitCode {
 
 /// `status`: the runs on disk and each stage's freshness.
 fn status(pipeline: &Path, common: &Common, scope: Scope) -> anyhow::Result<ExitCode> {
-    let plan = load_plan(pipeline, scope.repeat)?;
+    let plan = load_plan(pipeline, scope.repeat, scope.short)?;
     let options = runner_options(pipeline, common, scope, StageSelection::all())?;
     let say = |_: &str| {};
     let status = Runner::new(&plan, &options, &say).status()?;
@@ -968,16 +1009,26 @@ impl std::error::Error for InvalidPipeline {}
 
 /// Reads and compiles a pipeline (with `repeat` instead of its own, if given); the error is the
 /// rendered list of diagnostics.
-fn load_plan(path: &Path, repeat: Option<u32>) -> anyhow::Result<Plan> {
+fn load_plan(path: &Path, repeat: Option<u32>, short: bool) -> anyhow::Result<Plan> {
     let source =
         std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
     let parsers: Vec<&str> = ParserKind::ALL.iter().map(|k| k.name()).collect();
     let nproc = std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1);
+    // Without a readable /sys there are no classes, and a pipeline that names one says so.
+    let classes = match schedlab_topology::detect(Path::new("/sys")) {
+        Ok(cpus) => schedlab_topology::classes(&cpus),
+        Err(err) => {
+            eprintln!("schedlab: warning: cannot read this machine's core classes: {err}");
+            Vec::new()
+        }
+    };
     let options = CompileOptions {
         parsers: &parsers,
         nproc,
+        classes: &classes,
+        short,
         name_part: check_name_part,
         repeat,
     };
@@ -1000,6 +1051,8 @@ struct Scope {
     label: Option<String>,
     repeat: Option<u32>,
     runs: Option<Vec<String>>,
+    /// The pipeline's short form.
+    short: bool,
 }
 
 fn runner_options(
@@ -1093,7 +1146,7 @@ fn execute_then(
     selection: StageSelection,
     then: impl FnOnce(&Runner<'_>, Outcome) -> anyhow::Result<ExitCode>,
 ) -> anyhow::Result<ExitCode> {
-    let plan = load_plan(pipeline, scope.repeat)?;
+    let plan = load_plan(pipeline, scope.repeat, scope.short)?;
     let options = runner_options(pipeline, common, scope, selection)?;
     stop_on_interrupt(
         &options.interrupt,

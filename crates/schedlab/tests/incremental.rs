@@ -345,6 +345,8 @@ fn runs_of_the_first_layout_are_renamed_once_and_their_tables_recomputed() {
         nproc: 2,
         name_part: schedlab_runner::layout::check_name_part,
         repeat: None,
+        classes: &[],
+        short: false,
     };
     let plan = schedlab_spec::compile("small.yaml", SMALL, &options).unwrap();
     let legacy = &schedlab_runner::digest::of_json(&plan.collect_section())[..8];

@@ -362,10 +362,17 @@ impl Checker {
 /// Every pipeline in `dir`, by name, compiled as `schedlab validate` compiles it.
 fn compile_pipelines(dir: &Path) -> BTreeMap<String, Result<Plan, String>> {
     let parsers: Vec<&str> = ParserKind::ALL.iter().map(|k| k.name()).collect();
+    // Panther Lake's 4 P, 8 E and 4 LP E cores (seed page 8): the full forms name every class.
+    let classes = [
+        ("P".to_owned(), (0..4).collect()),
+        ("E".to_owned(), (4..12).collect()),
+        ("LPE".to_owned(), (12..16).collect()),
+    ];
     let options = CompileOptions {
         parsers: &parsers,
-        // Only `${nproc}` depends on it; any machine's count compiles the same steps.
         nproc: 16,
+        classes: &classes,
+        short: false,
         name_part: schedlab_runner::layout::check_name_part,
         repeat: None,
     };

@@ -75,6 +75,9 @@ fn an_unknown_aggregate_window_is_pointed_at() {
     );
 }
 
+/// In their short forms, which declare the core classes they need, so that they validate (and
+/// run) on any machine of two CPUs; the full forms name classes this machine may lack, and
+/// schedlab-spec's `sections` test compiles them for a hybrid one.
 #[test]
 fn the_shipped_pipelines_are_valid() {
     let sandbox = Sandbox::new();
@@ -87,7 +90,7 @@ fn the_shipped_pipelines_are_valid() {
         .collect();
     files.sort();
     assert!(!files.is_empty());
-    let mut args = vec!["validate"];
+    let mut args = vec!["validate", "--short"];
     args.extend(files.iter().map(String::as_str));
     let done = sandbox.schedlab(&args);
     assert_eq!(done.code, 0, "{}{}", done.stdout, done.stderr);
@@ -188,4 +191,47 @@ fn labels_and_matrix_variables_follow_one_rule_that_the_message_states() {
     );
     let done = sandbox.schedlab(&["run", &file, "--label", "v6_1", "--dry-run"]);
     assert_eq!(done.code, 0, "{}", done.stderr);
+}
+
+/// The binary names this machine's classes, as `schedlab topology` detects them: its first class
+/// pins, and a class it lacks is an error that lists the ones it has.
+#[test]
+fn classes_are_this_machines() {
+    let cpus = schedlab_topology::detect(std::path::Path::new("/sys")).unwrap();
+    let classes = schedlab_topology::classes(&cpus);
+    let (first, members) = &classes[0];
+    let sandbox = Sandbox::new();
+    let pipeline = |cpus: &str| {
+        let text = format!(
+            "name: pinned\ncollect:\n  workloads:\n    w: {{ run: [sleep, \"${{nproc_{first}}}\"], cpus: [{cpus}] }}\n"
+        );
+        sandbox.write("pinned.yaml", &text)
+    };
+    let dry = sandbox.schedlab(&[
+        "run",
+        pipeline(&format!("\"{first}:1\"")).to_str().unwrap(),
+        "--dry-run",
+    ]);
+    assert_eq!(dry.code, 0, "{}", dry.stderr);
+    let expected = format!("sleep {} (nice 0, CPUs {})", members.len(), members[0]);
+    assert!(
+        dry.stdout.contains(&expected),
+        "{expected} in {}",
+        dry.stdout
+    );
+
+    let done = sandbox.schedlab(&["validate", pipeline("NOPE").to_str().unwrap()]);
+    assert_eq!(done.code, 2);
+    let names: Vec<&str> = classes.iter().map(|(c, _)| c.as_str()).collect();
+    // Its column moves with the length of the first class's name.
+    let expected = format!(
+        "error: `NOPE` is not a core class of this machine (it has {})",
+        names.join(", ")
+    );
+    assert!(done.stderr.contains("pinned.yaml:4:"), "{}", done.stderr);
+    assert!(
+        done.stderr.contains(&expected),
+        "{expected} in {}",
+        done.stderr
+    );
 }
