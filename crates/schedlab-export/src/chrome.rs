@@ -16,12 +16,16 @@
 //!
 //! Events need not be in time order (viewers sort them), so a writer streams them as it reads
 //! them: the file is written to a temporary name beside its destination and renamed when the
-//! array is closed, so an interrupted export leaves no file that looks complete.
+//! array is closed, so an interrupted export leaves no file that looks complete. A destination
+//! named `*.gz` is gzip-compressed (fastest level), which Perfetto and chrome://tracing open as
+//! they open plain JSON: the format repeats its keys in every event, so it compresses well.
 
 use std::io::{BufWriter, Write};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
+use flate2::Compression;
+use flate2::write::GzEncoder;
 use serde::Serialize;
 use tempfile::NamedTempFile;
 
@@ -74,9 +78,41 @@ pub struct Event<'a, A: Serialize> {
     pub args: A,
 }
 
+/// Where a trace's bytes go: its temporary file, plain or through gzip.
+enum Sink {
+    Plain(NamedTempFile),
+    Gzip(GzEncoder<NamedTempFile>),
+}
+
+impl Sink {
+    /// The temporary file, with everything written to it.
+    fn finish(self) -> std::io::Result<NamedTempFile> {
+        match self {
+            Sink::Plain(file) => Ok(file),
+            Sink::Gzip(encoder) => encoder.finish(),
+        }
+    }
+}
+
+impl Write for Sink {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        match self {
+            Sink::Plain(file) => file.write(bytes),
+            Sink::Gzip(encoder) => encoder.write(bytes),
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        match self {
+            Sink::Plain(file) => file.flush(),
+            Sink::Gzip(encoder) => encoder.flush(),
+        }
+    }
+}
+
 /// A trace file being written: events go straight to a buffered temporary file.
 pub struct TraceWriter {
-    out: BufWriter<NamedTempFile>,
+    out: BufWriter<Sink>,
     path: PathBuf,
     events: u64,
 }
@@ -95,8 +131,13 @@ impl TraceWriter {
             .permissions(std::fs::Permissions::from_mode(0o644))
             .tempfile_in(dir)
             .map_err(|source| write_error(path, source))?;
+        let sink = if path.extension().is_some_and(|e| e == "gz") {
+            Sink::Gzip(GzEncoder::new(file, Compression::fast()))
+        } else {
+            Sink::Plain(file)
+        };
         let mut writer = TraceWriter {
-            out: BufWriter::with_capacity(1 << 20, file),
+            out: BufWriter::with_capacity(1 << 20, sink),
             path: path.to_owned(),
             events: 0,
         };
@@ -128,7 +169,8 @@ impl TraceWriter {
         self.raw(tail.as_bytes())?;
         self.raw(b"}\n")?;
         let path = self.path;
-        let file = (self.out.into_inner()).map_err(|err| write_error(&path, err.into_error()))?;
+        let sink = (self.out.into_inner()).map_err(|err| write_error(&path, err.into_error()))?;
+        let file = sink.finish().map_err(|source| write_error(&path, source))?;
         let size = (file.as_file().metadata()).map_err(|source| write_error(&path, source))?;
         file.persist(&path)
             .map_err(|err| write_error(&path, err.error))?;

@@ -283,7 +283,8 @@ enum ExportFormat {
         /// pipeline has one run on disk.
         #[arg(long = "run", value_name = "RUN_ID")]
         run_id: Option<String>,
-        /// The trace file to write (replaced whole; nothing is left half-written).
+        /// The trace file to write (replaced whole; nothing is left half-written); a name
+        /// ending in .gz is gzip-compressed, about a tenth of the size, and opens the same.
         #[arg(long, value_name = "FILE")]
         out: PathBuf,
         #[command(flatten)]

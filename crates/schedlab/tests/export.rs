@@ -6,6 +6,7 @@
 mod util;
 
 use std::collections::BTreeMap;
+use std::io::Read;
 
 use schedlab_tables::{
     CpuSampleRow, MigrationRow, Partition, SchedSliceRow, WakeupRow, read_table,
@@ -49,8 +50,8 @@ fn collect(sandbox: &Sandbox, name: &str, text: &str) -> String {
     runs[0].clone()
 }
 
-/// Exports the run by its directory and by its pipeline, checks both give the same bytes, and
-/// returns the trace.
+/// Exports the run by its directory and by its pipeline (gzip-compressed), checks both give the
+/// same JSON, and returns the trace.
 fn export(sandbox: &Sandbox, name: &str, run_id: &str) -> Value {
     let run_dir = sandbox.data(name, &format!("runs/{run_id}"));
     let by_dir = sandbox.path("by-dir.json");
@@ -63,13 +64,18 @@ fn export(sandbox: &Sandbox, name: &str, run_id: &str) -> Value {
     ]);
     assert_eq!(done.code, 0, "{}", done.stderr);
     assert!(done.stdout.contains(run_id), "{}", done.stdout);
-    let by_pipeline = sandbox.path("by-pipeline.json");
+    let by_pipeline = sandbox.path("by-pipeline.json.gz");
     let pipeline = format!("{name}.yaml");
     let args = ["export", "perfetto", &pipeline, "--run", run_id, "--out"];
     let done = sandbox.schedlab(&[&args[..], &[by_pipeline.to_str().unwrap()]].concat());
     assert_eq!(done.code, 0, "{}", done.stderr);
     let bytes = std::fs::read(&by_dir).unwrap();
-    assert_eq!(bytes, std::fs::read(&by_pipeline).unwrap());
+    let mut unzipped = Vec::new();
+    let gzip = std::fs::File::open(&by_pipeline).unwrap();
+    flate2::read::GzDecoder::new(gzip)
+        .read_to_end(&mut unzipped)
+        .expect("a gzip file");
+    assert!(unzipped == bytes, "the .gz holds another trace");
     let leftovers: Vec<_> = std::fs::read_dir(sandbox.dir.path())
         .unwrap()
         .flatten()
@@ -243,7 +249,7 @@ fn check_cpu_counters(trace: &Trace, samples: &[CpuSampleRow]) {
         let busy: Vec<f64> = rows.iter().filter_map(|r| r.busy_pct).collect();
         let exported = &series[&format!("CPU {cpu} busy")];
         let values: Vec<f64> = exported.iter().map(|p| p.1).collect();
-        assert_eq!(values, busy, "CPU {cpu} busy");
+        assert_close(&values, &busy, &format!("CPU {cpu} busy"));
         let ends: Vec<i64> = rows.iter().map(|r| r.time_ns).collect();
         let starts: Vec<i64> = exported.iter().map(|p| p.0).collect();
         assert_eq!(
@@ -256,8 +262,18 @@ fn check_cpu_counters(trace: &Trace, samples: &[CpuSampleRow]) {
             .collect();
         let exported = series.get(&format!("CPU {cpu} frequency"));
         let values: Vec<f64> = exported.into_iter().flatten().map(|p| p.1).collect();
-        assert_eq!(values, mhz, "CPU {cpu} frequency");
+        assert_close(&values, &mhz, &format!("CPU {cpu} frequency"));
     }
+}
+
+/// The values read back equal the table's to the last bit or so: the file holds each value's
+/// shortest exact decimal, but serde_json's default float parser may miss by an ulp.
+fn assert_close(read: &[f64], table: &[f64], what: &str) {
+    let close = |(a, b): (&f64, &f64)| (a - b).abs() <= 1e-12 * b.abs().max(1.0);
+    assert!(
+        read.len() == table.len() && read.iter().zip(table).all(close),
+        "{what}: {read:?} in the trace, {table:?} in the table"
+    );
 }
 
 /// Sorted, so that two lists of events compare as multisets.
