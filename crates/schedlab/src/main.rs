@@ -704,9 +704,9 @@ fn export_perfetto(
     );
     if summary.clipped_slices > 0 {
         eprintln!(
-            "export: {} slices began before the previous slice of their track ended (a thread \
-             on two CPUs at once: see the run's quality warnings); they are drawn from that \
-             end on, with `clipped_ns` in their args",
+            "export: slices drawn from a later start, since the previous slice of their track \
+             had not ended (a thread on two CPUs at once: see the run's quality warnings): {}; \
+             their args hold `clipped_ns`",
             summary.clipped_slices
         );
     }
