@@ -424,32 +424,17 @@ impl Trace {
 
     /// Every counter's events, each value at the start of the interval it describes.
     fn counters(&mut self, counters: Counters) -> Result<(), ExportError> {
-        for (key, mut points) in counters.series {
-            points.sort_by_key(|p| p.0);
+        for (key, points) in counters.series {
             if let Some(cpu) = key.cpu {
                 self.name_cpu(cpu, None)?;
             }
             let tid = key.cpu.map_or(CPUS_PID, cpu_tid);
-            for (i, &(end, reading)) in points.iter().enumerate() {
-                // The interval ending at `end`: from the previous sample, or as long as the next.
-                let interval = match (i.checked_sub(1).map(|p| points[p].0), points.get(i + 1)) {
-                    (Some(start), _) => Some(end - start),
-                    (None, Some(&(next, _))) => Some(next - end),
-                    (None, None) => None,
-                };
-                let value = match reading {
-                    Reading::Level(value) => value,
-                    Reading::EnergyUj(uj) => match interval {
-                        // µJ over ns: 1e-6 J / 1e-9 s.
-                        Some(ns) if ns > 0 => uj as f64 * 1e3 / ns as f64,
-                        _ => continue,
-                    },
-                };
+            for (start, value) in placed(points) {
                 self.out.event(&Event {
                     name: &key.name,
                     cat: "counter",
                     ph: Phase::Counter,
-                    ts: Some(Micros(end - interval.unwrap_or(0))),
+                    ts: Some(Micros(start)),
                     dur: None,
                     pid: CPUS_PID,
                     tid,
@@ -461,6 +446,31 @@ impl Trace {
         }
         Ok(())
     }
+}
+
+/// A counter's samples (end of interval, reading) as (start of interval, value), in time order.
+/// The first sample's interval is as long as the gap to the second; a sample alone has none, so
+/// it is placed at its own time, and energy without an interval gives no power.
+fn placed(mut points: Vec<(i64, Reading)>) -> Vec<(i64, f64)> {
+    points.sort_by_key(|p| p.0);
+    let interval = |i: usize| match (i.checked_sub(1), points.get(i + 1)) {
+        (Some(previous), _) => Some(points[i].0 - points[previous].0),
+        (None, Some(&(next, _))) => Some(next - points[i].0),
+        (None, None) => None,
+    };
+    (0..points.len())
+        .filter_map(|i| {
+            let (end, reading) = points[i];
+            let interval = interval(i);
+            let value = match (reading, interval) {
+                (Reading::Level(value), _) => value,
+                // µJ over ns: 1e-6 J / 1e-9 s.
+                (Reading::EnergyUj(uj), Some(ns)) if ns > 0 => uj as f64 * 1e3 / ns as f64,
+                (Reading::EnergyUj(_), _) => return None,
+            };
+            Some((end - interval.unwrap_or(0), value))
+        })
+        .collect()
 }
 
 /// A JSON object of one key: a metadata event's `{"name": …}`, a counter's `{"MHz": …}`.
@@ -557,5 +567,111 @@ impl Counters {
                 self.push(at("PkgWatt", "W"), t, level(row.pkg_watt));
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MS: i64 = 1_000_000;
+
+    fn sample(time_ms: i64, busy: f64, energy_uj: Option<i64>) -> CpuSampleRow {
+        CpuSampleRow {
+            run_id: "r".into(),
+            time_ns: time_ms * MS,
+            cpu: 0,
+            busy_pct: Some(busy),
+            freq_khz: Some(2_400_000),
+            idle_state_pct: None,
+            package_energy_uj: energy_uj,
+        }
+    }
+
+    /// Every counter's values as (start of interval in ms, value), by name and unit.
+    fn exported(counters: Counters) -> BTreeMap<(String, &'static str), Vec<(i64, f64)>> {
+        (counters.series.into_iter())
+            .map(|(key, points)| {
+                let values = placed(points)
+                    .into_iter()
+                    .map(|(t, v)| (t / MS, v))
+                    .collect();
+                ((key.name, key.unit), values)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn samples_are_placed_at_the_start_of_their_interval_and_energy_becomes_watts() {
+        let mut counters = Counters::default();
+        // Given out of order: each row covers the 200 ms before it; 1 J per 200 ms is 5 W.
+        counters.cpu_samples(&[
+            sample(1200, 20.0, Some(1_000_000)),
+            sample(1000, 10.0, Some(1_000_000)),
+            sample(1400, 30.0, Some(2_000_000)),
+        ]);
+        let series = exported(counters);
+        let key = |name: &str, unit| (name.to_owned(), unit);
+        let busy = [(800, 10.0), (1000, 20.0), (1200, 30.0)];
+        assert_eq!(series[&key("CPU 0 busy", "%")], busy);
+        let mhz = [(800, 2400.0), (1000, 2400.0), (1200, 2400.0)];
+        assert_eq!(series[&key("CPU 0 frequency", "MHz")], mhz);
+        let watts = [(800, 5.0), (1000, 5.0), (1200, 10.0)];
+        assert_eq!(series[&key("package of CPU 0 power", "W")], watts);
+        assert!(
+            !series.contains_key(&key("CPU 0 idle states", "%")),
+            "null: no counter"
+        );
+    }
+
+    #[test]
+    fn a_lone_sample_stays_at_its_time_and_gives_no_power() {
+        let mut counters = Counters::default();
+        counters.cpu_samples(&[sample(1000, 10.0, Some(1_000_000))]);
+        let series = exported(counters);
+        assert_eq!(series[&("CPU 0 busy".to_owned(), "%")], [(1000, 10.0)]);
+        assert_eq!(series[&("package of CPU 0 power".to_owned(), "W")], []);
+    }
+
+    #[test]
+    fn turbostat_gives_busy_and_mhz_per_cpu_and_package_watts_from_its_summary() {
+        let row = |time_ms: Option<i64>, summary: bool, cpu: Option<i32>| TurbostatSample {
+            run_id: "r".into(),
+            sample: 0,
+            time_ns: time_ms.map(|t| t * MS),
+            summary,
+            cpu,
+            busy_pct: Some(50.0),
+            avg_mhz: Some(1000.0),
+            bzy_mhz: Some(2000.0),
+            c1_pct: None,
+            c6_pct: None,
+            core_tmp_c: None,
+            pkg_watt: Some(12.5),
+        };
+        let mut counters = Counters::default();
+        counters.turbostat(&[
+            row(Some(1000), true, None),
+            row(Some(1000), false, Some(1)),
+            row(Some(2000), true, None),
+            row(Some(2000), false, Some(1)),
+            // The runner did not know when turbostat started: no place on the clock.
+            row(None, true, None),
+        ]);
+        let names: Vec<_> = exported(counters)
+            .into_iter()
+            .map(|((name, unit), values)| (name, unit, values.len()))
+            .collect();
+        let expected = [
+            ("CPU 1 turbostat Busy", "%"),
+            ("CPU 1 turbostat Bzy_MHz", "MHz"),
+            ("turbostat Busy", "%"),
+            ("turbostat Bzy_MHz", "MHz"),
+            ("turbostat PkgWatt", "W"),
+        ];
+        let expected: Vec<_> = (expected.iter())
+            .map(|&(name, unit)| (name.to_owned(), unit, 2))
+            .collect();
+        assert_eq!(names, expected);
     }
 }
