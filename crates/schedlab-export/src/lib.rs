@@ -54,6 +54,9 @@ pub enum ExportError {
     /// A table could not be read.
     #[error(transparent)]
     Table(#[from] TableError),
+    /// Stopped on request (Ctrl-C); the temporary file is removed.
+    #[error("interrupted; no trace written")]
+    Interrupted,
     /// The trace file could not be written.
     #[error("cannot write {}: {source}", path.display())]
     Write {

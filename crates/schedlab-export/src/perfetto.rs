@@ -30,6 +30,7 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use schedlab_tables::dataset::partitioned_runs;
 use schedlab_tables::turbostat::{TurbostatSample, read_turbostat};
@@ -79,8 +80,14 @@ pub struct ExportSummary {
 }
 
 /// Writes run `run_id`'s trace, from the tables rooted at `tables` (a pipeline's `tables/`),
-/// to `out` (replaced whole, or left as it was on error).
-pub fn export_run(tables: &Path, run_id: &str, out: &Path) -> Result<ExportSummary, ExportError> {
+/// to `out` (replaced whole, or left as it was on error). Setting `interrupt` stops it after the
+/// batch of rows at hand, with [`ExportError::Interrupted`] and no file written.
+pub fn export_run(
+    tables: &Path,
+    run_id: &str,
+    out: &Path,
+    interrupt: &AtomicBool,
+) -> Result<ExportSummary, ExportError> {
     let partition = Partition {
         root: tables,
         run_id,
@@ -96,9 +103,10 @@ pub fn export_run(tables: &Path, run_id: &str, out: &Path) -> Result<ExportSumma
     };
     trace.name_cpus(&read_table::<CpuRow>(&partition)?)?;
     trace.name_threads(&read_table::<ThreadRow>(&partition)?)?;
-    for_each_row(&partition, |row: SchedSliceRow| trace.slice(&row))?;
-    for_each_row(&partition, |row: WakeupRow| trace.wakeup(&row))?;
-    for_each_row(&partition, |row: MigrationRow| trace.migration(&row))?;
+    let rows = (&partition, interrupt);
+    for_each_row(rows, |row: SchedSliceRow| trace.slice(&row))?;
+    for_each_row(rows, |row: WakeupRow| trace.wakeup(&row))?;
+    for_each_row(rows, |row: MigrationRow| trace.migration(&row))?;
     let mut series = Counters::default();
     series.cpu_samples(&read_table::<CpuSampleRow>(&partition)?);
     series.turbostat(&read_turbostat(&partition)?);
@@ -145,13 +153,17 @@ fn check_tables(partition: &Partition<'_>) -> Result<(), ExportError> {
     }
 }
 
-/// Calls `each` on every row of table `T` of the partition, a batch at a time.
+/// Calls `each` on every row of table `T` of the partition, a batch at a time, until
+/// `interrupt` is set.
 fn for_each_row<T: Table>(
-    partition: &Partition<'_>,
+    (partition, interrupt): (&Partition<'_>, &AtomicBool),
     mut each: impl FnMut(T) -> Result<(), ExportError>,
 ) -> Result<(), ExportError> {
     for file in partition.files_of(T::NAME)? {
         for rows in row_batches::<T>(&file)? {
+            if interrupt.load(Ordering::Relaxed) {
+                return Err(ExportError::Interrupted);
+            }
             rows?.into_iter().try_for_each(&mut each)?;
         }
     }

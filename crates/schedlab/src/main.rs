@@ -690,7 +690,15 @@ fn export_perfetto(
         };
         (layout, run_id)
     };
-    let summary = schedlab_export::perfetto::export_run(&layout.tables(), &run_id, out)?;
+    let interrupt = Arc::new(AtomicBool::new(false));
+    stop_on_interrupt(&interrupt, "removing the unfinished trace")?;
+    let summary =
+        match schedlab_export::perfetto::export_run(&layout.tables(), &run_id, out, &interrupt) {
+            Err(schedlab_export::ExportError::Interrupted) => {
+                return Ok(ExitCode::from(EXIT_INTERRUPTED));
+            }
+            result => result?,
+        };
     println!(
         "{}: run {run_id}: {} slices on CPU tracks, {} on thread tracks, {} wakeups, {} \
          migrations, {} counter values ({:.1} MiB); open it in ui.perfetto.dev",
