@@ -9,7 +9,10 @@
 //! | `migrations` | `i`, named `migrate` | the migrated thread |
 //! | `cpu_samples`, `turbostat` | `C`: busy %, frequency (MHz), idle states %, package power (W) | the process `CPUs` |
 //!
-//! The idle task runs on every CPU at once under one tid, so it has the CPU tracks only.
+//! The idle task runs on every CPU at once under one tid, so it has the CPU tracks only. Every
+//! row's other columns are the event's `args`, so a slice clicked in the UI says its delay and
+//! priority. Times stay CLOCK_MONOTONIC, as in the tables, so a time read in the UI finds the
+//! rows in a notebook.
 //!
 //! Perfetto nests the slices of a track, so two that partly overlap are drawn as if one were
 //! inside the other. A thread cannot run on two CPUs at once, but its slices can overlap in a
@@ -17,10 +20,7 @@
 //! … never shows it leaving idle"), that CPU's slices start when it went idle. On a track, a
 //! slice that starts before the track's previous slice ended is therefore drawn from that end
 //! on, and its `args` say by how much (`clipped_ns`); the table's rows arrive in time order
-//! (of their end), so the previous slice is the one before it in the table. Every
-//! row's other columns are the event's `args`, so a slice clicked in the UI says its delay and
-//! priority. Times stay CLOCK_MONOTONIC, as in the tables, so a time read in the UI finds the
-//! rows in a notebook.
+//! (of their end), so the previous slice is the one before it in the table.
 //!
 //! A sample of `cpu_samples` or `turbostat` describes the interval that ends at its `time_ns`; a
 //! counter holds its value from its event on, so each value is written at the start of its
@@ -565,16 +565,18 @@ impl Counters {
     /// cannot be placed.
     fn turbostat(&mut self, rows: &[TurbostatSample]) {
         for row in rows {
-            let Some(t) = row.time_ns else { continue };
-            let level = |v: Option<f64>| v.map(Reading::Level);
-            let at = |what: &str, unit| match (row.summary, row.cpu) {
-                (true, _) | (false, None) => (format!("turbostat {what}"), unit, None),
-                (false, Some(cpu)) => (format!("CPU {cpu} turbostat {what}"), unit, Some(cpu)),
+            // The summary row is the machine's; a row of no CPU is neither.
+            let cpu = if row.summary { None } else { row.cpu };
+            let (Some(t), true) = (row.time_ns, row.summary || cpu.is_some()) else {
+                continue;
             };
-            if row.summary || row.cpu.is_some() {
-                self.push(at("Busy", "%"), t, level(row.busy_pct));
-                self.push(at("Bzy_MHz", "MHz"), t, level(row.bzy_mhz));
-            }
+            let level = |v: Option<f64>| v.map(Reading::Level);
+            let at = |what: &str, unit| match cpu {
+                None => (format!("turbostat {what}"), unit, None),
+                Some(cpu) => (format!("CPU {cpu} turbostat {what}"), unit, Some(cpu)),
+            };
+            self.push(at("Busy", "%"), t, level(row.busy_pct));
+            self.push(at("Bzy_MHz", "MHz"), t, level(row.bzy_mhz));
             if row.summary {
                 self.push(at("PkgWatt", "W"), t, level(row.pkg_watt));
             }
