@@ -44,17 +44,21 @@ pub enum Phase {
     Metadata,
 }
 
-/// A time in the format's unit: nanoseconds written as fractional microseconds.
+/// A time or duration in nanoseconds, written in the format's unit: fractional microseconds.
 ///
-/// Written as an `f64`, whose shortest decimal form (serde_json's) is the nanosecond count over
-/// 1000: exact for times below 2^53 ns (104 days of uptime on CLOCK_MONOTONIC), within a
-/// nanosecond beyond.
+/// Perfetto's importer turns a fractional `ts` or `dur` into nanoseconds by multiplying by 1000
+/// and truncating, so a value written as exactly `ns / 1000` would come back a nanosecond short
+/// whenever the nearest double lies below it, and two slices that touch would overlap by 1 ns
+/// (Perfetto would nest one in the other). Half a nanosecond is added: the value read back and
+/// truncated is `ns` exactly while the two roundings' error, about `ns` × 2^-52, stays below
+/// that half: for `ns` below 2^51 (26 days; times are written since the trace's origin, see
+/// `perfetto`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Micros(pub i64);
 
 impl Serialize for Micros {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_f64(self.0 as f64 / 1000.0)
+        serializer.serialize_f64((self.0 as f64 + 0.5) / 1000.0)
     }
 }
 

@@ -11,8 +11,10 @@
 //!
 //! The idle task runs on every CPU at once under one tid, so it has the CPU tracks only. Every
 //! row's other columns are the event's `args`, so a slice clicked in the UI says its delay and
-//! priority. Times stay CLOCK_MONOTONIC, as in the tables, so a time read in the UI finds the
-//! rows in a notebook.
+//! priority. Times are the tables' CLOCK_MONOTONIC less an origin, the whole second at or before
+//! the run's first time (`otherData.origin_ns`): the format's fractional microseconds hold
+//! nanoseconds exactly only up to 26 days (see [`Micros`]), and a machine's uptime may be
+//! longer. A time read in the UI plus the origin finds the rows in a notebook.
 //!
 //! Perfetto nests the slices of a track, so two that partly overlap are drawn as if one were
 //! inside the other. A thread cannot run on two CPUs at once, but its slices can overlap in a
@@ -35,8 +37,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use schedlab_tables::dataset::partitioned_runs;
 use schedlab_tables::turbostat::{TurbostatSample, read_turbostat};
 use schedlab_tables::{
-    CpuRow, CpuSampleRow, MigrationRow, Partition, SchedSliceRow, Table, TableDir, ThreadRow,
-    WakeupRow, read_table, row_batches,
+    CpuRow, CpuSampleRow, MigrationRow, Partition, ProcessRow, SchedSliceRow, Table, TableDir,
+    ThreadRow, TraceRow, WakeupRow, read_table, row_batches,
 };
 use serde::Serialize;
 
@@ -93,8 +95,12 @@ pub fn export_run(
         run_id,
     };
     check_tables(&partition)?;
+    let cpu_samples = read_table::<CpuSampleRow>(&partition)?;
+    let turbostat = read_turbostat(&partition)?;
+    let origin_ns = origin_ns(&partition, &cpu_samples, &turbostat)?;
     let mut trace = Trace {
         out: TraceWriter::create(out)?,
+        origin_ns,
         named_cpus: HashSet::new(),
         named_threads: HashSet::new(),
         named_processes: HashSet::new(),
@@ -108,14 +114,15 @@ pub fn export_run(
     for_each_row(rows, |row: WakeupRow| trace.wakeup(&row))?;
     for_each_row(rows, |row: MigrationRow| trace.migration(&row))?;
     let mut series = Counters::default();
-    series.cpu_samples(&read_table::<CpuSampleRow>(&partition)?);
-    series.turbostat(&read_turbostat(&partition)?);
+    series.cpu_samples(&cpu_samples);
+    series.turbostat(&turbostat);
     trace.counters(series)?;
     let Trace {
         out, mut summary, ..
     } = trace;
     let other_data = OtherData {
         run_id,
+        origin_ns,
         exporter: concat!("schedlab ", env!("CARGO_PKG_VERSION")),
         clock: "CLOCK_MONOTONIC",
         events: &summary,
@@ -128,9 +135,29 @@ pub fn export_run(
 #[derive(Serialize)]
 struct OtherData<'a> {
     run_id: &'a str,
+    /// An event's time in the tables is this plus its `ts` times 1000, rounded down.
+    origin_ns: i64,
     exporter: &'static str,
     clock: &'static str,
     events: &'a ExportSummary,
+}
+
+/// The whole second at or before the run's first time: its trace's first event, its first
+/// process start, its first sample (0 for a run with none of them).
+fn origin_ns(
+    partition: &Partition<'_>,
+    cpu_samples: &[CpuSampleRow],
+    turbostat: &[TurbostatSample],
+) -> Result<i64, ExportError> {
+    let traces = read_table::<TraceRow>(partition)?;
+    let processes = read_table::<ProcessRow>(partition)?;
+    let first = (traces.iter().filter_map(|t| t.first_ns))
+        .chain(processes.iter().map(|p| p.start_ns))
+        .chain(cpu_samples.iter().map(|s| s.time_ns))
+        .chain(turbostat.iter().filter_map(|s| s.time_ns))
+        .min()
+        .unwrap_or(0);
+    Ok(first.div_euclid(1_000_000_000) * 1_000_000_000)
 }
 
 /// An error naming what is missing when the run, or a table the trace needs, has no partition.
@@ -223,6 +250,8 @@ enum Meta<'a> {
 /// The trace being written, and which tracks are named already.
 struct Trace {
     out: TraceWriter,
+    /// What every time is written relative to.
+    origin_ns: i64,
     named_cpus: HashSet<i32>,
     named_threads: HashSet<(u32, i32)>,
     named_processes: HashSet<u32>,
@@ -380,7 +409,7 @@ impl Trace {
             name,
             cat: "sched",
             ph: Phase::Complete,
-            ts: Some(Micros(start)),
+            ts: Some(Micros(start - self.origin_ns)),
             dur: Some(Micros(row.end_ns - start)),
             pid,
             tid,
@@ -403,7 +432,7 @@ impl Trace {
             name,
             cat,
             ph: Phase::Instant,
-            ts: Some(Micros(time_ns)),
+            ts: Some(Micros(time_ns - self.origin_ns)),
             dur: None,
             pid: process_of(pid),
             tid: tid as u32,
@@ -446,7 +475,7 @@ impl Trace {
                     name: &key.name,
                     cat: "counter",
                     ph: Phase::Counter,
-                    ts: Some(Micros(start)),
+                    ts: Some(Micros(start - self.origin_ns)),
                     dur: None,
                     pid: CPUS_PID,
                     tid,

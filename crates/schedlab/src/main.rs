@@ -270,8 +270,8 @@ enum ExportFormat {
     /// sched slices (named by comm); a track per thread (in its process, named by comm) holding
     /// its slices (named by CPU), its wakeups and its migrations (instant events); and counters
     /// from the `cpu` monitor and turbostat (busy %, MHz, idle states %, package W). Times are
-    /// the tables' CLOCK_MONOTONIC, in microseconds. The run must be analysed (its tables
-    /// written). Examples:
+    /// microseconds since otherData.origin_ns, on the tables' CLOCK_MONOTONIC. The run must be
+    /// analysed (its tables written). Examples:
     ///   schedlab export perfetto data/quickstart/runs/177b5fd3-r1 --out run.json
     ///   schedlab export perfetto pipelines/quickstart.yaml --run 177b5fd3-r1 --out run.json
     #[command(verbatim_doc_comment)]

@@ -85,18 +85,21 @@ fn export(sandbox: &Sandbox, name: &str, run_id: &str) -> Value {
     serde_json::from_slice(&bytes).expect("the trace is JSON")
 }
 
-/// A time of the trace (fractional microseconds) back in the tables' nanoseconds.
+/// A time or duration of the trace (fractional microseconds) in nanoseconds, as Perfetto's
+/// importer reads it: times 1000, truncated.
 fn ns(value: &Value) -> i64 {
     let us = value
         .as_f64()
         .unwrap_or_else(|| panic!("{value} is not a number"));
     assert!(us.is_finite() && us >= 0.0, "time {us}");
-    (us * 1000.0).round() as i64
+    (us * 1000.0) as i64
 }
 
 /// The trace's events by phase, checked against the format.
 #[derive(Default)]
 struct Trace {
+    /// What the times are relative to, in the tables' nanoseconds.
+    origin_ns: i64,
     /// (pid, tid) → the `X` events of that track.
     slices: BTreeMap<(u64, u64), Vec<Value>>,
     instants: Vec<Value>,
@@ -109,11 +112,16 @@ impl Trace {
     /// Checks each event against what its phase requires, and sorts them.
     fn of(trace: &Value) -> Trace {
         let top = trace.as_object().expect("the trace is an object");
-        assert!(top["otherData"].is_object(), "otherData");
+        let origin_ns = top["otherData"]["origin_ns"]
+            .as_i64()
+            .expect("otherData.origin_ns");
         let events = top["traceEvents"]
             .as_array()
             .expect("traceEvents is an array");
-        let mut sorted = Trace::default();
+        let mut sorted = Trace {
+            origin_ns,
+            ..Trace::default()
+        };
         for event in events {
             let field = |key: &str| &event[key];
             let name = field("name").as_str().expect("name");
@@ -177,6 +185,11 @@ impl Trace {
         sorted
     }
 
+    /// An event's time in the tables' nanoseconds.
+    fn time_ns(&self, event: &Value) -> i64 {
+        self.origin_ns + ns(&event["ts"])
+    }
+
     /// The pid of the process named `CPUs`.
     fn cpus_pid(&self) -> u64 {
         let pids: Vec<u64> = (self.process_names.iter())
@@ -226,7 +239,7 @@ fn counter_series(trace: &Trace) -> BTreeMap<String, Vec<(i64, f64)>> {
     for event in &trace.counters {
         let value = event["args"].as_object().unwrap().values().next().unwrap();
         let name = event["name"].as_str().unwrap().to_owned();
-        let point = (ns(&event["ts"]), value.as_f64().unwrap());
+        let point = (trace.time_ns(event), value.as_f64().unwrap());
         series.entry(name).or_default().push(point);
     }
     for points in series.values() {
@@ -320,7 +333,8 @@ fn a_traced_run_exports_as_a_valid_trace_with_every_slice_wakeup_migration_and_s
     let mut on_threads = Vec::new();
     for ((pid, tid), events) in &trace.slices {
         for event in events {
-            let span = (ns(&event["ts"]), ns(&event["ts"]) + ns(&event["dur"]));
+            let start = trace.time_ns(event);
+            let span = (start, start + ns(&event["dur"]));
             let name = event["name"].as_str().unwrap().to_owned();
             let clipped = event["args"]["clipped_ns"].as_i64();
             if *pid == cpus_pid {
@@ -359,7 +373,12 @@ fn a_traced_run_exports_as_a_valid_trace_with_every_slice_wakeup_migration_and_s
             .filter(|e| e["cat"] == cat)
             .map(|e| {
                 let (tid, name) = (e["tid"].as_i64().unwrap(), e["name"].as_str().unwrap());
-                (tid, ns(&e["ts"]), name.to_owned(), e["args"].to_string())
+                (
+                    tid,
+                    trace.time_ns(e),
+                    name.to_owned(),
+                    e["args"].to_string(),
+                )
             })
             .collect()
     };
