@@ -37,7 +37,8 @@ plan NAME PERCENT *ARGS: build
 status NAME: build
     target/release/schedlab status pipelines/{{NAME}}.yaml
 
-# Check every pipeline under pipelines/ (errors with file:line:column).
+# Check every pipeline. A full form names the core classes it needs and fails validation on a
+# machine without them (`--short` validates the short forms, which run on any machine).
 validate: build
     target/release/schedlab validate pipelines/*.yaml
 

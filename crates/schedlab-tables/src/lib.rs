@@ -6,7 +6,7 @@
 //! a `#[derive(Serialize, Deserialize)]` struct in [`rows`]; its field names *are* the column
 //! names that notebooks and reports depend on, so renaming a field is a breaking change.
 //! [`Table`] ties a row type to its file name. [`write_rows`] and [`read_rows`] move rows to and
-//! from Parquet, and [`write_batch`] writes an Arrow batch built by hand (for tables whose columns
+//! from Parquet ([`row_batches`] a batch of rows at a time), and [`write_batch`] writes an Arrow batch built by hand (for tables whose columns
 //! depend on the input, like turbostat's). [`TableWriter`] writes a table a slice of rows at a
 //! time, for tables too big to hold in memory (the events of a perf trace);
 //! [`BackgroundWriter`] does so on its own thread, so that encoding overlaps reading; and
@@ -81,7 +81,8 @@ pub use dataset::{
     Partition, TableDir, create_parent, read_table, table_path, table_path_named, write_table,
 };
 pub use parquet_io::{
-    TableWriter, read_batches, read_rows, schema_of, write_batch, write_file_atomic, write_rows,
+    TableWriter, read_batches, read_rows, row_batches, schema_of, write_batch, write_file_atomic,
+    write_rows,
 };
 pub use rows::*;
 

@@ -314,16 +314,24 @@ fn batches(
 /// decoded columns of only one batch sit beside the rows.
 pub fn read_rows<T: Table>(path: &Path) -> Result<Vec<T>, TableError> {
     let mut rows = Vec::new();
-    for batch in batches(path)? {
-        let batch = batch?;
-        let mut part: Vec<T> =
-            serde_arrow::from_record_batch(&batch).map_err(|err| TableError::Schema {
-                path: PathBuf::from(path),
-                message: err.to_string(),
-            })?;
-        rows.append(&mut part);
+    for part in row_batches::<T>(path)? {
+        rows.append(&mut part?);
     }
     Ok(rows)
+}
+
+/// The rows of table `T` in the Parquet file `path`, one batch of rows at a time as they are
+/// taken: for a reader that streams a table too big to hold (a trace's slices) into something
+/// else.
+pub fn row_batches<T: Table>(
+    path: &Path,
+) -> Result<impl Iterator<Item = Result<Vec<T>, TableError>> + '_, TableError> {
+    Ok(batches(path)?.map(move |batch| {
+        serde_arrow::from_record_batch(&batch?).map_err(|err| TableError::Schema {
+            path: PathBuf::from(path),
+            message: err.to_string(),
+        })
+    }))
 }
 
 #[cfg(test)]

@@ -13,7 +13,7 @@ use anyhow::{Context, bail};
 use clap::{Parser, Subcommand};
 use schedlab_parse::{ParseContext, ParserKind};
 use schedlab_runner::import::{ImportFile, ImportRequest};
-use schedlab_runner::layout::check_name_part;
+use schedlab_runner::layout::{Layout, check_name_part};
 use schedlab_runner::{Outcome, Runner, RunnerOptions, Stage, StageSelection};
 use schedlab_spec::selector::WorkloadSelector;
 use schedlab_spec::{CompileOptions, Plan};
@@ -299,6 +299,11 @@ enum Command {
         #[arg(long)]
         salvage: bool,
     },
+    /// Write a run in a format other tools open (see `schedlab export perfetto --help`).
+    Export {
+        #[command(subcommand)]
+        format: ExportFormat,
+    },
     /// Print this machine's CPUs and their core classes (P, E, LPE; big/little).
     Topology {
         /// Read a captured sysfs tree (the directory holding devices/system/cpu, or one holding
@@ -319,6 +324,38 @@ enum Command {
         duration_ns: u64,
         #[arg(long)]
         report: PathBuf,
+    },
+}
+
+/// The formats `schedlab export` writes.
+#[derive(Subcommand)]
+enum ExportFormat {
+    /// A run's trace for ui.perfetto.dev, for drill-down beyond the report.
+    ///
+    /// Writes the Chrome JSON trace event format, which ui.perfetto.dev, Perfetto's trace
+    /// processor and chrome://tracing open: a process `CPUs` with a track per CPU holding its
+    /// sched slices (named by comm); a track per thread (in its process, named by comm) holding
+    /// its slices (named by CPU), its wakeups and its migrations (instant events); and counters
+    /// from the `cpu` monitor and turbostat (busy %, MHz, idle states %, package W). Times are
+    /// microseconds since otherData.origin_ns, on the tables' CLOCK_MONOTONIC. The run must be
+    /// analysed (its tables written). Examples:
+    ///   schedlab export perfetto data/quickstart/runs/177b5fd3-r1 --out run.json
+    ///   schedlab export perfetto pipelines/quickstart.yaml --run 177b5fd3-r1 --out run.json
+    #[command(verbatim_doc_comment)]
+    Perfetto {
+        /// The run's directory (DATA/PIPELINE/runs/RUN_ID), or the pipeline file, with --run.
+        #[arg(value_name = "RUN_DIR|PIPELINE.yaml")]
+        source: PathBuf,
+        /// With a pipeline file: the run (as `schedlab status` lists it); not needed when the
+        /// pipeline has one run on disk.
+        #[arg(long = "run", value_name = "RUN_ID")]
+        run_id: Option<String>,
+        /// The trace file to write (replaced whole; nothing is left half-written); a name
+        /// ending in .gz is gzip-compressed, about a tenth of the size, and opens the same.
+        #[arg(long, value_name = "FILE")]
+        out: PathBuf,
+        #[command(flatten)]
+        common: Common,
     },
 }
 
@@ -767,6 +804,15 @@ fn run(args: Args) -> anyhow::Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
+        Command::Export {
+            format:
+                ExportFormat::Perfetto {
+                    source,
+                    run_id,
+                    out,
+                    common,
+                },
+        } => export_perfetto(&source, run_id, &out, &common),
         Command::Topology { sysfs } => {
             let root = sysfs.unwrap_or_else(|| PathBuf::from("/sys"));
             let cpus = schedlab_topology::detect(&root)?;
@@ -791,6 +837,111 @@ fn run(args: Args) -> anyhow::Result<ExitCode> {
                 .with_context(|| format!("writing {}", report.display()))?;
             Ok(ExitCode::SUCCESS)
         }
+    }
+}
+
+/// `export perfetto`: finds the run's tables from its directory or its pipeline, and writes
+/// its trace.
+fn export_perfetto(
+    source: &Path,
+    run_id: Option<String>,
+    out: &Path,
+    common: &Common,
+) -> anyhow::Result<ExitCode> {
+    let (layout, run_id) = if source.is_dir() {
+        if let Some(run_id) = run_id {
+            bail!(
+                "{} is a run directory; --run {run_id} goes with a pipeline file",
+                source.display()
+            );
+        }
+        run_of_directory(source)?
+    } else {
+        let plan = load_plan(source, None, false)?;
+        let layout = Layout::new(&common.data, &plan.name);
+        let run_id = match run_id {
+            Some(run_id) => run_id,
+            None => only_run(&layout, source)?,
+        };
+        (layout, run_id)
+    };
+    let interrupt = Arc::new(AtomicBool::new(false));
+    stop_on_interrupt(&interrupt, "removing the unfinished trace")?;
+    let summary =
+        match schedlab_export::perfetto::export_run(&layout.tables(), &run_id, out, &interrupt) {
+            Err(schedlab_export::ExportError::Interrupted) => {
+                return Ok(ExitCode::from(EXIT_INTERRUPTED));
+            }
+            result => result?,
+        };
+    println!(
+        "{}: run {run_id}: {} slices on CPU tracks, {} on thread tracks, {} wakeups, {} \
+         migrations, {} counter values ({:.1} MiB); open it in ui.perfetto.dev",
+        out.display(),
+        summary.cpu_slices,
+        summary.thread_slices,
+        summary.wakeups,
+        summary.migrations,
+        summary.counters,
+        summary.bytes as f64 / (1 << 20) as f64,
+    );
+    if summary.clipped_slices > 0 {
+        eprintln!(
+            "export: slices drawn from a later start, since the previous slice of their track \
+             had not ended (a thread on two CPUs at once: see the run's quality warnings): {}; \
+             their args hold `clipped_ns`",
+            summary.clipped_slices
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The pipeline directory and run id of a run directory (`DATA/PIPELINE/runs/RUN_ID`).
+fn run_of_directory(dir: &Path) -> anyhow::Result<(Layout, String)> {
+    let dir = (dir.canonicalize()).with_context(|| format!("cannot read {}", dir.display()))?;
+    let run_id = dir.file_name().map(|n| n.to_string_lossy().into_owned());
+    let root = dir.parent().and_then(Path::parent);
+    match (run_id, root) {
+        (Some(run_id), Some(root)) if Layout::at(root).run(&run_id) == dir => {
+            Ok((Layout::at(root), run_id))
+        }
+        _ => bail!(
+            "{} is not a run directory (DATA/PIPELINE/runs/RUN_ID)",
+            dir.display()
+        ),
+    }
+}
+
+/// The one complete run of a pipeline on disk; an error listing them when there are several.
+fn only_run(layout: &Layout, pipeline: &Path) -> anyhow::Result<String> {
+    let runs_dir = layout.runs();
+    let mut runs: Vec<String> = std::fs::read_dir(&runs_dir)
+        .with_context(|| {
+            format!(
+                "no runs of {} in {} (hint: `schedlab run {}`)",
+                pipeline.display(),
+                runs_dir.display(),
+                pipeline.display()
+            )
+        })?
+        .flatten()
+        .map(|entry| entry.file_name().to_string_lossy().into_owned())
+        .filter(|name| Layout::is_complete_run_name(name))
+        .collect();
+    runs.sort();
+    match &runs[..] {
+        [run] => Ok(run.clone()),
+        [] => bail!(
+            "no complete run of {} in {}",
+            pipeline.display(),
+            runs_dir.display()
+        ),
+        _ => bail!(
+            "{} has {} runs; say which with --run: {}",
+            pipeline.display(),
+            runs.len(),
+            runs.join(", ")
+        ),
     }
 }
 

@@ -1,0 +1,720 @@
+//! One run's tables as a trace for ui.perfetto.dev: which rows become which events, on which
+//! tracks.
+//!
+//! | rows | events | track |
+//! | --- | --- | --- |
+//! | `sched_slices` | `X`, named by the thread's comm | its CPU: thread `CPU n (class)` of the process `CPUs` |
+//! | `sched_slices` but the idle task's (tid 0) | `X`, named `CPU n` | its thread, in its process |
+//! | `wakeups` | `i`, named by its kind (`waking`, `wakeup`, `wakeup_new`) | the woken thread |
+//! | `migrations` | `i`, named `migrate` | the migrated thread |
+//! | `cpu_samples`, `turbostat` | `C`: busy %, frequency (MHz), idle states %, package power (W) | the process `CPUs` |
+//!
+//! The idle task runs on every CPU at once under one tid, so it has the CPU tracks only. Every
+//! row's other columns are the event's `args`, so a slice clicked in the UI says its delay and
+//! priority. Times are the tables' CLOCK_MONOTONIC less an origin, the whole second at or before
+//! the run's first time (`otherData.origin_ns`): the format's fractional microseconds hold
+//! nanoseconds exactly only up to 26 days (see [`Micros`]), and a machine's uptime may be
+//! longer. A time read in the UI plus the origin finds the rows in a notebook.
+//!
+//! Perfetto nests the slices of a track, so two that partly overlap are drawn as if one were
+//! inside the other. A thread cannot run on two CPUs at once, but its slices can overlap in a
+//! trace: where a VM does not trace a CPU's idle-context events (the quality table's "went idle
+//! … never shows it leaving idle"), that CPU's slices start when it went idle. On a track, a
+//! slice that starts before the track's previous slice ended is therefore drawn from that end
+//! on, and its `args` say by how much (`clipped_ns`); the table's rows arrive in time order
+//! (of their end), so the previous slice is the one before it in the table.
+//!
+//! A sample of `cpu_samples` or `turbostat` describes the interval that ends at its `time_ns`; a
+//! counter holds its value from its event on, so each value is written at the start of its
+//! interval: the previous sample's time, and for a series' first sample, one interval (the
+//! gap to the second) before its own. Package power from RAPL is the energy over that interval;
+//! a series of one sample has no interval, so it is written at its own time and gives no power.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use schedlab_tables::dataset::partitioned_runs;
+use schedlab_tables::turbostat::{TurbostatSample, read_turbostat};
+use schedlab_tables::{
+    CpuRow, CpuSampleRow, MigrationRow, Partition, ProcessRow, SchedSliceRow, Table, TableDir,
+    ThreadRow, TraceRow, WakeupRow, read_table, row_batches,
+};
+use serde::Serialize;
+
+use crate::ExportError;
+use crate::chrome::{Event, Micros, Phase, TraceWriter};
+
+/// The process that holds one thread per CPU and the counters. Linux pids stay below 2^22, so
+/// no real process has this one; the CPUs' threads are `CPUS_PID + cpu`, clear of real tids
+/// too (Perfetto keeps one thread per tid, whatever the process).
+pub const CPUS_PID: u32 = 1 << 30;
+
+/// The process of threads whose process the trace did not say (pid -1).
+pub const UNKNOWN_PID: u32 = CPUS_PID - 1;
+
+/// The tables a trace needs; the others (counters) may be absent from runs without their
+/// monitor, or from runs parsed before they existed.
+const REQUIRED: [&str; 4] = [
+    SchedSliceRow::NAME,
+    WakeupRow::NAME,
+    MigrationRow::NAME,
+    ThreadRow::NAME,
+];
+
+/// What an export wrote.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct ExportSummary {
+    /// `X` events on CPU tracks: one per `sched_slices` row.
+    pub cpu_slices: u64,
+    /// `X` events on thread tracks: one per `sched_slices` row but the idle task's.
+    pub thread_slices: u64,
+    /// Of these `X` events, those drawn from a later start than their row's: they began before
+    /// the previous slice of their track ended.
+    pub clipped_slices: u64,
+    pub wakeups: u64,
+    pub migrations: u64,
+    /// `C` events, over every counter.
+    pub counters: u64,
+    /// The file's size (not in the trace's own copy of this summary).
+    #[serde(skip)]
+    pub bytes: u64,
+}
+
+/// Writes run `run_id`'s trace, from the tables rooted at `tables` (a pipeline's `tables/`),
+/// to `out` (replaced whole, or left as it was on error). Setting `interrupt` stops it after the
+/// batch of rows at hand, with [`ExportError::Interrupted`] and no file written.
+pub fn export_run(
+    tables: &Path,
+    run_id: &str,
+    out: &Path,
+    interrupt: &AtomicBool,
+) -> Result<ExportSummary, ExportError> {
+    let partition = Partition {
+        root: tables,
+        run_id,
+    };
+    check_tables(&partition)?;
+    let cpu_samples = read_table::<CpuSampleRow>(&partition)?;
+    let turbostat = read_turbostat(&partition)?;
+    let origin_ns = origin_ns(&partition, &cpu_samples, &turbostat)?;
+    let mut trace = Trace {
+        out: TraceWriter::create(out)?,
+        origin_ns,
+        named_cpus: HashSet::new(),
+        named_threads: HashSet::new(),
+        named_processes: HashSet::new(),
+        track_ends: HashMap::new(),
+        summary: ExportSummary::default(),
+    };
+    trace.name_cpus(&read_table::<CpuRow>(&partition)?)?;
+    trace.name_threads(&read_table::<ThreadRow>(&partition)?)?;
+    let rows = (&partition, interrupt);
+    for_each_row(rows, |row: SchedSliceRow| trace.slice(&row))?;
+    for_each_row(rows, |row: WakeupRow| trace.wakeup(&row))?;
+    for_each_row(rows, |row: MigrationRow| trace.migration(&row))?;
+    let mut series = Counters::default();
+    series.cpu_samples(&cpu_samples);
+    series.turbostat(&turbostat);
+    trace.counters(series)?;
+    let Trace {
+        out, mut summary, ..
+    } = trace;
+    let other_data = OtherData {
+        run_id,
+        origin_ns,
+        exporter: concat!("schedlab ", env!("CARGO_PKG_VERSION")),
+        clock: "CLOCK_MONOTONIC",
+        events: &summary,
+    };
+    summary.bytes = out.finish(&other_data)?;
+    Ok(summary)
+}
+
+/// The trace's `otherData`: what it is of, and what it holds.
+#[derive(Serialize)]
+struct OtherData<'a> {
+    run_id: &'a str,
+    /// An event's time in the tables is this plus its `ts` times 1000, rounded down.
+    origin_ns: i64,
+    exporter: &'static str,
+    clock: &'static str,
+    events: &'a ExportSummary,
+}
+
+/// The whole second at or before the run's first time: its trace's first event, its first
+/// process start, its first sample (0 for a run with none of them).
+fn origin_ns(
+    partition: &Partition<'_>,
+    cpu_samples: &[CpuSampleRow],
+    turbostat: &[TurbostatSample],
+) -> Result<i64, ExportError> {
+    let traces = read_table::<TraceRow>(partition)?;
+    let processes = read_table::<ProcessRow>(partition)?;
+    let first = (traces.iter().filter_map(|t| t.first_ns))
+        .chain(processes.iter().map(|p| p.start_ns))
+        .chain(cpu_samples.iter().map(|s| s.time_ns))
+        .chain(turbostat.iter().filter_map(|s| s.time_ns))
+        .min()
+        .unwrap_or(0);
+    Ok(first.div_euclid(1_000_000_000) * 1_000_000_000)
+}
+
+/// An error naming what is missing when the run, or a table the trace needs, has no partition.
+fn check_tables(partition: &Partition<'_>) -> Result<(), ExportError> {
+    let runs = partitioned_runs(partition.root)?;
+    if !runs.contains(partition.run_id) {
+        return Err(ExportError::NoRun {
+            run_id: partition.run_id.to_owned(),
+            tables: partition.root.to_owned(),
+            runs: runs.into_iter().collect(),
+        });
+    }
+    match REQUIRED.iter().find(|t| !partition.dir(t).is_dir()) {
+        Some(table) => Err(ExportError::MissingTable {
+            run_id: partition.run_id.to_owned(),
+            table,
+            dir: partition.dir(table),
+        }),
+        None => Ok(()),
+    }
+}
+
+/// Calls `each` on every row of table `T` of the partition, a batch at a time, until
+/// `interrupt` is set.
+fn for_each_row<T: Table>(
+    (partition, interrupt): (&Partition<'_>, &AtomicBool),
+    mut each: impl FnMut(T) -> Result<(), ExportError>,
+) -> Result<(), ExportError> {
+    for file in partition.files_of(T::NAME)? {
+        for rows in row_batches::<T>(&file)? {
+            if interrupt.load(Ordering::Relaxed) {
+                return Err(ExportError::Interrupted);
+            }
+            rows?.into_iter().try_for_each(&mut each)?;
+        }
+    }
+    Ok(())
+}
+
+/// The thread of `cpu` in the CPUs process.
+pub fn cpu_tid(cpu: i32) -> u32 {
+    CPUS_PID + cpu.max(0) as u32
+}
+
+/// The process a thread's events go to.
+fn process_of(pid: i32) -> u32 {
+    u32::try_from(pid).unwrap_or(UNKNOWN_PID)
+}
+
+/// A slice's `args`: the row's columns besides those that make the event.
+#[derive(Serialize)]
+struct SliceArgs<'a> {
+    cpu: i32,
+    pid: i32,
+    tid: i32,
+    prio: Option<i32>,
+    prev_state: &'a str,
+    wait_ns: i64,
+    sched_delay_ns: i64,
+    preempt_wait_ns: i64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    workload: Option<&'a str>,
+    /// How much of the slice's start is not drawn: the part before its track's previous slice
+    /// ended.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    clipped_ns: Option<i64>,
+}
+
+#[derive(Serialize)]
+struct WakeupArgs {
+    target_cpu: i32,
+    waker_tid: Option<i32>,
+}
+
+#[derive(Serialize)]
+struct MigrationArgs {
+    from_cpu: i32,
+    to_cpu: i32,
+}
+
+/// A metadata event's `args`.
+#[derive(Serialize)]
+enum Meta<'a> {
+    #[serde(rename = "name")]
+    Name(&'a str),
+    #[serde(rename = "sort_index")]
+    SortIndex(i64),
+}
+
+/// The trace being written, and which tracks are named already.
+struct Trace {
+    out: TraceWriter,
+    /// What every time is written relative to.
+    origin_ns: i64,
+    named_cpus: HashSet<i32>,
+    named_threads: HashSet<(u32, i32)>,
+    named_processes: HashSet<u32>,
+    /// The end of the last slice of each track, (pid, tid).
+    track_ends: HashMap<(u32, u32), i64>,
+    summary: ExportSummary,
+}
+
+impl Trace {
+    fn meta(&mut self, name: &str, pid: u32, tid: u32, args: Meta<'_>) -> Result<(), ExportError> {
+        self.out.event(&Event {
+            name,
+            cat: "",
+            ph: Phase::Metadata,
+            ts: None,
+            dur: None,
+            pid,
+            tid,
+            s: None,
+            args: SingleKey(args),
+        })
+    }
+
+    /// The CPUs process first in the UI, and a track per CPU named with its core class.
+    fn name_cpus(&mut self, cpus: &[CpuRow]) -> Result<(), ExportError> {
+        self.meta("process_name", CPUS_PID, CPUS_PID, Meta::Name("CPUs"))?;
+        self.meta(
+            "process_sort_index",
+            CPUS_PID,
+            CPUS_PID,
+            Meta::SortIndex(-1),
+        )?;
+        for cpu in cpus {
+            self.name_cpu(cpu.cpu, Some(&cpu.class))?;
+        }
+        Ok(())
+    }
+
+    fn name_cpu(&mut self, cpu: i32, class: Option<&str>) -> Result<(), ExportError> {
+        if !self.named_cpus.insert(cpu) {
+            return Ok(());
+        }
+        let name = match class {
+            Some(class) => format!("CPU {cpu} ({class})"),
+            None => format!("CPU {cpu}"),
+        };
+        let tid = cpu_tid(cpu);
+        self.meta("thread_name", CPUS_PID, tid, Meta::Name(&name))?;
+        self.meta(
+            "thread_sort_index",
+            CPUS_PID,
+            tid,
+            Meta::SortIndex(cpu.into()),
+        )
+    }
+
+    /// Names every thread of the `threads` table, and each process after its main thread
+    /// (`comm [workload]` for a workload's).
+    fn name_threads(&mut self, threads: &[ThreadRow]) -> Result<(), ExportError> {
+        // The table's last row of a tid holds its last name.
+        let last: BTreeMap<i32, &ThreadRow> = (threads.iter())
+            .filter(|t| t.tid != 0)
+            .map(|t| (t.tid, t))
+            .collect();
+        for thread in last.values().filter(|t| t.tid == t.pid) {
+            self.name_process(thread.pid, &thread.comm, thread.workload.as_deref())?;
+        }
+        for thread in last.values() {
+            self.name_thread(
+                thread.pid,
+                thread.tid,
+                &thread.comm,
+                thread.workload.as_deref(),
+            )?;
+        }
+        Ok(())
+    }
+
+    fn name_process(
+        &mut self,
+        pid: i32,
+        comm: &str,
+        workload: Option<&str>,
+    ) -> Result<(), ExportError> {
+        let process = process_of(pid);
+        if !self.named_processes.insert(process) {
+            return Ok(());
+        }
+        let name = match (process == UNKNOWN_PID, workload) {
+            (true, _) => "process unknown".to_owned(),
+            (false, Some(workload)) => format!("{comm} [{workload}]"),
+            (false, None) => comm.to_owned(),
+        };
+        self.meta("process_name", process, process, Meta::Name(&name))
+    }
+
+    /// Names a thread's track the first time it is seen (and its process, where no main
+    /// thread named it).
+    fn name_thread(
+        &mut self,
+        pid: i32,
+        tid: i32,
+        comm: &str,
+        workload: Option<&str>,
+    ) -> Result<(), ExportError> {
+        let process = process_of(pid);
+        if !self.named_threads.insert((process, tid)) {
+            return Ok(());
+        }
+        self.name_process(pid, comm, workload)?;
+        self.meta("thread_name", process, tid as u32, Meta::Name(comm))
+    }
+
+    fn slice(&mut self, row: &SchedSliceRow) -> Result<(), ExportError> {
+        self.name_cpu(row.cpu, None)?;
+        let cpu_track = (CPUS_PID, cpu_tid(row.cpu));
+        self.complete(cpu_track, &row.comm, row)?;
+        self.summary.cpu_slices += 1;
+        if row.tid == 0 {
+            return Ok(());
+        }
+        self.name_thread(row.pid, row.tid, &row.comm, row.workload.as_deref())?;
+        let thread_track = (process_of(row.pid), row.tid as u32);
+        self.complete(thread_track, &format!("CPU {}", row.cpu), row)?;
+        self.summary.thread_slices += 1;
+        Ok(())
+    }
+
+    /// The slice `row` as an `X` event on `track`, from the end of the track's previous slice
+    /// where it started before that.
+    fn complete(
+        &mut self,
+        (pid, tid): (u32, u32),
+        name: &str,
+        row: &SchedSliceRow,
+    ) -> Result<(), ExportError> {
+        let previous_end = self.track_ends.entry((pid, tid)).or_insert(i64::MIN);
+        let start = row.start_ns.max(*previous_end).min(row.end_ns);
+        *previous_end = (*previous_end).max(row.end_ns);
+        let clipped_ns = (start > row.start_ns).then(|| start - row.start_ns);
+        self.summary.clipped_slices += u64::from(clipped_ns.is_some());
+        let args = SliceArgs {
+            cpu: row.cpu,
+            pid: row.pid,
+            tid: row.tid,
+            prio: row.prio,
+            prev_state: &row.prev_state,
+            wait_ns: row.wait_ns,
+            sched_delay_ns: row.sched_delay_ns,
+            preempt_wait_ns: row.preempt_wait_ns,
+            workload: row.workload.as_deref(),
+            clipped_ns,
+        };
+        self.out.event(&Event {
+            name,
+            cat: "sched",
+            ph: Phase::Complete,
+            ts: Some(Micros(start - self.origin_ns)),
+            dur: Some(Micros(row.end_ns - start)),
+            pid,
+            tid,
+            s: None,
+            args,
+        })
+    }
+
+    /// An instant event on a thread's track.
+    fn instant(
+        &mut self,
+        (pid, tid, comm): (i32, i32, &str),
+        name: &str,
+        cat: &'static str,
+        time_ns: i64,
+        args: impl Serialize,
+    ) -> Result<(), ExportError> {
+        self.name_thread(pid, tid, comm, None)?;
+        self.out.event(&Event {
+            name,
+            cat,
+            ph: Phase::Instant,
+            ts: Some(Micros(time_ns - self.origin_ns)),
+            dur: None,
+            pid: process_of(pid),
+            tid: tid as u32,
+            s: Some("t"),
+            args,
+        })
+    }
+
+    fn wakeup(&mut self, row: &WakeupRow) -> Result<(), ExportError> {
+        let args = WakeupArgs {
+            target_cpu: row.target_cpu,
+            waker_tid: row.waker_tid,
+        };
+        let thread = (row.pid, row.tid, &*row.comm);
+        self.instant(thread, &row.kind, "wakeup", row.time_ns, args)?;
+        self.summary.wakeups += 1;
+        Ok(())
+    }
+
+    fn migration(&mut self, row: &MigrationRow) -> Result<(), ExportError> {
+        let args = MigrationArgs {
+            from_cpu: row.from_cpu,
+            to_cpu: row.to_cpu,
+        };
+        let thread = (row.pid, row.tid, &*row.comm);
+        self.instant(thread, "migrate", "migration", row.time_ns, args)?;
+        self.summary.migrations += 1;
+        Ok(())
+    }
+
+    /// Every counter's events, each value at the start of the interval it describes.
+    fn counters(&mut self, counters: Counters) -> Result<(), ExportError> {
+        for (key, points) in counters.series {
+            if let Some(cpu) = key.cpu {
+                self.name_cpu(cpu, None)?;
+            }
+            let tid = key.cpu.map_or(CPUS_PID, cpu_tid);
+            for (start, value) in placed(points) {
+                self.out.event(&Event {
+                    name: &key.name,
+                    cat: "counter",
+                    ph: Phase::Counter,
+                    ts: Some(Micros(start - self.origin_ns)),
+                    dur: None,
+                    pid: CPUS_PID,
+                    tid,
+                    s: None,
+                    args: SingleKey((key.unit, value)),
+                })?;
+                self.summary.counters += 1;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A counter's samples (end of interval, reading) as (start of interval, value), in time order.
+/// The first sample's interval is as long as the gap to the second; a sample alone has none, so
+/// it is placed at its own time, and energy without an interval gives no power.
+fn placed(mut points: Vec<(i64, Reading)>) -> Vec<(i64, f64)> {
+    points.sort_by_key(|p| p.0);
+    let interval = |i: usize| match (i.checked_sub(1), points.get(i + 1)) {
+        (Some(previous), _) => Some(points[i].0 - points[previous].0),
+        (None, Some(&(next, _))) => Some(next - points[i].0),
+        (None, None) => None,
+    };
+    (0..points.len())
+        .filter_map(|i| {
+            let (end, reading) = points[i];
+            let interval = interval(i);
+            let value = match (reading, interval) {
+                (Reading::Level(value), _) => value,
+                // µJ over ns: 1e-6 J / 1e-9 s.
+                (Reading::EnergyUj(uj), Some(ns)) if ns > 0 => uj as f64 * 1e3 / ns as f64,
+                (Reading::EnergyUj(_), _) => return None,
+            };
+            Some((end - interval.unwrap_or(0), value))
+        })
+        .collect()
+}
+
+/// A JSON object of one key: a metadata event's `{"name": …}`, a counter's `{"MHz": …}`.
+struct SingleKey<T>(T);
+
+impl Serialize for SingleKey<Meta<'_>> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(Some(1))?;
+        match self.0 {
+            Meta::Name(name) => map.serialize_entry("name", name)?,
+            Meta::SortIndex(index) => map.serialize_entry("sort_index", &index)?,
+        }
+        map.end()
+    }
+}
+
+impl Serialize for SingleKey<(&'static str, f64)> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(Some(1))?;
+        map.serialize_entry(self.0.0, &self.0.1)?;
+        map.end()
+    }
+}
+
+/// One counter: its name (Perfetto's track is the name and the unit), the unit that is its
+/// only series, and the CPU it belongs to.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+struct CounterKey {
+    name: String,
+    unit: &'static str,
+    cpu: Option<i32>,
+}
+
+/// A sample's value: a level over its interval, or energy spent in it (package power).
+#[derive(Debug, Clone, Copy)]
+enum Reading {
+    Level(f64),
+    EnergyUj(i64),
+}
+
+/// The counters' samples by counter, as (end of interval, reading).
+#[derive(Default)]
+struct Counters {
+    series: BTreeMap<CounterKey, Vec<(i64, Reading)>>,
+}
+
+impl Counters {
+    fn push(
+        &mut self,
+        (name, unit, cpu): (String, &'static str, Option<i32>),
+        time_ns: i64,
+        reading: Option<Reading>,
+    ) {
+        if let Some(reading) = reading {
+            let key = CounterKey { name, unit, cpu };
+            self.series.entry(key).or_default().push((time_ns, reading));
+        }
+    }
+
+    /// The built-in `cpu` monitor: busy %, frequency and idle states per CPU, and package
+    /// power from RAPL on the first CPU of each package.
+    fn cpu_samples(&mut self, rows: &[CpuSampleRow]) {
+        for row in rows {
+            let (cpu, t) = (row.cpu, row.time_ns);
+            let level = |v: Option<f64>| v.map(Reading::Level);
+            let at = |what: &str, unit| (format!("CPU {cpu} {what}"), unit, Some(cpu));
+            self.push(at("busy", "%"), t, level(row.busy_pct));
+            let mhz = row.freq_khz.map(|khz| khz as f64 / 1000.0);
+            self.push(at("frequency", "MHz"), t, level(mhz));
+            self.push(at("idle states", "%"), t, level(row.idle_state_pct));
+            let package = (format!("package of CPU {cpu} power"), "W", None);
+            self.push(package, t, row.package_energy_uj.map(Reading::EnergyUj));
+        }
+    }
+
+    /// turbostat: busy % and busy MHz per CPU, and the summary row's busy %, busy MHz and
+    /// package power. Rows without a time (the runner did not know when turbostat started)
+    /// cannot be placed.
+    fn turbostat(&mut self, rows: &[TurbostatSample]) {
+        for row in rows {
+            // The summary row is the machine's; a row of no CPU is neither.
+            let cpu = if row.summary { None } else { row.cpu };
+            let (Some(t), true) = (row.time_ns, row.summary || cpu.is_some()) else {
+                continue;
+            };
+            let level = |v: Option<f64>| v.map(Reading::Level);
+            let at = |what: &str, unit| match cpu {
+                None => (format!("turbostat {what}"), unit, None),
+                Some(cpu) => (format!("CPU {cpu} turbostat {what}"), unit, Some(cpu)),
+            };
+            self.push(at("Busy", "%"), t, level(row.busy_pct));
+            self.push(at("Bzy_MHz", "MHz"), t, level(row.bzy_mhz));
+            if row.summary {
+                self.push(at("PkgWatt", "W"), t, level(row.pkg_watt));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MS: i64 = 1_000_000;
+
+    fn sample(time_ms: i64, busy: f64, energy_uj: Option<i64>) -> CpuSampleRow {
+        CpuSampleRow {
+            run_id: "r".into(),
+            time_ns: time_ms * MS,
+            cpu: 0,
+            busy_pct: Some(busy),
+            freq_khz: Some(2_400_000),
+            idle_state_pct: None,
+            package_energy_uj: energy_uj,
+        }
+    }
+
+    /// Every counter's values as (start of interval in ms, value), by name and unit.
+    fn exported(counters: Counters) -> BTreeMap<(String, &'static str), Vec<(i64, f64)>> {
+        (counters.series.into_iter())
+            .map(|(key, points)| {
+                let values = placed(points)
+                    .into_iter()
+                    .map(|(t, v)| (t / MS, v))
+                    .collect();
+                ((key.name, key.unit), values)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn samples_are_placed_at_the_start_of_their_interval_and_energy_becomes_watts() {
+        let mut counters = Counters::default();
+        // Given out of order: each row covers the 200 ms before it; 1 J per 200 ms is 5 W.
+        counters.cpu_samples(&[
+            sample(1200, 20.0, Some(1_000_000)),
+            sample(1000, 10.0, Some(1_000_000)),
+            sample(1400, 30.0, Some(2_000_000)),
+        ]);
+        let series = exported(counters);
+        let key = |name: &str, unit| (name.to_owned(), unit);
+        let busy = [(800, 10.0), (1000, 20.0), (1200, 30.0)];
+        assert_eq!(series[&key("CPU 0 busy", "%")], busy);
+        let mhz = [(800, 2400.0), (1000, 2400.0), (1200, 2400.0)];
+        assert_eq!(series[&key("CPU 0 frequency", "MHz")], mhz);
+        let watts = [(800, 5.0), (1000, 5.0), (1200, 10.0)];
+        assert_eq!(series[&key("package of CPU 0 power", "W")], watts);
+        assert!(
+            !series.contains_key(&key("CPU 0 idle states", "%")),
+            "null: no counter"
+        );
+    }
+
+    #[test]
+    fn a_lone_sample_stays_at_its_time_and_gives_no_power() {
+        let mut counters = Counters::default();
+        counters.cpu_samples(&[sample(1000, 10.0, Some(1_000_000))]);
+        let series = exported(counters);
+        assert_eq!(series[&("CPU 0 busy".to_owned(), "%")], [(1000, 10.0)]);
+        assert_eq!(series[&("package of CPU 0 power".to_owned(), "W")], []);
+    }
+
+    #[test]
+    fn turbostat_gives_busy_and_mhz_per_cpu_and_package_watts_from_its_summary() {
+        let row = |time_ms: Option<i64>, summary: bool, cpu: Option<i32>| TurbostatSample {
+            run_id: "r".into(),
+            sample: 0,
+            time_ns: time_ms.map(|t| t * MS),
+            summary,
+            cpu,
+            busy_pct: Some(50.0),
+            avg_mhz: Some(1000.0),
+            bzy_mhz: Some(2000.0),
+            c1_pct: None,
+            c6_pct: None,
+            core_tmp_c: None,
+            pkg_watt: Some(12.5),
+        };
+        let mut counters = Counters::default();
+        counters.turbostat(&[
+            row(Some(1000), true, None),
+            row(Some(1000), false, Some(1)),
+            row(Some(2000), true, None),
+            row(Some(2000), false, Some(1)),
+            // The runner did not know when turbostat started: no place on the clock.
+            row(None, true, None),
+        ]);
+        let names: Vec<_> = exported(counters)
+            .into_iter()
+            .map(|((name, unit), values)| (name, unit, values.len()))
+            .collect();
+        let expected = [
+            ("CPU 1 turbostat Busy", "%"),
+            ("CPU 1 turbostat Bzy_MHz", "MHz"),
+            ("turbostat Busy", "%"),
+            ("turbostat Bzy_MHz", "MHz"),
+            ("turbostat PkgWatt", "W"),
+        ];
+        let expected: Vec<_> = (expected.iter())
+            .map(|&(name, unit)| (name.to_owned(), unit, 2))
+            .collect();
+        assert_eq!(names, expected);
+    }
+}
