@@ -5,7 +5,7 @@
 //! kernel that reorders or widens a field (as `prev_state` went from `long` to `unsigned int`
 //! and back) is decoded correctly.
 
-use crate::le::{Comm, comm_at, u32_at};
+use crate::le::{Comm, comm_at, comm_from, u32_at};
 
 /// How a field's bytes are stored in the raw sample.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -57,10 +57,15 @@ impl Field {
         self.int(raw).and_then(|v| i32::try_from(v).ok())
     }
 
-    /// A fixed `char[N]` name such as `prev_comm`.
+    /// A task name such as `prev_comm`: a fixed `char[16]`, or, for the tracepoints newer
+    /// kernels declare with `__data_loc char[] comm` (sched_migrate_task and sched_process_fork
+    /// on Linux 6.x), the string the descriptor points at.
     #[inline]
     pub(crate) fn comm(&self, raw: &[u8]) -> Option<Comm> {
-        comm_at(raw, self.offset, self.size)
+        match self.loc {
+            Loc::Inline => comm_at(raw, self.offset, self.size),
+            Loc::Data | Loc::Rel => self.bytes(raw).map(comm_from),
+        }
     }
 
     /// The bytes of a string field, following `__data_loc` / `__rel_loc` indirection, up to
@@ -315,6 +320,23 @@ mod tests {
         // length beyond the record
         let raw = [4, 0, 9, 0, b'a'];
         assert_eq!(f.bytes(&raw), None);
+    }
+
+    /// Linux 6.x declares sched_migrate_task's `comm` as `__data_loc char[]`: reading the
+    /// descriptor as the name gave `\x1c` (its offset byte) for every migration.
+    #[test]
+    fn a_data_loc_comm_is_the_string_it_points_at() {
+        let f = Field {
+            offset: 0,
+            size: 4,
+            signed: false,
+            loc: Loc::Data,
+        };
+        // offset 8, length 7: "openssl" and its NUL
+        let raw = [
+            8, 0, 8, 0, 0, 0, 0, 0, b'o', b'p', b'e', b'n', b's', b's', b'l', 0,
+        ];
+        assert_eq!(f.comm(&raw), Some(comm_from(b"openssl")));
     }
 
     #[test]
