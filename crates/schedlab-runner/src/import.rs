@@ -26,7 +26,7 @@ use schedlab_spec::selector::{Select, WorkloadSelector};
 use schedlab_tables::manifest::{HostFacts, Imported, ImportedFile, Manifest, RunStatus, raw_file};
 
 use crate::layout::Layout;
-use crate::{RunnerError, lock, stamp_raw_files, write_json};
+use crate::{RunnerError, lock, progress, stamp_raw_files, write_json};
 
 /// The prefix of every imported run's id; collected runs start with 8 hex digits.
 pub const IMPORTED_PREFIX: &str = "imported-";
@@ -56,6 +56,8 @@ pub struct ImportRequest {
     pub vars: BTreeMap<String, String>,
     /// Read damaged perf.data files as far as they go (`--salvage`).
     pub salvage: bool,
+    /// Show a spinner while the files are linked (or copied) and hashed (on a terminal).
+    pub progress: bool,
 }
 
 /// What was imported.
@@ -106,9 +108,18 @@ pub fn import(
         // Left by an import that was killed; the lock says none is running now.
         std::fs::remove_dir_all(&partial).map_err(io(&partial))?;
     }
+    // Copying across file systems and hashing take seconds per gigabyte. Ctrl-C leaves only the
+    // `.partial` directory, which every command ignores and the next import removes.
+    let spinner = (request.progress).then(|| progress::spinner("import"));
+    if let Some(spinner) = &spinner {
+        spinner.set_message(format!("{} file(s): linking and hashing", kinded.len()));
+    }
     let result = assemble(
         plan, &layout, &partial, request, &kinded, &outputs, &workloads,
     );
+    if let Some(spinner) = spinner {
+        spinner.finish_and_clear();
+    }
     if result.is_err() && partial.exists() {
         let _ = std::fs::remove_dir_all(&partial);
     }

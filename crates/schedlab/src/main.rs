@@ -777,6 +777,7 @@ fn run(args: Args) -> anyhow::Result<ExitCode> {
                 label,
                 vars: vars.into_iter().collect(),
                 salvage,
+                progress: std::io::stderr().is_terminal(),
             };
             import(&pipeline, &common, &request)
         }
