@@ -373,6 +373,11 @@ pub fn aggregate(
         let rows = rollup::residency_rollup(&all.residency);
         written.push(write_table(out_dir, &rows)?);
     }
+    if kept(StepKind::PlacementCost) {
+        let wakeups = kept(StepKind::WakeupPlacement).then_some(all.wakeup_placement.as_slice());
+        let rows = rollup::placement_cost_workloads(&all.placement_cost, wakeups);
+        written.push(write_table(out_dir, &rows)?);
+    }
     if kept(StepKind::CpuTime) || kept(StepKind::Migrations) {
         let rows = rollup::totals(
             kept(StepKind::CpuTime).then_some(all.cpu_time.as_slice()),

@@ -8,7 +8,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use schedlab_tables::{
-    CpuTimeRow, MigrationSummaryRow, ResidencyRollupRow, ResidencyRow, TotalsRow,
+    CpuTimeRow, MigrationSummaryRow, NO_EARLIER_RUN, PlacementCostRow, PlacementCostWorkloadRow,
+    ResidencyRollupRow, ResidencyRow, TotalsRow, WakeupPlacementRow,
 };
 
 /// Whose threads a roll-up sums, with its key: `(scope, pid, tid)`.
@@ -178,6 +179,62 @@ pub fn totals(
         .collect()
 }
 
+/// Each workload's `placement_cost` threads summed per run, with its `wakeup_placement` rows
+/// summed over every class pair when there are any (`wakeups: None` without them). A wakeup onto
+/// another class is one whose `from_class` is a class the thread ran on before, not
+/// [`NO_EARLIER_RUN`].
+pub fn placement_cost_workloads(
+    costs: &[PlacementCostRow],
+    wakeups: Option<&[WakeupPlacementRow]>,
+) -> Vec<PlacementCostWorkloadRow> {
+    let mut rows: BTreeMap<(&str, &str), PlacementCostWorkloadRow> = BTreeMap::new();
+    for c in costs {
+        let row =
+            (rows.entry((&c.run_id, &c.workload))).or_insert_with(|| PlacementCostWorkloadRow {
+                run_id: c.run_id.clone(),
+                workload: c.workload.clone(),
+                threads: 0,
+                prio_min: None,
+                prio_max: None,
+                run_ns: 0,
+                slower_run_ns: 0,
+                faster_idle_ns: 0,
+                faster_lower_prio_ns: None,
+                wait_ns: 0,
+                wait_idle_ns: 0,
+                wakeups: wakeups.map(|_| 0),
+                same_cpu: wakeups.map(|_| 0),
+                other_class: wakeups.map(|_| 0),
+                onto_busy_while_idle: wakeups.map(|_| 0),
+            });
+        row.threads += 1;
+        if let Some(prio) = c.prio {
+            row.prio_min = Some(row.prio_min.map_or(prio, |p| p.min(prio)));
+            row.prio_max = Some(row.prio_max.map_or(prio, |p| p.max(prio)));
+        }
+        row.run_ns += c.run_ns;
+        row.slower_run_ns += c.slower_run_ns;
+        row.faster_idle_ns += c.faster_idle_ns;
+        if let Some(ns) = c.faster_lower_prio_ns {
+            *row.faster_lower_prio_ns.get_or_insert(0) += ns;
+        }
+        row.wait_ns += c.wait_ns;
+        row.wait_idle_ns += c.wait_idle_ns;
+    }
+    for w in wakeups.unwrap_or_default() {
+        let Some(row) = rows.get_mut(&(w.run_id.as_str(), w.workload.as_str())) else {
+            continue;
+        };
+        let add = |field: &mut Option<i64>, n: i64| *field = Some(field.unwrap_or(0) + n);
+        add(&mut row.wakeups, w.wakeups);
+        add(&mut row.same_cpu, w.same_cpu);
+        let other = w.from_class != w.to_class && w.from_class != NO_EARLIER_RUN;
+        add(&mut row.other_class, if other { w.wakeups } else { 0 });
+        add(&mut row.onto_busy_while_idle, w.onto_busy_while_idle);
+    }
+    rows.into_values().collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -323,5 +380,94 @@ mod tests {
         assert_eq!(without_cpu_time[2].cpu_time_ns, None);
         assert_eq!(without_cpu_time[2].threads, 3);
         assert_eq!(without_cpu_time[1].threads, 1);
+    }
+
+    fn cost(tid: i32, prio: Option<i32>, run_ns: i64) -> PlacementCostRow {
+        PlacementCostRow {
+            run_id: "r".into(),
+            workload: "w".into(),
+            pid: 1,
+            tid,
+            comm: "c".into(),
+            prio,
+            allowed_cpus: "0-1".into(),
+            allowed_source: "unbound".into(),
+            run_ns,
+            slower_run_ns: run_ns / 2,
+            faster_idle_ns: 1,
+            faster_idle_share: 0.0,
+            faster_idle_cpus: String::new(),
+            faster_lower_prio_ns: prio.map(|_| 2),
+            faster_lower_prio_share: None,
+            faster_lower_prio_cpus: String::new(),
+            wait_ns: 3,
+            wait_idle_ns: 4,
+            wait_idle_share: 0.0,
+            wait_idle_cpus: String::new(),
+            lost_events: Some(0),
+        }
+    }
+
+    fn woken(tid: i32, from: &str, to: &str, wakeups: i64) -> WakeupPlacementRow {
+        WakeupPlacementRow {
+            run_id: "r".into(),
+            workload: "w".into(),
+            pid: 1,
+            tid,
+            comm: "c".into(),
+            from_class: from.into(),
+            to_class: to.into(),
+            wakeups,
+            share: 0.0,
+            same_cpu: 1,
+            other_cpu: wakeups - 1,
+            onto_busy: 0,
+            onto_busy_while_idle: 1,
+            same_cpu_share: 0.0,
+            other_cpu_share: 0.0,
+        }
+    }
+
+    #[test]
+    fn a_workloads_why_here_figures_are_its_threads_summed() {
+        let costs = [
+            cost(1, Some(120), 10),
+            cost(2, Some(139), 20),
+            cost(3, None, 30),
+        ];
+        let wakeups = [
+            woken(1, "P", "P", 5),
+            woken(2, "P", "E", 3),
+            woken(3, NO_EARLIER_RUN, "E", 2),
+        ];
+        let [row] = &placement_cost_workloads(&costs, Some(&wakeups))[..] else {
+            panic!("one workload");
+        };
+        assert_eq!(
+            (
+                row.threads,
+                row.prio_min,
+                row.prio_max,
+                row.run_ns,
+                row.slower_run_ns
+            ),
+            (3, Some(120), Some(139), 60, 30)
+        );
+        assert_eq!(
+            (row.faster_lower_prio_ns, row.wait_ns, row.wait_idle_ns),
+            (Some(4), 9, 12)
+        );
+        assert_eq!(
+            (
+                row.wakeups,
+                row.same_cpu,
+                row.other_class,
+                row.onto_busy_while_idle
+            ),
+            (Some(10), Some(3), Some(3), Some(3)),
+            "only P→E is onto another class: a first run has no class to leave"
+        );
+        let without = placement_cost_workloads(&costs, None);
+        assert_eq!(without[0].wakeups, None);
     }
 }

@@ -35,10 +35,10 @@ use std::path::{Path, PathBuf};
 use schedlab_spec::{PlotKind, ReportFormat, Summarize};
 use schedlab_tables::{
     BUSY_CPU_PCT, CpuActivityRow, CpuRow, CpuShareRow, CpuTimeRow, CpuTimelineRow,
-    MigrationClassRow, MigrationSummaryRow, PlacementCostRow, PlacementRow, PowerStepRow,
+    MigrationClassRow, MigrationSummaryRow, PlacementCostWorkloadRow, PlacementRow, PowerStepRow,
     ProcessRow, QualityRow, ResidencyRollupRow, ResidencyRow, SchedDelayRow, SchedDelayWorkloadRow,
-    SchedSliceRow, Severity, TableDir, TableError, ThroughputRow, TotalsRow, WakeupPlacementRow,
-    WorkloadMetricRow, read_table,
+    SchedSliceRow, Severity, TableDir, TableError, ThroughputRow, TotalsRow, WorkloadMetricRow,
+    read_table,
 };
 
 use table::{Align, Table, escape};
@@ -149,8 +149,7 @@ struct Inputs {
     throughput: Vec<ThroughputRow>,
     processes: Vec<ProcessRow>,
     power_steps: Vec<PowerStepRow>,
-    placement_cost: Vec<PlacementCostRow>,
-    wakeup_placement: Vec<WakeupPlacementRow>,
+    placement_cost_workloads: Vec<PlacementCostWorkloadRow>,
     migration_classes: Vec<MigrationClassRow>,
     delay_workloads: Vec<SchedDelayWorkloadRow>,
     cpus: Vec<CpuRow>,
@@ -176,13 +175,12 @@ impl Inputs {
             throughput: read_table(paths.aggregates)?,
             processes: read_table(paths.tables)?,
             power_steps: read_table(paths.aggregates)?,
-            placement_cost: read_table(paths.aggregates)?,
-            wakeup_placement: read_table(paths.aggregates)?,
+            placement_cost_workloads: read_table(paths.aggregates)?,
             migration_classes: read_table(paths.aggregates)?,
             delay_workloads: read_table(paths.aggregates)?,
             cpus: read_table(paths.tables)?,
             asked_placement_cost: !(paths.aggregates)
-                .files_of(<PlacementCostRow as schedlab_tables::Table>::NAME)?
+                .files_of(<PlacementCostWorkloadRow as schedlab_tables::Table>::NAME)?
                 .is_empty(),
         })
     }
@@ -478,12 +476,12 @@ fn sections(inputs: &Inputs) -> Vec<Section> {
             "Why here?",
             "Per workload: run time on a slower core class than its affinity allowed while a \
              faster CPU was idle or ran lower-priority work, waits while a CPU was idle, and \
-             where wakeups put it (tables `placement_cost`, `wakeup_placement`)."
+             where wakeups put it (`placement_cost_workloads`, summed from `placement_cost` and \
+             `wakeup_placement`)."
                 .into(),
             why::why_lines(&why::WhyInputs {
                 untraced_runs: &untraced_runs(inputs),
-                costs: &inputs.placement_cost,
-                wakeups: &inputs.wakeup_placement,
+                workloads: &inputs.placement_cost_workloads,
                 migrations: &inputs.migration_classes,
                 delays: &inputs.delay_workloads,
                 cpus: &inputs.cpus,

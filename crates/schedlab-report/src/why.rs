@@ -1,5 +1,6 @@
 //! The summary's "Why here?" part: per run and workload, in plain words, what its placement
-//! cost it (the `placement_cost` and `wakeup_placement` aggregates), how it moved
+//! cost it (the `placement_cost_workloads` roll-up of `placement_cost` and `wakeup_placement`),
+//! how it moved
 //! (`migration_classes`) and how long it waited (`sched_delay_workloads`). Seed page 8 asks why
 //! openssl spent most of its time on E and LP E cores while nice-19 workers held the P-cores;
 //! this is that answer, from the trace.
@@ -7,29 +8,9 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-use schedlab_tables::{
-    CpuRow, MigrationClassRow, NO_EARLIER_RUN, PlacementCostRow, SchedDelayWorkloadRow,
-    WakeupPlacementRow,
-};
+use schedlab_tables::{CpuRow, MigrationClassRow, PlacementCostWorkloadRow, SchedDelayWorkloadRow};
 
 use crate::table::escape;
-
-/// A workload's threads' figures, summed (thread-seconds).
-#[derive(Default)]
-struct Sums {
-    threads: usize,
-    prios: Vec<i32>,
-    run_ns: i64,
-    slower_run_ns: i64,
-    faster_idle_ns: i64,
-    lower_prio_ns: Option<i64>,
-    wait_ns: i64,
-    wait_idle_ns: i64,
-    wakeups: i64,
-    same_cpu: i64,
-    other_class: i64,
-    onto_busy_while_idle: i64,
-}
 
 fn s(ns: i64) -> String {
     format!("{:.3} s", ns as f64 / 1e9)
@@ -41,8 +22,8 @@ fn ms(ns: i64) -> String {
 
 /// The rows a "Why here?" paragraph reads, all of one pipeline's runs.
 pub struct WhyInputs<'a> {
-    pub costs: &'a [PlacementCostRow],
-    pub wakeups: &'a [WakeupPlacementRow],
+    /// Per run and workload, its threads' figures summed.
+    pub workloads: &'a [PlacementCostWorkloadRow],
     pub migrations: &'a [MigrationClassRow],
     pub delays: &'a [SchedDelayWorkloadRow],
     pub cpus: &'a [CpuRow],
@@ -118,51 +99,24 @@ fn classes_of_runs(cpus: &[CpuRow]) -> BTreeMap<&str, Vec<&str>> {
 /// One paragraph per run and workload, or `None` without `placement_cost` rows.
 pub fn why_lines(inputs: &WhyInputs<'_>) -> Option<String> {
     let WhyInputs {
-        costs,
-        wakeups,
+        workloads,
         migrations,
         delays,
         cpus,
         untraced_runs,
     } = *inputs;
-    if costs.is_empty() && untraced_runs.is_empty() {
+    if workloads.is_empty() && untraced_runs.is_empty() {
         return None;
-    }
-    let mut sums: BTreeMap<(&str, &str), Sums> = BTreeMap::new();
-    for c in costs {
-        let sum = sums.entry((&c.run_id, &c.workload)).or_default();
-        sum.threads += 1;
-        sum.prios.extend(c.prio);
-        sum.run_ns += c.run_ns;
-        sum.slower_run_ns += c.slower_run_ns;
-        sum.faster_idle_ns += c.faster_idle_ns;
-        if let Some(ns) = c.faster_lower_prio_ns {
-            *sum.lower_prio_ns.get_or_insert(0) += ns;
-        }
-        sum.wait_ns += c.wait_ns;
-        sum.wait_idle_ns += c.wait_idle_ns;
-    }
-    for w in wakeups {
-        if let Some(sum) = sums.get_mut(&(w.run_id.as_str(), w.workload.as_str())) {
-            sum.wakeups += w.wakeups;
-            sum.same_cpu += w.same_cpu;
-            if w.from_class != w.to_class && w.from_class != NO_EARLIER_RUN {
-                sum.other_class += w.wakeups;
-            }
-            sum.onto_busy_while_idle += w.onto_busy_while_idle;
-        }
     }
     let classes = classes_of_runs(cpus);
     let mut out = String::new();
-    for ((run, workload), sum) in &sums {
+    for sum in workloads {
+        let (run, workload) = (sum.run_id.as_str(), sum.workload.as_str());
         let run_classes = classes.get(run).cloned().unwrap_or_default();
-        let mut prios = sum.prios.clone();
-        prios.sort_unstable();
-        prios.dedup();
-        let prio = match prios[..] {
-            [one] => format!(", prio {one}"),
-            [] => String::new(),
-            _ => format!(", prio {}-{}", prios[0], prios[prios.len() - 1]),
+        let prio = match (sum.prio_min, sum.prio_max) {
+            (Some(low), Some(high)) if low == high => format!(", prio {low}"),
+            (Some(low), Some(high)) => format!(", prio {low}-{high}"),
+            _ => String::new(),
         };
         let mut text = format!(
             "{} {} ({} thread{}{prio}) ran {}",
@@ -188,7 +142,7 @@ pub fn why_lines(inputs: &WhyInputs<'_>) -> Option<String> {
                 escape(&run_classes.join(", ")),
                 s(sum.faster_idle_ns),
             )
-            .and_then(|()| match sum.lower_prio_ns {
+            .and_then(|()| match sum.faster_lower_prio_ns {
                 Some(ns) => write!(text, " and ran lower-priority work for {}", s(ns)),
                 None => write!(text, " (the trace gives no priorities to compare)"),
             })
@@ -201,22 +155,26 @@ pub fn why_lines(inputs: &WhyInputs<'_>) -> Option<String> {
             s(sum.wait_idle_ns),
         )
         .expect("writing to a String");
-        if sum.wakeups > 0 {
+        if let (Some(wakeups @ 1..), Some(same), Some(other), Some(busy)) = (
+            sum.wakeups,
+            sum.same_cpu,
+            sum.other_class,
+            sum.onto_busy_while_idle,
+        ) {
             write!(
                 text,
-                ". Of {} wakeups, {} put it back on the same CPU, {} on another class, and {} \
-                 on a busy CPU while one of an equal or faster class was idle",
-                sum.wakeups, sum.same_cpu, sum.other_class, sum.onto_busy_while_idle
+                ". Of {wakeups} wakeups, {same} put it back on the same CPU, {other} on another \
+                 class, and {busy} on a busy CPU while one of an equal or faster class was idle",
             )
             .expect("writing to a String");
         }
         let moves: Vec<&MigrationClassRow> = (migrations.iter())
-            .filter(|m| m.run_id == *run && m.workload == *workload)
+            .filter(|m| m.run_id == run && m.workload == workload)
             .collect();
         text.extend(migration_text(&moves));
         let delay = delays
             .iter()
-            .find(|d| d.run_id == *run && d.workload == *workload);
+            .find(|d| d.run_id == run && d.workload == workload);
         text.extend(delay.and_then(delay_text));
         writeln!(out, "- {text}.").expect("writing to a String");
     }
@@ -250,39 +208,32 @@ mod tests {
         }
     }
 
-    fn cost() -> PlacementCostRow {
-        PlacementCostRow {
+    fn summed() -> PlacementCostWorkloadRow {
+        PlacementCostWorkloadRow {
             run_id: "r1".into(),
             workload: "openssl".into(),
-            pid: 5,
-            tid: 5,
-            comm: "openssl".into(),
-            prio: Some(120),
-            allowed_cpus: "0-1".into(),
-            allowed_source: "unbound".into(),
+            threads: 1,
+            prio_min: Some(120),
+            prio_max: Some(120),
             run_ns: 31_200_000_000,
             slower_run_ns: 25_000_000_000,
             faster_idle_ns: 0,
-            faster_idle_share: 0.0,
-            faster_idle_cpus: String::new(),
             faster_lower_prio_ns: Some(24_600_000_000),
-            faster_lower_prio_share: Some(24.6 / 31.2),
-            faster_lower_prio_cpus: "0".into(),
             wait_ns: 1_000_000_000,
             wait_idle_ns: 0,
-            wait_idle_share: 0.0,
-            wait_idle_cpus: String::new(),
-            lost_events: Some(0),
+            wakeups: Some(10),
+            same_cpu: Some(4),
+            other_class: Some(3),
+            onto_busy_while_idle: Some(1),
         }
     }
 
     #[test]
     fn a_hybrid_run_reads_as_time_on_the_slower_class_and_a_uniform_one_says_so() {
         let hybrid = [cpu(0, "P", 0), cpu(1, "E", 1)];
-        let costs = [cost()];
+        let rows = [summed()];
         let inputs = |cpus| WhyInputs {
-            costs: &costs,
-            wakeups: &[],
+            workloads: &rows,
             migrations: &[],
             delays: &[],
             cpus,
@@ -293,7 +244,10 @@ mod tests {
             text.starts_with(
                 "- r1 openssl (1 thread, prio 120) ran 31.200 s, 25.000 s of it on a slower \
                  class than it was allowed (classes fastest first: P, E); a faster CPU it may \
-                 use was idle for 0.000 s of that and ran lower-priority work for 24.600 s."
+                 use was idle for 0.000 s of that and ran lower-priority work for 24.600 s. \
+                 It waited runnable for 1.000 s, 0.000 s of it while another CPU it may use was \
+                 idle. Of 10 wakeups, 4 put it back on the same CPU, 3 on another class, and 1 \
+                 on a busy CPU while one of an equal or faster class was idle."
             ),
             "{text}"
         );
@@ -305,7 +259,7 @@ mod tests {
         );
         assert!(!text.contains("slower class"), "{text}");
         let nothing = WhyInputs {
-            costs: &[],
+            workloads: &[],
             ..inputs(&hybrid)
         };
         assert_eq!(why_lines(&nothing), None);

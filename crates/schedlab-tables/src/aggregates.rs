@@ -254,6 +254,37 @@ impl Table for ResidencyRollupRow {
     const NAME: &'static str = "residency_rollup";
 }
 
+/// A workload's threads' "why here" figures summed, per run: `placement_cost` (thread-seconds)
+/// and `wakeup_placement` over every class pair. What the summary's "Why here?" part states.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PlacementCostWorkloadRow {
+    pub run_id: String,
+    pub workload: String,
+    /// How many of its threads ran while traced.
+    pub threads: i64,
+    /// The lowest and highest priority its threads ran at (null without priorities).
+    pub prio_min: Option<i32>,
+    pub prio_max: Option<i32>,
+    pub run_ns: i64,
+    pub slower_run_ns: i64,
+    pub faster_idle_ns: i64,
+    /// Null when no thread's slices carried priorities.
+    pub faster_lower_prio_ns: Option<i64>,
+    pub wait_ns: i64,
+    pub wait_idle_ns: i64,
+    /// Wakeups, and of them: back on the same CPU, onto another class than the thread last ran
+    /// on, and onto a busy CPU while one of an equal or faster class was idle (null when the
+    /// pipeline has no `wakeup_placement` step).
+    pub wakeups: Option<i64>,
+    pub same_cpu: Option<i64>,
+    pub other_class: Option<i64>,
+    pub onto_busy_while_idle: Option<i64>,
+}
+
+impl Table for PlacementCostWorkloadRow {
+    const NAME: &'static str = "placement_cost_workloads";
+}
+
 /// A process's or a workload's threads together: how many, their CPU time and their migrations
 /// summed (the summary's per-worker migrations, and its one line for a workload of many threads).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
