@@ -95,9 +95,16 @@ pub fn export_run(
         run_id,
     };
     check_tables(&partition)?;
-    let cpu_samples = read_table::<CpuSampleRow>(&partition)?;
-    let turbostat = read_turbostat(&partition)?;
-    let origin_ns = origin_ns(&partition, &cpu_samples, &turbostat)?;
+    let mut series = Counters::default();
+    series.cpu_samples(&read_table::<CpuSampleRow>(&partition)?);
+    series.turbostat(&read_turbostat(&partition)?);
+    let counters: Vec<(CounterKey, Vec<(i64, f64)>)> = (series.series.into_iter())
+        .map(|(key, points)| (key, placed(points)))
+        .collect();
+    let counter_starts = counters
+        .iter()
+        .flat_map(|(_, points)| points.iter().map(|p| p.0));
+    let origin_ns = origin_ns(&partition, counter_starts)?;
     let mut trace = Trace {
         out: TraceWriter::create(out)?,
         origin_ns,
@@ -113,10 +120,7 @@ pub fn export_run(
     for_each_row(rows, |row: SchedSliceRow| trace.slice(&row))?;
     for_each_row(rows, |row: WakeupRow| trace.wakeup(&row))?;
     for_each_row(rows, |row: MigrationRow| trace.migration(&row))?;
-    let mut series = Counters::default();
-    series.cpu_samples(&cpu_samples);
-    series.turbostat(&turbostat);
-    trace.counters(series)?;
+    trace.counters(counters)?;
     let Trace {
         out, mut summary, ..
     } = trace;
@@ -143,18 +147,18 @@ struct OtherData<'a> {
 }
 
 /// The whole second at or before the run's first time: its trace's first event, its first
-/// process start, its first sample (0 for a run with none of them).
+/// process start, the start of its first counter interval (a sample describes the interval
+/// before it, so a series' first value is placed before its first sample), 0 for a run with
+/// none of them.
 fn origin_ns(
     partition: &Partition<'_>,
-    cpu_samples: &[CpuSampleRow],
-    turbostat: &[TurbostatSample],
+    counter_starts: impl Iterator<Item = i64>,
 ) -> Result<i64, ExportError> {
     let traces = read_table::<TraceRow>(partition)?;
     let processes = read_table::<ProcessRow>(partition)?;
     let first = (traces.iter().filter_map(|t| t.first_ns))
         .chain(processes.iter().map(|p| p.start_ns))
-        .chain(cpu_samples.iter().map(|s| s.time_ns))
-        .chain(turbostat.iter().filter_map(|s| s.time_ns))
+        .chain(counter_starts)
         .min()
         .unwrap_or(0);
     Ok(first.div_euclid(1_000_000_000) * 1_000_000_000)
@@ -463,14 +467,18 @@ impl Trace {
         Ok(())
     }
 
-    /// Every counter's events, each value at the start of the interval it describes.
-    fn counters(&mut self, counters: Counters) -> Result<(), ExportError> {
-        for (key, points) in counters.series {
+    /// Every counter's events, each value at the start of the interval it describes (as
+    /// [`placed`] puts them).
+    fn counters(
+        &mut self,
+        counters: Vec<(CounterKey, Vec<(i64, f64)>)>,
+    ) -> Result<(), ExportError> {
+        for (key, points) in counters {
             if let Some(cpu) = key.cpu {
                 self.name_cpu(cpu, None)?;
             }
             let tid = key.cpu.map_or(CPUS_PID, cpu_tid);
-            for (start, value) in placed(points) {
+            for (start, value) in points {
                 self.out.event(&Event {
                     name: &key.name,
                     cat: "counter",
