@@ -14,9 +14,8 @@ use crate::plan::{
     TurbostatOptions, WorkloadPlan, variant_text,
 };
 use crate::raw::{
-    CpuItem, RawCollect, RawCount, RawCpuSampler, RawDuration, RawMonitor, RawPerfSched,
-    RawPeriodic, RawPipeline, RawPlacement, RawStep, RawSummarize, RawTurbostat, RawWorkload,
-    Scalar,
+    CpuItem, RawCollect, RawCount, RawDuration, RawMonitor, RawPerfSched, RawPeriodic, RawPipeline,
+    RawStep, RawSummarize, RawWorkload, Scalar,
 };
 use crate::selector::{Select, WorkloadSelector};
 
@@ -595,7 +594,7 @@ impl Checker<'_> {
         vars: &BTreeMap<String, String>,
     ) -> Option<MonitorPlan> {
         let at = yaml_path!["collect", "monitors", name];
-        let interval = |kind: &str| yaml_path!["collect", "monitors", name, kind, "interval"];
+        let interval_at = |kind: &str| yaml_path!["collect", "monitors", name, kind, "interval"];
         let mut kinds = Vec::new();
         if let Some(o) = &raw.perf_sched {
             let window = o.window.as_ref().and_then(|w| w.duration).map(|d| d.0);
@@ -610,17 +609,26 @@ impl Checker<'_> {
             self.longer_than_zero(&at, "duration", window);
             kinds.push(MonitorKind::PerfSched(o.into()));
         }
+        // A sampling interval may come from `vars` (a short form samples a short workload
+        // more often); an unresolved one has been reported, and the monitor is dropped.
+        let mut interval = |kind: &str, raw: &RawDuration| -> Option<Duration> {
+            let at = interval_at(kind);
+            let duration = self.duration(&at, Some(raw), vars);
+            self.longer_than_zero(&at, "interval", duration);
+            duration
+        };
         if let Some(o) = &raw.placement {
-            self.longer_than_zero(&interval("placement"), "interval", Some(o.interval.0));
-            kinds.push(MonitorKind::Placement(o.into()));
+            let interval = interval("placement", &o.interval)?;
+            kinds.push(MonitorKind::Placement(PlacementOptions { interval }));
         }
         if let Some(o) = &raw.turbostat {
-            self.longer_than_zero(&interval("turbostat"), "interval", Some(o.interval.0));
-            kinds.push(MonitorKind::Turbostat(o.into()));
+            let interval = interval("turbostat", &o.interval)?;
+            let show = o.show.clone();
+            kinds.push(MonitorKind::Turbostat(TurbostatOptions { interval, show }));
         }
         if let Some(o) = &raw.cpu {
-            self.longer_than_zero(&interval("cpu"), "interval", Some(o.interval.0));
-            kinds.push(MonitorKind::Cpu(o.into()));
+            let interval = interval("cpu", &o.interval)?;
+            kinds.push(MonitorKind::Cpu(CpuSamplerOptions { interval }));
         }
         if let Some(o) = &raw.command {
             if o.run.is_empty() {
@@ -1039,31 +1047,6 @@ impl From<&RawPerfSched> for PerfSchedOptions {
                 start: w.start.map(|d| d.0),
                 duration: w.duration.map(|d| d.0),
             }),
-        }
-    }
-}
-
-impl From<&RawPlacement> for PlacementOptions {
-    fn from(raw: &RawPlacement) -> Self {
-        PlacementOptions {
-            interval: raw.interval.0,
-        }
-    }
-}
-
-impl From<&RawTurbostat> for TurbostatOptions {
-    fn from(raw: &RawTurbostat) -> Self {
-        TurbostatOptions {
-            interval: raw.interval.0,
-            show: raw.show.clone(),
-        }
-    }
-}
-
-impl From<&RawCpuSampler> for CpuSamplerOptions {
-    fn from(raw: &RawCpuSampler) -> Self {
-        CpuSamplerOptions {
-            interval: raw.interval.0,
         }
     }
 }

@@ -204,25 +204,25 @@ pub struct RawRecordingWindow {
 #[serde(deny_unknown_fields)]
 pub struct RawPlacement {
     #[serde(default = "default_placement_interval")]
-    pub interval: Span,
+    pub interval: RawDuration,
 }
 
-fn default_placement_interval() -> Span {
-    Span(std::time::Duration::from_millis(200))
+fn default_placement_interval() -> RawDuration {
+    RawDuration::Known(Span(std::time::Duration::from_millis(200)))
 }
 
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawTurbostat {
     #[serde(default = "default_one_second")]
-    pub interval: Span,
+    pub interval: RawDuration,
     /// Columns for `--show`, e.g. `[CPU, Core, Busy%, Bzy_MHz]`.
     #[serde(default)]
     pub show: Vec<String>,
 }
 
-fn default_one_second() -> Span {
-    Span(std::time::Duration::from_secs(1))
+fn default_one_second() -> RawDuration {
+    RawDuration::Known(Span(std::time::Duration::from_secs(1)))
 }
 
 /// The built-in per-CPU sampler: busy %, frequency, idle-state residency, package energy.
@@ -230,7 +230,7 @@ fn default_one_second() -> Span {
 #[serde(deny_unknown_fields)]
 pub struct RawCpuSampler {
     #[serde(default = "default_one_second")]
-    pub interval: Span,
+    pub interval: RawDuration,
 }
 
 #[derive(Debug, Clone, Deserialize)]

@@ -1,6 +1,8 @@
 //! Pipeline validation: each test is a YAML text and the exact errors a user sees.
 
-use schedlab_spec::{CompileOptions, Plan, Program, compile};
+use std::time::Duration;
+
+use schedlab_spec::{CompileOptions, MonitorKind, Plan, Program, compile};
 
 const PARSERS: &[&str] = &["perf-sched", "stress-ng", "openssl", "time"];
 
@@ -517,14 +519,15 @@ fn a_class_the_machine_lacks_is_an_error_that_names_the_classes_it_has() {
     );
 }
 
-/// Durations and counts through variables, with a short form that shortens them.
+/// Durations, counts and sampling intervals through variables, with a short form that shortens
+/// them.
 const SCALED: &str = "\
 name: scaled
-vars: { seconds: 60, record: 70s, settle: 2s }
+vars: { seconds: 60, record: 70s, settle: 2s, sample: 1s }
 matrix: { workers: [\"${nproc}\", \"${nproc_except_LPE}\"] }
 repeat: 3
 short:
-  vars: { seconds: 5, record: 8s }
+  vars: { seconds: 5, record: 8s, sample: 50ms }
   matrix: { workers: [\"${nproc}\"] }
   repeat: 1
   topology: { P: [0], LPE: [1] }
@@ -535,6 +538,8 @@ collect:
       start_after: \"${settle}\"
       run: [stress-ng, --cpu, \"${workers}\", --timeout, \"${seconds}s\"]
       instances: \"${nproc_except_P}\"
+  monitors:
+    where: { placement: { interval: \"${sample}\" } }
 ";
 
 #[test]
@@ -550,6 +555,11 @@ fn durations_and_counts_take_variables_and_the_short_form_replaces_them() {
         panic!("external workload expected")
     };
     assert_eq!(argv[2..], ["6", "--timeout", "60s"]);
+    let interval = |run: &schedlab_spec::CollectPlan| match &run.monitors[0].kind {
+        MonitorKind::Placement(o) => o.interval,
+        other => panic!("a placement monitor expected, got {other:?}"),
+    };
+    assert_eq!(interval(run), Duration::from_secs(1));
 
     let short = compile_form(SCALED, true).unwrap();
     assert_eq!(short.name, "scaled-short", "its own data directory");
@@ -568,6 +578,7 @@ fn durations_and_counts_take_variables_and_the_short_form_replaces_them() {
         panic!("external workload expected")
     };
     assert_eq!(argv[2..], ["8", "--timeout", "5s"]);
+    assert_eq!(interval(run), Duration::from_millis(50));
 }
 
 #[test]
@@ -582,7 +593,7 @@ fn a_short_form_only_replaces_and_a_variable_duration_must_come_out_as_one() {
         errors(&yaml),
         "p.yaml:6:11: error: the short form sets `secnds`, which `vars` does not define
   |
-6 |   vars: { secnds: 5, record: 8s }
+6 |   vars: { secnds: 5, record: 8s, sample: 50ms }
   |           ^
   = hint: did you mean `seconds`?
 p.yaml:7:13: error: the short form sets `threads`, which `matrix` does not define
@@ -598,6 +609,11 @@ p.yaml:7:13: error: the short form sets `threads`, which `matrix` does not defin
             "p.yaml:11:13: error: `${record}` is `70` here: invalid duration `70`: unknown unit ``; \
           write a number and a unit with no space: 500ms, 70s, 2m (units: ns, us, ms, s, m, h)"
         ]
+    );
+    let yaml = SCALED.replace("sample: 1s", "sample: 0s");
+    assert_eq!(
+        headlines(&yaml),
+        ["p.yaml:18:37: error: `interval` must be longer than 0"]
     );
     let yaml = SCALED.replace("\"${settle}\"", "\"${setle}\"");
     assert_eq!(
