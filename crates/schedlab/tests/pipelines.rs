@@ -476,11 +476,10 @@ fn openssl_effective_throughput_comes_from_its_operation_count_and_wall_time() {
         "effective {} > reported {reported}",
         row.effective_bytes_per_s
     );
-    assert!(
-        row.effective_bytes_per_s > reported * 0.2,
-        "effective {} vs reported {reported}",
-        row.effective_bytes_per_s
-    );
+    // openssl stops on a 1 s real-time alarm, so the process lived at least that long. (How far
+    // below the reported rate the effective one falls is the share of CPU openssl got, which
+    // depends on how busy the machine is: not asserted.)
+    assert!(row.wall_s >= 1.0, "wall {} s", row.wall_s);
 }
 
 #[test]
