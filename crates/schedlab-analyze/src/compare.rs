@@ -23,8 +23,9 @@ use crate::stats::{self, MannWhitney, Sample, Trend};
 use schedlab_tables::manifest::RunStatus;
 use schedlab_tables::{
     ComparisonRow, CpuActivityRow, CpuShareRow, CpuTimeRow, MigrationClassRow, NO_EARLIER_RUN,
-    PlacementCostRow, PowerStepRow, ProcessRow, ResidencyRollupRow, RunRow, SchedDelayWorkloadRow,
-    ThroughputRow, TotalsRow, Verdict, WakeupPlacementRow, WorkloadMetricRow,
+    PlacementCostRow, PowerStepRow, ProcessRow, ResidencyRollupRow, RunRow, RunsNeeded,
+    SchedDelayWorkloadRow, ThroughputRow, TotalsRow, Verdict, WakeupPlacementRow,
+    WorkloadMetricRow,
 };
 
 /// What runs are grouped by.
@@ -776,28 +777,6 @@ pub fn notes(rows: &[ComparisonRow]) -> Vec<String> {
     lines
 }
 
-/// How many runs a comparison needs to resolve a difference of a given size (`schedlab plan`).
-#[derive(Debug, Clone, PartialEq)]
-pub struct RunsNeeded {
-    pub context: String,
-    pub workload: String,
-    pub metric: String,
-    pub group: String,
-    pub baseline: String,
-    /// Completed runs with this figure: the group's and the baseline's.
-    pub runs: (usize, usize),
-    /// The larger of the two groups' standard deviations, in percent of the baseline's mean
-    /// (`None` when a group has a single run).
-    pub spread_pct: Option<f64>,
-    /// Runs per group for 80 % power ([`stats::runs_to_detect`], rounded up).
-    pub needed: Option<usize>,
-    /// Runs still to collect in the two groups together.
-    pub missing: usize,
-    /// How long collecting them takes: per group, its missing runs times its runs' mean
-    /// duration plus the pipeline's cooldown.
-    pub collect_s: f64,
-}
-
 /// Per context, workload, figure and group against the baseline: the runs each group needs for
 /// Welch's test (two-sided, alpha 0.05, 80 % power) to find a difference of `detect_pct` percent
 /// of the baseline's mean, from the spread measured so far, and how long the missing runs take
@@ -861,61 +840,6 @@ pub fn runs_needed(
         }
     }
     Ok(rows)
-}
-
-/// `schedlab plan`'s Markdown table (the context column only when some row has one).
-pub fn runs_needed_table(rows: &[RunsNeeded]) -> String {
-    let with_context = rows.iter().any(|r| !r.context.is_empty());
-    let mut header = vec![
-        "workload",
-        "figure",
-        "group vs baseline",
-        "runs",
-        "spread",
-        "runs per group",
-        "to collect",
-    ];
-    if with_context {
-        header.insert(0, "context");
-    }
-    let mut text = format!("| {} |\n", header.join(" | "));
-    text += &format!("|{}\n", "---|".repeat(header.len()));
-    for r in rows {
-        let mut cells = Vec::new();
-        if with_context {
-            cells.push(r.context.clone());
-        }
-        cells.extend([
-            r.workload.clone(),
-            r.metric.clone(),
-            format!("{} vs {}", r.group, r.baseline),
-            format!("{} + {}", r.runs.0, r.runs.1),
-            r.spread_pct.map_or("–".to_owned(), |s| format!("{s:.2} %")),
-        ]);
-        match r.needed {
-            Some(n) => cells.extend([
-                n.to_string(),
-                format!("{} runs, {}", r.missing, duration_text(r.collect_s)),
-            ]),
-            None if r.runs.0 < 2 || r.runs.1 < 2 => {
-                cells.extend(["– (needs 2 runs a group)".to_owned(), "–".to_owned()])
-            }
-            None => cells.extend(["– (the baseline's mean is 0)".to_owned(), "–".to_owned()]),
-        }
-        text += &format!("| {} |\n", cells.join(" | "));
-    }
-    text
-}
-
-/// Seconds as `42 s`, `12.5 min` or `3.2 h`.
-fn duration_text(seconds: f64) -> String {
-    if seconds < 120.0 {
-        format!("{seconds:.0} s")
-    } else if seconds < 7200.0 {
-        format!("{:.1} min", seconds / 60.0)
-    } else {
-        format!("{:.1} h", seconds / 3600.0)
-    }
 }
 
 #[cfg(test)]
@@ -1363,11 +1287,6 @@ mod tests {
         assert_eq!((row.runs, row.needed, row.missing), ((5, 5), Some(10), 10));
         assert!((row.collect_s - 650.0).abs() < 1e-9, "{row:#?}");
         assert!((row.spread_pct.unwrap() - 100.0 * 2.593260495977997 / 628.1).abs() < 1e-9);
-        let table = runs_needed_table(&plan);
-        assert!(
-            table.contains("| build | time/wall_time_s | new vs old | 5 + 5 | 0.41 % | 10 | 10 runs, 10.8 min |"),
-            "{table}"
-        );
         // 5 % needs no more runs than are there.
         let plan = runs_needed(&seen, &groups, None, 5.0, &runs, 5.0).unwrap();
         assert_eq!((plan[0].needed, plan[0].missing), (Some(2), 0));

@@ -40,8 +40,8 @@ use schedlab_tables::{
     CpuRow, CpuSampleRow, CpuShareRow, CpuTimeRow, CpuTimelineRow, LossRow, MigrationClassRow,
     MigrationRow, MigrationSummaryRow, PlacementCostRow, PlacementRow, PowerStepRow, ProcessRow,
     ResidencyRow, RunRow, SchedDelayCdfRow, SchedDelayRow, SchedDelayWorkloadRow, SchedSliceRow,
-    TableDir, TableError, ThroughputRow, WakeupPlacementRow, WorkloadMetricRow, read_table,
-    write_table,
+    TableDir, TableError, TableWriter, ThroughputRow, WakeupPlacementRow, WorkloadMetricRow,
+    create_parent, read_table, read_table_where, table_path, write_table,
 };
 
 use crate::classes::ClassOrder;
@@ -68,12 +68,19 @@ pub struct Tables {
 }
 
 impl Tables {
-    /// Reads the tables under `dir`; a table that was not produced reads as empty.
-    pub fn load(dir: &(impl TableDir + ?Sized)) -> Result<Tables, TableError> {
+    /// Reads the tables under `dir`; a table that was not produced reads as empty. Without
+    /// `every_slice` only the workloads' slices are read: the per-thread aggregates need no
+    /// other, and on a trace of the whole machine the idle task's and other tasks' slices are
+    /// most of it. The "why here" aggregates need them all.
+    pub fn load(dir: &(impl TableDir + ?Sized), every_slice: bool) -> Result<Tables, TableError> {
+        let sched_slices = match every_slice {
+            true => read_table(dir)?,
+            false => read_table_where(dir, |s: &SchedSliceRow| s.workload.is_some())?,
+        };
         Ok(Tables {
             cpus: read_table(dir)?,
             processes: read_table(dir)?,
-            sched_slices: read_table(dir)?,
+            sched_slices,
             migrations: read_table(dir)?,
             placement: read_table(dir)?,
             workload_metrics: read_table(dir)?,
@@ -91,7 +98,6 @@ pub struct Aggregates {
     pub sched_delay: Vec<SchedDelayRow>,
     pub cpu_time: Vec<CpuTimeRow>,
     pub throughput: Vec<ThroughputRow>,
-    pub cpu_timeline: Vec<CpuTimelineRow>,
     pub placement_cost: Vec<PlacementCostRow>,
     pub wakeup_placement: Vec<WakeupPlacementRow>,
     /// Beside `sched_delay`: the same figures per workload.
@@ -103,19 +109,46 @@ pub struct Aggregates {
 }
 
 impl Aggregates {
+    /// Adds `other`'s rows. A table still empty takes `other`'s rows as they are: the runner
+    /// aggregates one run at a time, and copying a run's rows into an empty table would hold
+    /// them twice for a moment.
     fn extend(&mut self, other: Aggregates) {
-        self.residency.extend(other.residency);
-        self.migrations.extend(other.migrations);
-        self.sched_delay.extend(other.sched_delay);
-        self.cpu_time.extend(other.cpu_time);
-        self.throughput.extend(other.throughput);
-        self.cpu_timeline.extend(other.cpu_timeline);
-        self.placement_cost.extend(other.placement_cost);
-        self.wakeup_placement.extend(other.wakeup_placement);
-        self.sched_delay_workloads
-            .extend(other.sched_delay_workloads);
-        self.migration_classes.extend(other.migration_classes);
-        self.sched_delay_cdf.extend(other.sched_delay_cdf);
+        fn append<T>(rows: &mut Vec<T>, mut more: Vec<T>) {
+            if rows.is_empty() {
+                *rows = more;
+            } else {
+                rows.append(&mut more);
+            }
+        }
+        append(&mut self.residency, other.residency);
+        append(&mut self.migrations, other.migrations);
+        append(&mut self.sched_delay, other.sched_delay);
+        append(&mut self.cpu_time, other.cpu_time);
+        append(&mut self.throughput, other.throughput);
+        append(&mut self.placement_cost, other.placement_cost);
+        append(&mut self.wakeup_placement, other.wakeup_placement);
+        append(&mut self.sched_delay_workloads, other.sched_delay_workloads);
+        append(&mut self.migration_classes, other.migration_classes);
+        append(&mut self.sched_delay_cdf, other.sched_delay_cdf);
+    }
+}
+
+/// Which of the "why here" aggregates to compute. They lay every slice of a run on a timeline,
+/// and the timeline's rows are about as many as the slices (on a switch-heavy trace, 140 MiB of
+/// rows for a 226 MiB perf.data), so a pipeline that asks for none of them pays for none, and
+/// the rows are written CPU by CPU, never held whole.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct WhyHere {
+    /// `placement_cost` and `wakeup_placement`.
+    placement: bool,
+    /// `cpu_timeline`'s rows.
+    timeline_rows: bool,
+}
+
+impl WhyHere {
+    /// Whether any is asked for: then every slice of the run is read, not only the workloads'.
+    fn any(self) -> bool {
+        self.placement || self.timeline_rows
     }
 }
 
@@ -129,7 +162,8 @@ pub struct RunTables<'a> {
     /// The workload threads' slices.
     pub sched_slices: Vec<&'a SchedSliceRow>,
     /// Every slice of the trace: idle, workload threads and every other task (what the CPU
-    /// timeline is made of).
+    /// timeline is made of). Only the workloads' when no "why here" aggregate was asked for
+    /// (see [`Tables::load`]).
     pub all_slices: Vec<&'a SchedSliceRow>,
     pub migrations: Vec<&'a MigrationRow>,
     pub placement: Vec<&'a PlacementRow>,
@@ -250,9 +284,10 @@ fn by_run<'a>(tables: &'a Tables, class_order: &[String]) -> Vec<RunTables<'a>> 
     runs.into_values().collect()
 }
 
-/// Computes every aggregate for every run, each run from its best source, over the whole run
-/// and, with `also_in_trace_window`, over the run's trace window too. Only a run with a trace
-/// and a window is computed twice; for the others both are the same rows.
+/// Computes the per-thread aggregates for every run, each run from its best source, over the
+/// whole run and, with `also_in_trace_window`, over the run's trace window too. Only a run with
+/// a trace and a window is computed twice; for the others both are the same rows. The "why
+/// here" aggregates are [`why_here`]'s.
 pub fn compute(
     runs: &[RunTables<'_>],
     startup_ns: i64,
@@ -265,8 +300,7 @@ pub fn compute(
                 let same = also_in_trace_window.then(|| whole.clone());
                 return (whole, same);
             }
-            let mut whole = from_sched::aggregate(run, startup_ns, None);
-            why_here(run, &mut whole);
+            let whole = from_sched::aggregate(run, startup_ns, None);
             let windowed = also_in_trace_window.then(|| match run.trace_window {
                 Some(_) => from_sched::aggregate(run, startup_ns, Some(Window::Trace)),
                 None => whole.clone(),
@@ -285,15 +319,28 @@ pub fn compute(
     (all, in_window)
 }
 
-/// The "why here" aggregates of a run with a trace, over the whole run: what every CPU did
-/// when, and what that meant for each workload thread.
-fn why_here(run: &RunTables<'_>, out: &mut Aggregates) {
-    let timeline = Timeline::new(&run.all_slices);
-    let threads = placement_cost::workload_threads(run);
-    let (costs, idle_while_waiting) = placement_cost::placement_cost(run, &timeline, &threads);
-    out.cpu_timeline = timeline.rows(run, &idle_while_waiting);
-    out.placement_cost = costs;
-    out.wakeup_placement = wakeup_placement::wakeup_placement(run, &timeline, &threads);
+/// The "why here" aggregates that `why` asks for, over the whole of each run with a trace: what
+/// every CPU did when (written to `timeline`, a CPU at a time), and what that meant for each
+/// workload thread (added to `out`).
+fn why_here(
+    runs: &[RunTables<'_>],
+    why: WhyHere,
+    out: &mut Aggregates,
+    mut timeline: Option<&mut TableWriter<CpuTimelineRow>>,
+) -> Result<(), TableError> {
+    for run in runs.iter().filter(|run| !run.sched_slices.is_empty()) {
+        let cpus = Timeline::new(&run.all_slices);
+        let threads = placement_cost::workload_threads(run);
+        let (costs, idle_while_waiting) = placement_cost::placement_cost(run, &cpus, &threads);
+        if let Some(writer) = timeline.as_deref_mut() {
+            cpus.write_rows(run, &idle_while_waiting, |rows| writer.write(&rows))?;
+        }
+        if why.placement {
+            out.placement_cost.extend(costs);
+            (out.wakeup_placement).extend(wakeup_placement::wakeup_placement(run, &cpus, &threads));
+        }
+    }
+    Ok(())
 }
 
 /// Runs the aggregate steps of a pipeline: reads `tables_dir`, writes one table per step into
@@ -308,7 +355,12 @@ pub fn aggregate(
     class_order: &[String],
     out_dir: &(impl TableDir + ?Sized),
 ) -> Result<Vec<PathBuf>, AnalyzeError> {
-    let tables = Tables::load(tables_dir)?;
+    let asked = |kind| selection(steps, kind).is_some();
+    let why = WhyHere {
+        placement: asked(StepKind::PlacementCost) || asked(StepKind::WakeupPlacement),
+        timeline_rows: asked(StepKind::CpuTimeline),
+    };
+    let tables = Tables::load(tables_dir, why.any())?;
     let startup_ns = steps
         .iter()
         .filter_map(|s| s.startup)
@@ -321,6 +373,18 @@ pub fn aggregate(
         (steps.iter()).any(|s| s.window == Some(Window::Trace) && s.kind.takes_window());
     let runs = by_run(&tables, class_order);
     let (mut all, in_trace_window) = compute(&runs, startup_ns, any_in_window);
+    // The timeline is the whole machine's: a step's `workload` does not narrow it.
+    let mut timeline = match why.timeline_rows {
+        true => {
+            let path = table_path::<CpuTimelineRow>(out_dir);
+            create_parent(&path)?;
+            Some(TableWriter::<CpuTimelineRow>::create(&path)?)
+        }
+        false => None,
+    };
+    if why.any() {
+        why_here(&runs, why, &mut all, timeline.as_mut())?;
+    }
     // A step that asks for the trace window takes its table from there (validation allows the
     // window only on these four).
     if let Some(window) = in_trace_window {
@@ -360,9 +424,8 @@ pub fn aggregate(
     write_step!(throughput, StepKind::Throughput);
     write_step!(placement_cost, StepKind::PlacementCost);
     write_step!(wakeup_placement, StepKind::WakeupPlacement);
-    // The timeline is the whole machine's: a step's `workload` does not narrow it.
-    if selection(steps, StepKind::CpuTimeline).is_some() {
-        written.push(write_table(out_dir, &all.cpu_timeline)?);
+    if let Some(timeline) = timeline {
+        written.push(timeline.finish()?);
     }
     write_step!(sched_delay_workloads, StepKind::SchedDelay);
     write_step!(migration_classes, StepKind::Migrations);

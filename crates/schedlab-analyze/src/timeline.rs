@@ -8,11 +8,15 @@
 //! folded into the next task's slice, and the idle figures there are too low, never too high.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use schedlab_tables::{CpuTimelineRow, SchedSliceRow};
 
 use crate::RunTables;
 use crate::placement_cost::IdleWhileWaiting;
+
+/// Rows [`Timeline::write_rows`] hands on at once.
+pub const ROWS_PER_WRITE: usize = 64 * 1024;
 
 /// Whether a slice is the idle task's.
 pub fn is_idle(slice: &SchedSliceRow) -> bool {
@@ -56,31 +60,58 @@ impl<'a> Timeline<'a> {
         self.during(cpu, (time, time + 1)).next().map(|(s, _)| s)
     }
 
-    /// The timeline as rows: consecutive slices of one state, priority and (for a workload)
+    /// The timeline as rows, handed to `write` a CPU's at a time, in chunks of at most
+    /// [`ROWS_PER_WRITE`] (a run's rows are about as many as its slices): consecutive slices of one state, priority and (for a workload)
     /// thread merged into one stretch; idle stretches cut where `waiting` marks begin and end.
-    pub fn rows(&self, run: &RunTables<'_>, waiting: &IdleWhileWaiting<'_>) -> Vec<CpuTimelineRow> {
-        let mut rows: Vec<CpuTimelineRow> = Vec::new();
+    /// The rows share their strings with the slices and with each other.
+    pub fn write_rows<E>(
+        &self,
+        run: &RunTables<'_>,
+        waiting: &IdleWhileWaiting<'_>,
+        mut write: impl FnMut(Vec<CpuTimelineRow>) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let [idle, workload, other]: [Arc<str>; 3] = ["idle", "workload", "other"].map(Arc::from);
+        let run_id: Arc<str> = Arc::from(run.run_id);
+        let mut names: BTreeMap<&str, Arc<str>> = BTreeMap::new();
         for (&cpu, slices) in &self.cpus {
-            let marks = merged_marks(waiting.get(&cpu).map_or(&[][..], Vec::as_slice));
-            let mut push = |row: CpuTimelineRow| match row.state.as_str() {
-                "idle" => rows.extend(cut_at_marks(row, &marks)),
-                _ => rows.push(row),
+            let mut rows: Vec<CpuTimelineRow> = Vec::new();
+            let marks: Vec<((i64, i64), Arc<str>)> =
+                merged_marks(waiting.get(&cpu).map_or(&[][..], Vec::as_slice))
+                    .into_iter()
+                    .map(|(span, name)| {
+                        (
+                            span,
+                            names.entry(name).or_insert_with(|| name.into()).clone(),
+                        )
+                    })
+                    .collect();
+            // A finished stretch: idle ones cut at the marks, and a full chunk handed on.
+            let mut push = |rows: &mut Vec<CpuTimelineRow>, row: CpuTimelineRow| {
+                if Arc::ptr_eq(&row.state, &idle) {
+                    rows.extend(cut_at_marks(row, &marks));
+                } else {
+                    rows.push(row);
+                }
+                if rows.len() >= ROWS_PER_WRITE {
+                    write(std::mem::take(rows))?;
+                }
+                Ok(())
             };
-            let class = run.class(cpu);
+            let class: Arc<str> = run.class(cpu).into();
             let mut current: Option<CpuTimelineRow> = None;
             for s in slices {
                 let state = match (is_idle(s), &s.workload) {
-                    (true, _) => "idle",
-                    (false, Some(_)) => "workload",
-                    (false, None) => "other",
+                    (true, _) => &idle,
+                    (false, Some(_)) => &workload,
+                    (false, None) => &other,
                 };
                 let prio = if is_idle(s) { None } else { s.prio };
                 let tid = (!is_idle(s)).then_some(s.tid);
                 if let Some(row) = current.as_mut()
                     && row.end_ns == s.start_ns
-                    && row.state == state
+                    && Arc::ptr_eq(&row.state, state)
                     && row.prio == prio
-                    && (state != "workload" || row.tid == tid)
+                    && (!Arc::ptr_eq(state, &workload) || row.tid == tid)
                 {
                     row.end_ns = s.end_ns;
                     row.slices += 1;
@@ -90,25 +121,30 @@ impl<'a> Timeline<'a> {
                     }
                     continue;
                 }
-                current.take().map(&mut push);
+                if let Some(row) = current.take() {
+                    push(&mut rows, row)?;
+                }
                 current = Some(CpuTimelineRow {
-                    run_id: run.run_id.to_owned(),
+                    run_id: run_id.clone(),
                     cpu,
                     class: class.clone(),
                     start_ns: s.start_ns,
                     end_ns: s.end_ns,
-                    state: state.to_owned(),
-                    workload: s.workload.as_deref().map(str::to_owned),
+                    state: state.clone(),
+                    workload: s.workload.clone(),
                     tid,
-                    comm: tid.map(|_| s.comm.to_string()),
+                    comm: tid.map(|_| s.comm.clone()),
                     prio,
                     slices: 1,
                     waiting: None,
                 });
             }
-            current.map(&mut push);
+            if let Some(row) = current {
+                push(&mut rows, row)?;
+            }
+            write(rows)?;
         }
-        rows
+        Ok(())
     }
 }
 
@@ -128,14 +164,14 @@ fn merged_marks<'a>(marks: &[((i64, i64), &'a str)]) -> Vec<((i64, i64), &'a str
 
 /// An idle stretch cut into parts with and without a mark; the first part keeps its count of
 /// slices, the others count 0.
-fn cut_at_marks(row: CpuTimelineRow, marks: &[((i64, i64), &str)]) -> Vec<CpuTimelineRow> {
+fn cut_at_marks(row: CpuTimelineRow, marks: &[((i64, i64), Arc<str>)]) -> Vec<CpuTimelineRow> {
     let mut parts = Vec::new();
-    let mut part = |start: i64, end: i64, waiting: Option<&str>| {
+    let mut part = |start: i64, end: i64, waiting: Option<&Arc<str>>| {
         if end > start {
             parts.push(CpuTimelineRow {
                 start_ns: start,
                 end_ns: end,
-                waiting: waiting.map(str::to_owned),
+                waiting: waiting.cloned(),
                 slices: if parts.is_empty() { row.slices } else { 0 },
                 ..row.clone()
             });
@@ -143,8 +179,8 @@ fn cut_at_marks(row: CpuTimelineRow, marks: &[((i64, i64), &str)]) -> Vec<CpuTim
     };
     let mut cursor = row.start_ns;
     let first = marks.partition_point(|((_, end), _)| *end <= row.start_ns);
-    for &((start, end), workload) in marks[first..].iter().take_while(|m| m.0.0 < row.end_ns) {
-        let (start, end) = (start.max(cursor), end.min(row.end_ns));
+    for ((start, end), workload) in marks[first..].iter().take_while(|m| m.0.0 < row.end_ns) {
+        let (start, end) = ((*start).max(cursor), (*end).min(row.end_ns));
         part(cursor, start, None);
         part(start, end, Some(workload));
         cursor = end;
@@ -199,6 +235,61 @@ pub(crate) mod tests {
         }
     }
 
+    /// Every row [`Timeline::write_rows`] writes, in order.
+    fn rows(
+        timeline: &Timeline<'_>,
+        run: &RunTables<'_>,
+        waiting: &IdleWhileWaiting<'_>,
+    ) -> Vec<CpuTimelineRow> {
+        let mut all = Vec::new();
+        let written: Result<(), ()> = timeline.write_rows(run, waiting, |mut rows| {
+            all.append(&mut rows);
+            Ok(())
+        });
+        written.unwrap();
+        all
+    }
+
+    #[test]
+    fn rows_are_written_in_chunks_of_one_cpu_each() {
+        // Alternating idle and another task on two CPUs: no two slices merge.
+        let per_cpu = ROWS_PER_WRITE + 10;
+        let slices: Vec<SchedSliceRow> = (0..2)
+            .flat_map(|cpu| {
+                (0..per_cpu as i64).map(move |i| {
+                    let tid = if i % 2 == 0 { 0 } else { 7 };
+                    slice(cpu, tid, (i * 10, i * 10 + 10), 120, None)
+                })
+            })
+            .collect();
+        let refs: Vec<&SchedSliceRow> = slices.iter().collect();
+        let run = RunTables::for_tests(&[]);
+        let mut chunks: Vec<(i32, i32, usize)> = Vec::new();
+        let written: Result<(), ()> =
+            Timeline::new(&refs).write_rows(&run, &IdleWhileWaiting::new(), |rows| {
+                let (first, last) = (rows[0].cpu, rows[rows.len() - 1].cpu);
+                chunks.push((first, last, rows.len()));
+                Ok(())
+            });
+        written.unwrap();
+        assert_eq!(
+            chunks,
+            [
+                (0, 0, ROWS_PER_WRITE),
+                (0, 0, 10),
+                (1, 1, ROWS_PER_WRITE),
+                (1, 1, 10)
+            ]
+        );
+        // A write that fails stops the timeline there.
+        let mut calls = 0;
+        let failed = Timeline::new(&refs).write_rows(&run, &IdleWhileWaiting::new(), |_| {
+            calls += 1;
+            Err("disk full")
+        });
+        assert_eq!((failed, calls), (Err("disk full"), 1));
+    }
+
     #[test]
     fn idle_stretches_are_cut_where_a_workload_waited() {
         let slices = [
@@ -209,9 +300,16 @@ pub(crate) mod tests {
         let marks =
             IdleWhileWaiting::from([(0, vec![((20, 40), "w"), ((30, 50), "v"), ((90, 120), "w")])]);
         let run = RunTables::for_tests(&[]);
-        let rows: Vec<(i64, i64, Option<String>, i64)> = (Timeline::new(&refs).rows(&run, &marks))
+        let rows: Vec<(i64, i64, Option<String>, i64)> = rows(&Timeline::new(&refs), &run, &marks)
             .into_iter()
-            .map(|r| (r.start_ns, r.end_ns, r.waiting, r.slices))
+            .map(|r| {
+                (
+                    r.start_ns,
+                    r.end_ns,
+                    r.waiting.map(|w| w.to_string()),
+                    r.slices,
+                )
+            })
             .collect();
         let w = || Some("w".to_owned());
         assert_eq!(
@@ -247,9 +345,9 @@ pub(crate) mod tests {
         let timeline = Timeline::new(&refs);
         let run = RunTables::for_tests(&[]);
         let rows: Vec<(i64, i64, &str, Option<i32>, i64)> =
-            (timeline.rows(&run, &IdleWhileWaiting::new()).into_iter())
+            (rows(&timeline, &run, &IdleWhileWaiting::new()).into_iter())
                 .map(|r| {
-                    let state = match r.state.as_str() {
+                    let state = match &*r.state {
                         "idle" => "idle",
                         "other" => "other",
                         _ => "workload",

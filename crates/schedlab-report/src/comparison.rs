@@ -1,7 +1,8 @@
 //! `schedlab compare`'s table: one line per group and figure, the mean with its 95 % interval
-//! and the difference from the baseline with its interval and verdict.
+//! and the difference from the baseline with its interval and verdict; and `schedlab plan`'s:
+//! the runs each comparison needs.
 
-use schedlab_tables::ComparisonRow;
+use schedlab_tables::{ComparisonRow, RunsNeeded};
 
 use crate::table::{Align, Table};
 
@@ -81,9 +82,112 @@ pub fn comparison_table(rows: &[ComparisonRow]) -> String {
     table.markdown()
 }
 
+/// `schedlab plan`'s Markdown table (the context column only when some row has one).
+pub fn runs_needed_table(rows: &[RunsNeeded]) -> String {
+    let with_context = rows.iter().any(|r| !r.context.is_empty());
+    let mut columns = Vec::new();
+    if with_context {
+        columns.push(("context", Align::Left));
+    }
+    columns.extend([
+        ("workload", Align::Left),
+        ("figure", Align::Left),
+        ("group vs baseline", Align::Left),
+        ("runs", Align::Left),
+        ("spread", Align::Right),
+        ("runs per group", Align::Left),
+        ("to collect", Align::Left),
+    ]);
+    let mut table = Table::new(&columns);
+    for r in rows {
+        let mut cells = Vec::new();
+        if with_context {
+            cells.push(r.context.clone());
+        }
+        cells.extend([
+            r.workload.clone(),
+            r.metric.clone(),
+            format!("{} vs {}", r.group, r.baseline),
+            format!("{} + {}", r.runs.0, r.runs.1),
+            r.spread_pct.map_or("–".to_owned(), |s| format!("{s:.2} %")),
+        ]);
+        match r.needed {
+            Some(n) => cells.extend([
+                n.to_string(),
+                format!("{} runs, {}", r.missing, duration_text(r.collect_s)),
+            ]),
+            None if r.runs.0 < 2 || r.runs.1 < 2 => {
+                cells.extend(["– (needs 2 runs a group)".to_owned(), "–".to_owned()])
+            }
+            None => cells.extend(["– (the baseline's mean is 0)".to_owned(), "–".to_owned()]),
+        }
+        table.row(cells);
+    }
+    table.markdown()
+}
+
+/// Seconds as `42 s`, `12.5 min` or `3.2 h`.
+fn duration_text(seconds: f64) -> String {
+    if seconds < 120.0 {
+        format!("{seconds:.0} s")
+    } else if seconds < 7200.0 {
+        format!("{:.1} min", seconds / 60.0)
+    } else {
+        format!("{:.1} h", seconds / 3600.0)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn plan_row(
+        context: &str,
+        workload: &str,
+        needed: Option<usize>,
+        runs: (usize, usize),
+    ) -> RunsNeeded {
+        RunsNeeded {
+            context: context.into(),
+            workload: workload.into(),
+            metric: "time/wall_time_s".into(),
+            group: "new".into(),
+            baseline: "old".into(),
+            runs,
+            spread_pct: Some(100.0 * 2.593260495977997 / 628.1),
+            needed,
+            missing: 10,
+            collect_s: 650.0,
+        }
+    }
+
+    #[test]
+    fn the_plan_table_says_what_to_collect_and_why_a_count_is_missing() {
+        let table = runs_needed_table(&[
+            plan_row("", "build", Some(10), (5, 5)),
+            plan_row("", "one|run", None, (1, 5)),
+        ]);
+        assert_eq!(
+            table,
+            "| workload | figure | group vs baseline | runs | spread | runs per group | to collect |\n\
+             |---|---|---|---|---:|---|---|\n\
+             | build | time/wall_time_s | new vs old | 5 + 5 | 0.41 % | 10 | 10 runs, 10.8 min |\n\
+             | one\\|run | time/wall_time_s | new vs old | 1 + 5 | 0.41 % | – (needs 2 runs a group) | – |\n"
+        );
+        let with_context = runs_needed_table(&[plan_row("t=0.5", "build", Some(10), (5, 5))]);
+        assert!(
+            with_context.starts_with("| context | workload |")
+                && with_context.contains("| t=0.5 | build |"),
+            "{with_context}"
+        );
+    }
+
+    #[test]
+    fn durations_read_in_the_unit_that_fits() {
+        assert_eq!(duration_text(42.4), "42 s");
+        assert_eq!(duration_text(650.0), "10.8 min");
+        assert_eq!(duration_text(3.2 * 3600.0), "3.2 h");
+    }
 
     #[test]
     fn four_significant_digits_whatever_the_size() {

@@ -26,7 +26,7 @@ mod timeplots;
 mod why;
 mod workers;
 
-pub use comparison::comparison_table;
+pub use comparison::{comparison_table, runs_needed_table};
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -38,7 +38,7 @@ use schedlab_tables::{
     MigrationClassRow, MigrationSummaryRow, PlacementCostWorkloadRow, PlacementRow, PowerStepRow,
     ProcessRow, QualityRow, ResidencyRollupRow, ResidencyRow, SchedDelayRow, SchedDelayWorkloadRow,
     SchedSliceRow, Severity, TableDir, TableError, ThroughputRow, TotalsRow, WorkloadMetricRow,
-    read_table,
+    read_table, read_table_where,
 };
 
 use table::{Align, Table, escape};
@@ -598,12 +598,16 @@ pub fn plot_run(
     for kind in &options.plots {
         drawn.push(match kind {
             PlotKind::CpuTimeline => {
-                let slices: Vec<SchedSliceRow> = read_table(tables)?;
+                // Only what is drawn is read: the workloads' slices, and the stretches of
+                // other tasks and of idle time beside a waiting workload.
+                let slices: Vec<SchedSliceRow> =
+                    read_table_where(tables, |s: &SchedSliceRow| s.workload.is_some())?;
                 let placement: Vec<PlacementRow> = read_table(tables)?;
                 let slices: Vec<&SchedSliceRow> = slices.iter().collect();
                 let placement: Vec<&PlacementRow> = placement.iter().collect();
                 let spans = plots::occupancy(&slices, &placement);
-                let timeline: Vec<CpuTimelineRow> = read_table(aggregates)?;
+                let timeline: Vec<CpuTimelineRow> =
+                    read_table_where(aggregates, |r| plots::background_of(r).is_some())?;
                 let title = format!("{pipeline} {run_id}: which workload ran where");
                 let svg = plots::cpu_timeline(&title, &spans, &timeline, &cpus);
                 ("cpu_timeline", svg)

@@ -239,8 +239,8 @@ const BACKGROUND: [(&str, RGBColor); 5] = [
 ];
 
 /// The [`BACKGROUND`] entry of a `cpu_timeline` stretch, if it is drawn.
-fn background_of(row: &CpuTimelineRow) -> Option<&'static str> {
-    let index = match (row.state.as_str(), row.prio) {
+pub(crate) fn background_of(row: &CpuTimelineRow) -> Option<&'static str> {
+    let index = match (&*row.state, row.prio) {
         ("other", Some(prio)) if prio < 100 => 0,
         ("other", Some(prio)) if prio < 120 => 1,
         ("other", Some(120) | None) => 2,

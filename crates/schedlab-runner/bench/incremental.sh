@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # What adding a run costs as history grows: `schedlab analyze` after run 2 is added to 1 stored
 # run, against `schedlab analyze` after run 21 is added to 20 (the issue's bound: within 1.5x),
-# and the peak RSS of the analysis and of the parse stage over all 21 runs against the largest
-# trace (the parse stage's bound: a quarter of it).
+# and the peak RSS of the analysis, of the parse stage and of the aggregate stage over all 21
+# runs against the largest trace (the parse stage's bound: a quarter of it).
 #
 # Collects 21 runs of bench/incremental.yaml (perf sched record of `stress-ng --switch`) into a
 # temporary data directory (SCHEDLAB_BENCH_DATA keeps it between invocations), one at a time
@@ -34,14 +34,18 @@ read -r two_s two_kb < <(add_until 2)
 for n in $(seq 3 20); do add_until "$n" >/dev/null; done
 read -r last_s last_kb < <(add_until 21)
 largest=$(find "$DATA/bench-incremental/runs" -name '*.data' -printf '%s\n' | sort -n | tail -1)
-# The parse stage alone over every stored run (`--only parse` recomputes them all).
+# The parse stage alone over every stored run (`--only parse` recomputes them all), then the
+# aggregate stage alone (every aggregate, the why-here ones included).
 /usr/bin/time -o "$TIMES" -f "%e %M" "$SCHEDLAB" run "$PIPELINE" --data "$DATA" --only parse >/dev/null 2>&1
 read -r parse_s parse_kb <"$TIMES"
+/usr/bin/time -o "$TIMES" -f "%e %M" "$SCHEDLAB" run "$PIPELINE" --data "$DATA" --only aggregate >/dev/null 2>&1
+read -r aggregate_s aggregate_kb <"$TIMES"
 echo "schedlab analyze after adding one run (largest trace $((largest / 1048576)) MiB; load $(cut -d' ' -f1-3 /proc/loadavg))"
 awk -v a="$two_s" -v b="$last_s" -v ak="$two_kb" -v bk="$last_kb" -v trace="$largest" \
-    -v ps="$parse_s" -v pk="$parse_kb" 'BEGIN {
+    -v ps="$parse_s" -v pk="$parse_kb" -v gs="$aggregate_s" -v gk="$aggregate_kb" 'BEGIN {
     printf "  run 2 added to 1:   %6.2f s, peak RSS %4.0f MiB = %.3f of the largest trace\n", a, ak / 1024, ak * 1024 / trace
     printf "  run 21 added to 20: %6.2f s, peak RSS %4.0f MiB = %.3f of the largest trace\n", b, bk / 1024, bk * 1024 / trace
     printf "  ratio run 21 / run 2: %.2fx (bound 1.5x)\n", b / a
     printf "parse stage over all 21 runs: %.2f s, peak RSS %.0f MiB = %.3f of the largest trace (bound 0.25)\n", ps, pk / 1024, pk * 1024 / trace
+    printf "aggregate stage over all 21 runs: %.2f s, peak RSS %.0f MiB = %.3f of the largest trace\n", gs, gk / 1024, gk * 1024 / trace
 }'

@@ -49,8 +49,8 @@ use digest::Digests;
 pub use identity::RunIds;
 pub use layout::Layout;
 pub use parse_stage::CollectedRun;
-pub use schedlab_analyze::compare::{GroupBy, RunsNeeded, notes, runs_needed_table};
-pub use schedlab_report::comparison_table;
+pub use schedlab_analyze::compare::{GroupBy, notes};
+pub use schedlab_report::{comparison_table, runs_needed_table};
 pub use state::Stage;
 use state::{Inputs, Record};
 
@@ -232,6 +232,52 @@ struct RunWork<'r> {
     run: &'r CollectedRun,
     inputs: Inputs,
     reasons: Vec<String>,
+}
+
+/// How many runs `stage` computes side by side.
+///
+/// One run's parse already keeps every core busy (records decoded in parallel, tables encoded
+/// on their own threads), and parsing runs side by side would add their memory up: runs are
+/// parsed one after the other, so the stage's peak memory is one run's whatever their number.
+/// Aggregates and plots work on one core a run but hold a run's slices, about 0.7-0.8 times
+/// its raw files' size (measured on switch-heavy traces): as many runs at once as there are
+/// cores and as fit in half of the memory available now, and at least one.
+fn runs_at_once(stage: Stage, stale: &[&RunWork<'_>]) -> usize {
+    if stage == Stage::Parse {
+        return 1;
+    }
+    let largest_run = (stale.iter())
+        .map(|w| raw_bytes(&w.run.dir))
+        .max()
+        .unwrap_or(0);
+    let available = procfs::Current::current()
+        .ok()
+        .and_then(|m: procfs::Meminfo| m.mem_available);
+    side_by_side(rayon::current_num_threads(), available, largest_run)
+}
+
+/// Runs of `run_bytes` of raw files each that fit in half of `available` bytes, at least one
+/// and at most `cores`; `cores` when either size is unknown.
+fn side_by_side(cores: usize, available: Option<u64>, run_bytes: u64) -> usize {
+    let cores = cores.max(1);
+    match available {
+        Some(available) if run_bytes > 0 => {
+            usize::try_from(available / 2 / run_bytes).map_or(cores, |n| n.clamp(1, cores))
+        }
+        _ => cores,
+    }
+}
+
+/// The total size of a run's raw files (`runs/<run>/raw/`); 0 where they cannot be listed.
+fn raw_bytes(run_dir: &Path) -> u64 {
+    let Ok(entries) = std::fs::read_dir(run_dir.join("raw")) else {
+        return 0;
+    };
+    (entries.flatten())
+        .filter_map(|e| e.metadata().ok())
+        .filter(|m| m.is_file())
+        .map(|m| m.len())
+        .sum()
 }
 
 impl<'a> Runner<'a> {
@@ -612,19 +658,13 @@ impl<'a> Runner<'a> {
             }
             Ok(Some(record))
         };
-        // One run's parse already keeps every core busy (records decoded in parallel, tables
-        // encoded on their own threads), and parsing runs side by side would add their memory
-        // up: runs are parsed one after the other, so the stage's peak memory is one run's
-        // whatever their number. Aggregates and plots are computed in parallel.
-        let done: Vec<Option<Record>> = match stage {
-            Stage::Parse => stale
-                .iter()
+        let mut done: Vec<Option<Record>> = Vec::with_capacity(stale.len());
+        for group in stale.chunks(runs_at_once(stage, &stale)) {
+            let records = (group.par_iter())
                 .map(compute)
-                .collect::<Result<_, RunnerError>>()?,
-            _ => (stale.par_iter())
-                .map(compute)
-                .collect::<Result<_, RunnerError>>()?,
-        };
+                .collect::<Result<Vec<_>, RunnerError>>()?;
+            done.extend(records);
+        }
         if let Some(bar) = &bar {
             bar.finish_and_clear();
         }
@@ -1009,7 +1049,7 @@ impl<'a> Runner<'a> {
         by: &GroupBy,
         baseline: Option<&str>,
         detect_pct: f64,
-    ) -> Result<Vec<RunsNeeded>, RunnerError> {
+    ) -> Result<Vec<schedlab_tables::RunsNeeded>, RunnerError> {
         let _lock = lock::acquire(&self.layout.lock(), "schedlab plan")?;
         let inputs = self.compare_inputs()?;
         let (observations, groups) = schedlab_analyze::compare::observations(&inputs, by)?;
@@ -1248,4 +1288,35 @@ fn stamp_raw_files(run_dir: &Path) -> Result<Vec<RawFile>, RunnerError> {
         });
     }
     Ok(files)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn runs_side_by_side_are_as_many_as_half_the_memory_holds_within_the_cores() {
+        const GIB: u64 = 1 << 30;
+        assert_eq!(side_by_side(8, Some(4 * GIB), GIB), 2);
+        assert_eq!(
+            side_by_side(8, Some(100 * GIB), GIB),
+            8,
+            "no more than the cores"
+        );
+        assert_eq!(side_by_side(8, Some(GIB), 4 * GIB), 1, "at least one");
+        assert_eq!(side_by_side(8, None, GIB), 8, "memory unknown");
+        assert_eq!(side_by_side(8, Some(GIB), 0), 8, "no raw files");
+        assert_eq!(side_by_side(0, Some(GIB), GIB), 1);
+    }
+
+    #[test]
+    fn a_runs_raw_bytes_are_its_raw_files_sizes_summed() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(raw_bytes(dir.path()), 0, "no raw directory");
+        std::fs::create_dir_all(dir.path().join("raw/sub")).unwrap();
+        std::fs::write(dir.path().join("raw/a"), [0u8; 10]).unwrap();
+        std::fs::write(dir.path().join("raw/b"), [0u8; 5]).unwrap();
+        std::fs::write(dir.path().join("raw/sub/c"), [0u8; 100]).unwrap();
+        assert_eq!(raw_bytes(dir.path()), 15, "files directly in raw/");
+    }
 }

@@ -5,9 +5,11 @@
 //! how many events perf lost while the thread was seen (`lost_events`): figures over a span with
 //! losses are flagged, not silently low.
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 
-use crate::Table;
+use crate::{SharedStrings, Table};
 
 /// Share of a thread's CPU time on one CPU.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -414,6 +416,29 @@ impl Table for ComparisonRow {
     const NAME: &'static str = "comparison";
 }
 
+/// How many runs a comparison needs to resolve a difference of a given size: `schedlab plan`'s
+/// answer, printed as a table (not written as a file).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunsNeeded {
+    pub context: String,
+    pub workload: String,
+    pub metric: String,
+    pub group: String,
+    pub baseline: String,
+    /// Completed runs with this figure: the group's and the baseline's.
+    pub runs: (usize, usize),
+    /// The larger of the two groups' standard deviations, in percent of the baseline's mean
+    /// (`None` when a group has a single run).
+    pub spread_pct: Option<f64>,
+    /// Runs per group for 80 % power (`schedlab_analyze::stats::runs_to_detect`, rounded up).
+    pub needed: Option<usize>,
+    /// Runs still to collect in the two groups together.
+    pub missing: usize,
+    /// How long collecting them takes: per group, its missing runs times its runs' mean
+    /// duration plus the pipeline's cooldown.
+    pub collect_s: f64,
+}
+
 /// What turbostat saw over a window (the whole run, or one workload's lifetime), per CPU, per
 /// core class and for all CPUs: the per-CPU figures the seed articles read off turbostat.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -550,20 +575,22 @@ impl Table for PowerStepRow {
 
 /// A stretch of one CPU's time in one state, from `sched_slices`: consecutive slices of the same
 /// state and priority (and, for a workload, the same thread) merged. Time a CPU's trace does not
-/// cover (before its first switch, after its last) has no row: it is unknown, not idle.
+/// cover (before its first switch, after its last) has no row: it is unknown, not idle. Its
+/// strings are shared (`Arc<str>`), as the event tables' are: a switch-heavy run has about as
+/// many stretches as slices.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CpuTimelineRow {
-    pub run_id: String,
+    pub run_id: Arc<str>,
     pub cpu: i32,
-    pub class: String,
+    pub class: Arc<str>,
     pub start_ns: i64,
     pub end_ns: i64,
     /// `idle`, `workload` (a thread of a pipeline workload ran) or `other` (any other task).
-    pub state: String,
-    pub workload: Option<String>,
+    pub state: Arc<str>,
+    pub workload: Option<Arc<str>>,
     /// The thread that ran; null when idle, or when several other tasks ran one after another.
     pub tid: Option<i32>,
-    pub comm: Option<String>,
+    pub comm: Option<Arc<str>>,
     /// The kernel priority of what ran (`sched_slices.prio`: 120 + nice for normal tasks, lower
     /// runs first); null when idle or unknown.
     pub prio: Option<i32>,
@@ -572,11 +599,20 @@ pub struct CpuTimelineRow {
     /// On idle stretches: a workload one of whose threads, allowed on this CPU, waited
     /// runnable on a CPU of this class or a slower one all through the stretch (idle stretches
     /// are cut where such waits begin and end); null otherwise.
-    pub waiting: Option<String>,
+    pub waiting: Option<Arc<str>>,
 }
 
 impl Table for CpuTimelineRow {
     const NAME: &'static str = "cpu_timeline";
+
+    fn share_strings(&mut self, strings: &mut SharedStrings) {
+        strings.share(&mut self.run_id);
+        strings.share(&mut self.class);
+        strings.share(&mut self.state);
+        strings.share(&mut self.workload);
+        strings.share(&mut self.comm);
+        strings.share(&mut self.waiting);
+    }
 }
 
 /// What a workload thread's placement cost it (seed page 8: openssl on E-cores while nice-19

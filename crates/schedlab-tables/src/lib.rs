@@ -69,6 +69,7 @@ pub mod periodic_report;
 pub mod placement;
 pub mod rows;
 pub mod sched_config;
+mod shared;
 pub mod turbostat;
 
 /// Workload selectors are pipeline syntax and also recorded in imported runs' manifests.
@@ -78,13 +79,15 @@ pub use aggregates::*;
 pub use background::BackgroundWriter;
 pub use concat::concat_parts;
 pub use dataset::{
-    Partition, TableDir, create_parent, read_table, table_path, table_path_named, write_table,
+    Partition, TableDir, create_parent, read_table, read_table_where, table_path, table_path_named,
+    write_table,
 };
 pub use parquet_io::{
     TableWriter, read_batches, read_rows, row_batches, schema_of, write_batch, write_file_atomic,
     write_rows,
 };
 pub use rows::*;
+pub use shared::{Shareable, SharedStrings};
 
 use std::path::PathBuf;
 
@@ -111,4 +114,8 @@ pub enum TableError {
 pub trait Table: serde::Serialize + serde::de::DeserializeOwned {
     /// File stem under `tables/`, e.g. `sched_slices` for `tables/sched_slices.parquet`.
     const NAME: &'static str;
+
+    /// Points the row's repeated strings (its `Arc<str>` fields) at `strings`' copies, so that
+    /// rows read from a file share them. Tables of `String` fields keep this default.
+    fn share_strings(&mut self, _strings: &mut SharedStrings) {}
 }

@@ -13,13 +13,23 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use crate::Table;
 use crate::manifest::RunStatus;
+use crate::{SharedStrings, Table};
 
 macro_rules! table {
     ($ty:ident, $name:literal) => {
         impl Table for $ty {
             const NAME: &'static str = $name;
+        }
+    };
+    // A table whose `Arc<str>` fields `$shared` rows read from a file share.
+    ($ty:ident, $name:literal, shares [$($shared:ident),*]) => {
+        impl Table for $ty {
+            const NAME: &'static str = $name;
+
+            fn share_strings(&mut self, strings: &mut SharedStrings) {
+                $(strings.share(&mut self.$shared);)*
+            }
         }
     };
 }
@@ -128,7 +138,7 @@ pub struct SchedSliceRow {
     /// source has no priorities (`perf sched timehist` text).
     pub prio: Option<i32>,
 }
-table!(SchedSliceRow, "sched_slices");
+table!(SchedSliceRow, "sched_slices", shares [run_id, comm, prev_state, workload]);
 
 /// A sched_migrate_task event.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -142,7 +152,7 @@ pub struct MigrationRow {
     pub to_cpu: i32,
     pub workload: Option<Arc<str>>,
 }
-table!(MigrationRow, "migrations");
+table!(MigrationRow, "migrations", shares [run_id, comm, workload]);
 
 /// A wakeup (sched_waking, sched_wakeup or sched_wakeup_new).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -158,7 +168,7 @@ pub struct WakeupRow {
     pub kind: Arc<str>,
     pub workload: Option<Arc<str>>,
 }
-table!(WakeupRow, "wakeups");
+table!(WakeupRow, "wakeups", shares [run_id, comm, kind, workload]);
 
 /// A thread seen in a trace or in /proc, with its process and parent.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -178,7 +188,7 @@ pub struct ThreadRow {
     pub first_run_ns: Option<i64>,
     pub last_run_ns: Option<i64>,
 }
-table!(ThreadRow, "threads");
+table!(ThreadRow, "threads", shares [run_id, comm, workload]);
 
 /// One perf.data file that was read: what recorded it, where, on which clock, over which span.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

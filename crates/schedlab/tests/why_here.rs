@@ -92,7 +92,7 @@ fn the_why_here_aggregates_agree_with_perf_and_with_the_slices() {
     assert_eq!(perf_idle.len(), nproc, "perf gives every CPU's idle time");
     for (cpu, perf_ms) in &perf_idle {
         let ours: i64 = (timeline.iter())
-            .filter(|r| r.cpu == *cpu && r.state == "idle")
+            .filter(|r| r.cpu == *cpu && &*r.state == "idle")
             .map(|r| r.end_ns - r.start_ns)
             .sum();
         let ours_ms = ours as f64 / 1e6;
