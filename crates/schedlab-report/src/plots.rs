@@ -217,6 +217,32 @@ pub(crate) fn legend_height(entries: usize) -> u32 {
     60 + 18 * entries as u32
 }
 
+/// An SVG [`WIDTH`] wide and at least `height` high (more when the legend needs it), with
+/// `title` across the top if given and `legend` in a column on the right; `draw` draws the
+/// plot in the area left of the legend.
+pub(crate) fn with_side_legend(
+    height: u32,
+    title: Option<&str>,
+    legend: &[(String, RGBAColor, Swatch)],
+    draw: impl FnOnce(&DrawingArea<SVGBackend<'_>, Shift>) -> Result<(), String>,
+) -> Result<String, String> {
+    let mut svg = String::new();
+    {
+        let height = height.max(legend_height(legend.len()));
+        let root = SVGBackend::with_string(&mut svg, (WIDTH, height)).into_drawing_area();
+        root.fill(&WHITE).map_err(plot_error)?;
+        let root = match title {
+            Some(title) => root.titled(title, ("sans-serif", 18)).map_err(plot_error)?,
+            None => root,
+        };
+        let (plot, key) = root.split_horizontally(WIDTH - LEGEND_WIDTH);
+        draw(&plot)?;
+        side_legend(&key, legend)?;
+        root.present().map_err(plot_error)?;
+    }
+    Ok(svg)
+}
+
 /// The lane of a CPU as a y range: from its segment's start to the next one's.
 fn lane_span(index: usize, count: usize) -> (SegmentValue<i32>, SegmentValue<i32>) {
     let top = if index + 1 < count {
@@ -296,13 +322,9 @@ pub fn cpu_timeline(
         (names.iter().enumerate())
             .map(|(i, name)| (name.clone(), Palette99::pick(i).mix(0.9), Swatch::Fill)),
     );
-    let mut svg = String::new();
-    {
-        let height = (110 + 26 * lanes.len() as u32).max(legend_height(legend.len()));
-        let root = SVGBackend::with_string(&mut svg, (WIDTH, height)).into_drawing_area();
-        root.fill(&WHITE).map_err(plot_error)?;
-        let (plot, key) = root.split_horizontally(WIDTH - LEGEND_WIDTH);
-        let mut chart = ChartBuilder::on(&plot)
+    let height = 110 + 26 * lanes.len() as u32;
+    let svg = with_side_legend(height, None, &legend, |plot| {
+        let mut chart = ChartBuilder::on(plot)
             .caption(title, ("sans-serif", 18))
             .margin(12)
             .x_label_area_size(36)
@@ -341,9 +363,8 @@ pub fn cpu_timeline(
                 .map(|s| rectangle(s, color));
             chart.draw_series(rects).map_err(plot_error)?;
         }
-        side_legend(&key, &legend)?;
-        root.present().map_err(plot_error)?;
-    }
+        Ok(())
+    })?;
     Ok(Some(svg))
 }
 

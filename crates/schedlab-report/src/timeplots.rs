@@ -18,9 +18,7 @@ use schedlab_tables::{
     CpuActivityIntervalRow, CpuRow, CpuSampleRow, MigrationRow, PowerStepRow, ProcessRow,
 };
 
-use crate::plots::{
-    LEGEND_WIDTH, Occupancy, Swatch, WIDTH, legend_height, merged, plot_error, side_legend,
-};
+use crate::plots::{Occupancy, Swatch, WIDTH, merged, plot_error, with_side_legend};
 
 /// Points a line keeps at most (every k-th interval beyond it): the page stays small on a long
 /// run, and a line of more points than half the plot's pixels draws no differently.
@@ -387,14 +385,8 @@ pub fn activity(
         30 + 22 * lifetimes.len() as u32
     };
     let legend = activity_legend(panels, lifetimes);
-    let height = (40 + strip + PANEL_HEIGHT * panels.len() as u32).max(legend_height(legend.len()));
-    let mut svg = String::new();
-    {
-        let root = SVGBackend::with_string(&mut svg, (WIDTH, height)).into_drawing_area();
-        root.fill(&WHITE).map_err(plot_error)?;
-        let root = root.titled(title, ("sans-serif", 18)).map_err(plot_error)?;
-        let (plot, key) = root.split_horizontally(WIDTH - LEGEND_WIDTH);
-        side_legend(&key, &legend)?;
+    let height = 40 + strip + PANEL_HEIGHT * panels.len() as u32;
+    let svg = with_side_legend(height, Some(title), &legend, |plot| {
         let (top, mut rest) = plot.split_vertically(strip);
         if !lifetimes.is_empty() {
             draw_lifetimes(&top, lifetimes, x.clone(), t0_ns, last_ns)?;
@@ -405,8 +397,8 @@ pub fn activity(
             let x_desc = (index + 1 == panels.len()).then_some(x_axis);
             draw_panel(&area, panel, x.clone(), &s, lifetimes, t0_ns, x_desc)?;
         }
-        root.present().map_err(plot_error)?;
-    }
+        Ok(())
+    })?;
     Ok(Some(svg))
 }
 
@@ -588,13 +580,9 @@ pub fn migrations(
     let legend: Vec<(String, RGBAColor, Swatch)> = (transitions.iter().enumerate())
         .map(|(i, name)| (name.to_string(), transition_color(i), Swatch::Fill))
         .collect();
-    let mut svg = String::new();
-    {
-        let height = (110 + 26 * lanes.len() as u32).max(legend_height(legend.len()));
-        let root = SVGBackend::with_string(&mut svg, (WIDTH, height)).into_drawing_area();
-        root.fill(&WHITE).map_err(plot_error)?;
-        let (plot, key) = root.split_horizontally(WIDTH - LEGEND_WIDTH);
-        let mut chart = ChartBuilder::on(&plot)
+    let height = 110 + 26 * lanes.len() as u32;
+    let svg = with_side_legend(height, None, &legend, |plot| {
+        let mut chart = ChartBuilder::on(plot)
             .caption(title, ("sans-serif", 18))
             .margin(12)
             .x_label_area_size(36)
@@ -624,9 +612,8 @@ pub fn migrations(
             });
             chart.draw_series(rects).map_err(plot_error)?;
         }
-        side_legend(&key, &legend)?;
-        root.present().map_err(plot_error)?;
-    }
+        Ok(())
+    })?;
     Ok(Some(svg))
 }
 
