@@ -19,15 +19,44 @@ fn signed_percent(x: f64) -> String {
     format!("{x:+.2} %")
 }
 
+/// A table whose first column is `context` (the matrix variant a comparison is within) when
+/// some row has one, and absent otherwise.
+struct WithContext {
+    table: Table,
+    with_context: bool,
+}
+
+impl WithContext {
+    fn new<'a>(
+        contexts: impl IntoIterator<Item = &'a str>,
+        columns: &[(&'static str, Align)],
+    ) -> Self {
+        let with_context = contexts.into_iter().any(|c| !c.is_empty());
+        let mut all = Vec::new();
+        if with_context {
+            all.push(("context", Align::Left));
+        }
+        all.extend_from_slice(columns);
+        WithContext {
+            table: Table::new(&all),
+            with_context,
+        }
+    }
+
+    fn row(&mut self, context: &str, cells: impl IntoIterator<Item = String>) {
+        let mut all = Vec::new();
+        if self.with_context {
+            all.push(context.to_owned());
+        }
+        all.extend(cells);
+        self.table.row(all);
+    }
+}
+
 /// The Markdown table of a comparison (readable as plain text in a terminal). The context
 /// column appears only when some row has one.
 pub fn comparison_table(rows: &[ComparisonRow]) -> String {
-    let with_context = rows.iter().any(|r| !r.context.is_empty());
-    let mut columns = Vec::new();
-    if with_context {
-        columns.push(("context", Align::Left));
-    }
-    for name in [
+    let columns = [
         "workload",
         "figure",
         "group",
@@ -35,10 +64,9 @@ pub fn comparison_table(rows: &[ComparisonRow]) -> String {
         "mean (95 % CI)",
         "vs baseline (95 % CI)",
         "verdict",
-    ] {
-        columns.push((name, Align::Left));
-    }
-    let mut table = Table::new(&columns);
+    ]
+    .map(|name| (name, Align::Left));
+    let mut table = WithContext::new(rows.iter().map(|r| r.context.as_str()), &columns);
     for r in rows {
         let unit = if r.unit.is_empty() {
             String::new()
@@ -64,11 +92,7 @@ pub fn comparison_table(rows: &[ComparisonRow]) -> String {
             (Some(d), _, _) => signed_percent(d),
             _ => "–".to_owned(),
         };
-        let mut cells = Vec::new();
-        if with_context {
-            cells.push(r.context.clone());
-        }
-        cells.extend([
+        let cells = [
             r.workload.clone(),
             r.metric.clone(),
             r.group.clone(),
@@ -76,20 +100,15 @@ pub fn comparison_table(rows: &[ComparisonRow]) -> String {
             mean,
             difference,
             r.verdict.to_string(),
-        ]);
-        table.row(cells);
+        ];
+        table.row(&r.context, cells);
     }
-    table.markdown()
+    table.table.markdown()
 }
 
 /// `schedlab plan`'s Markdown table (the context column only when some row has one).
 pub fn runs_needed_table(rows: &[RunsNeeded]) -> String {
-    let with_context = rows.iter().any(|r| !r.context.is_empty());
-    let mut columns = Vec::new();
-    if with_context {
-        columns.push(("context", Align::Left));
-    }
-    columns.extend([
+    let columns = [
         ("workload", Align::Left),
         ("figure", Align::Left),
         ("group vs baseline", Align::Left),
@@ -97,20 +116,16 @@ pub fn runs_needed_table(rows: &[RunsNeeded]) -> String {
         ("spread", Align::Right),
         ("runs per group", Align::Left),
         ("to collect", Align::Left),
-    ]);
-    let mut table = Table::new(&columns);
+    ];
+    let mut table = WithContext::new(rows.iter().map(|r| r.context.as_str()), &columns);
     for r in rows {
-        let mut cells = Vec::new();
-        if with_context {
-            cells.push(r.context.clone());
-        }
-        cells.extend([
+        let mut cells = vec![
             r.workload.clone(),
             r.metric.clone(),
             format!("{} vs {}", r.group, r.baseline),
             format!("{} + {}", r.runs.0, r.runs.1),
             r.spread_pct.map_or("–".to_owned(), |s| format!("{s:.2} %")),
-        ]);
+        ];
         match r.needed {
             Some(n) => cells.extend([
                 n.to_string(),
@@ -121,9 +136,9 @@ pub fn runs_needed_table(rows: &[RunsNeeded]) -> String {
             }
             None => cells.extend(["– (the baseline's mean is 0)".to_owned(), "–".to_owned()]),
         }
-        table.row(cells);
+        table.row(&r.context, cells);
     }
-    table.markdown()
+    table.table.markdown()
 }
 
 /// Seconds as `42 s`, `12.5 min` or `3.2 h`.
