@@ -16,7 +16,7 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use crate::parquet_io::{append_rows, row_count};
+use crate::parquet_io::open;
 use crate::{SharedStrings, Table, TableError, write_rows};
 
 /// The one file of a partition. A reader globs `*.parquet`, so a later writer may split a
@@ -191,15 +191,12 @@ pub fn create_parent(path: &Path) -> Result<(), TableError> {
 /// across files (a run's slices, read for aggregation, take half the memory they would with a
 /// string per row and a vector grown by doubling).
 pub fn read_table<T: Table>(dir: &(impl TableDir + ?Sized)) -> Result<Vec<T>, TableError> {
-    let files = dir.files_of(T::NAME)?;
-    let mut count = 0;
-    for file in &files {
-        count += row_count(file)?;
-    }
-    let mut rows = Vec::with_capacity(count);
+    let paths = dir.files_of(T::NAME)?;
+    let files = (paths.iter().map(|path| open(path))).collect::<Result<Vec<_>, _>>()?;
+    let mut rows = Vec::with_capacity(files.iter().map(|f| f.rows).sum());
     let mut strings = SharedStrings::default();
-    for file in &files {
-        append_rows(file, &mut rows, &mut strings, |_| true)?;
+    for file in files {
+        file.append_rows(&mut rows, &mut strings, |_| true)?;
     }
     Ok(rows)
 }
@@ -213,8 +210,8 @@ pub fn read_table_where<T: Table>(
 ) -> Result<Vec<T>, TableError> {
     let mut rows = Vec::new();
     let mut strings = SharedStrings::default();
-    for file in dir.files_of(T::NAME)? {
-        append_rows(&file, &mut rows, &mut strings, &mut keep)?;
+    for path in dir.files_of(T::NAME)? {
+        open(&path)?.append_rows(&mut rows, &mut strings, &mut keep)?;
     }
     Ok(rows)
 }

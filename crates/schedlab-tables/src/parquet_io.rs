@@ -294,62 +294,79 @@ pub(crate) fn parquet_error(path: &Path, err: parquet::errors::ParquetError) -> 
 
 /// Reads every batch of the Parquet file `path`.
 pub fn read_batches(path: &Path) -> Result<Vec<RecordBatch>, TableError> {
-    batches(path)?.collect()
+    open(path)?.batches.collect()
 }
 
-/// The batches of the Parquet file `path`, decoded one at a time as they are taken.
-fn batches(
+/// A Parquet file opened for reading: its footer read once, for the row count a reader sizes
+/// its vector by (one grown by doubling holds up to twice a trace's slices while it grows) and
+/// for the batches, decoded one at a time as they are taken.
+pub(crate) struct Opened<'a, B> {
+    path: &'a Path,
+    pub(crate) rows: usize,
+    batches: B,
+}
+
+/// Opens the Parquet file `path` for reading.
+pub(crate) fn open(
     path: &Path,
-) -> Result<impl Iterator<Item = Result<RecordBatch, TableError>> + '_, TableError> {
+) -> Result<Opened<'_, impl Iterator<Item = Result<RecordBatch, TableError>> + '_>, TableError> {
     let file = File::open(path).map_err(|source| io_error(path, source))?;
     let pq = |err| parquet_error(path, err);
-    let reader = ParquetRecordBatchReaderBuilder::try_new(file)
-        .map_err(pq)?
-        .build()
-        .map_err(pq)?;
-    Ok(reader.map(move |batch| {
-        batch.map_err(|err| TableError::Parquet {
-            path: path.to_owned(),
-            message: err.to_string(),
+    let builder = ParquetRecordBatchReaderBuilder::try_new(file).map_err(pq)?;
+    let rows = usize::try_from(builder.metadata().file_metadata().num_rows()).unwrap_or(0);
+    let reader = builder.build().map_err(pq)?;
+    Ok(Opened {
+        path,
+        rows,
+        batches: reader.map(move |batch| {
+            batch.map_err(|err| TableError::Parquet {
+                path: path.to_owned(),
+                message: err.to_string(),
+            })
+        }),
+    })
+}
+
+impl<B: Iterator<Item = Result<RecordBatch, TableError>>> Opened<'_, B> {
+    /// Its rows as table `T`, a batch of rows at a time.
+    fn row_batches<T: Table>(self) -> impl Iterator<Item = Result<Vec<T>, TableError>> + use<B, T> {
+        let path = self.path.to_owned();
+        self.batches.map(move |batch| {
+            serde_arrow::from_record_batch(&batch?).map_err(|err| TableError::Schema {
+                path: path.clone(),
+                message: err.to_string(),
+            })
         })
-    }))
+    }
+
+    /// Appends its rows for which `keep` holds to `rows`, their strings shared through
+    /// `strings` ([`Table::share_strings`]). Rows are decoded a batch at a time, so the rows
+    /// left out never sit in memory together.
+    pub(crate) fn append_rows<T: Table>(
+        self,
+        rows: &mut Vec<T>,
+        strings: &mut SharedStrings,
+        mut keep: impl FnMut(&T) -> bool,
+    ) -> Result<(), TableError> {
+        for part in self.row_batches::<T>() {
+            for mut row in part? {
+                if keep(&row) {
+                    row.share_strings(strings);
+                    rows.push(row);
+                }
+            }
+        }
+        Ok(())
+    }
 }
 
 /// Reads the Parquet file `path` back into rows of table `T`, a batch at a time, so that the
 /// decoded columns of only one batch sit beside the rows.
 pub fn read_rows<T: Table>(path: &Path) -> Result<Vec<T>, TableError> {
-    let mut rows = Vec::with_capacity(row_count(path)?);
-    append_rows(path, &mut rows, &mut SharedStrings::default(), |_| true)?;
+    let file = open(path)?;
+    let mut rows = Vec::with_capacity(file.rows);
+    file.append_rows(&mut rows, &mut SharedStrings::default(), |_| true)?;
     Ok(rows)
-}
-
-/// The number of rows in the Parquet file `path`, from its footer: the size to allocate before
-/// reading them (a vector grown by doubling holds up to twice a trace's slices while it grows).
-pub(crate) fn row_count(path: &Path) -> Result<usize, TableError> {
-    let file = File::open(path).map_err(|source| io_error(path, source))?;
-    let builder =
-        ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| parquet_error(path, e))?;
-    Ok(usize::try_from(builder.metadata().file_metadata().num_rows()).unwrap_or(0))
-}
-
-/// Appends the rows of table `T` in the Parquet file `path` for which `keep` holds to `rows`,
-/// their strings shared through `strings` ([`Table::share_strings`]). Rows are decoded a batch
-/// at a time, so the rows left out never sit in memory together.
-pub(crate) fn append_rows<T: Table>(
-    path: &Path,
-    rows: &mut Vec<T>,
-    strings: &mut SharedStrings,
-    mut keep: impl FnMut(&T) -> bool,
-) -> Result<(), TableError> {
-    for part in row_batches::<T>(path)? {
-        for mut row in part? {
-            if keep(&row) {
-                row.share_strings(strings);
-                rows.push(row);
-            }
-        }
-    }
-    Ok(())
 }
 
 /// The rows of table `T` in the Parquet file `path`, one batch of rows at a time as they are
@@ -357,13 +374,8 @@ pub(crate) fn append_rows<T: Table>(
 /// else.
 pub fn row_batches<T: Table>(
     path: &Path,
-) -> Result<impl Iterator<Item = Result<Vec<T>, TableError>> + '_, TableError> {
-    Ok(batches(path)?.map(move |batch| {
-        serde_arrow::from_record_batch(&batch?).map_err(|err| TableError::Schema {
-            path: PathBuf::from(path),
-            message: err.to_string(),
-        })
-    }))
+) -> Result<impl Iterator<Item = Result<Vec<T>, TableError>> + use<'_, T>, TableError> {
+    Ok(open(path)?.row_batches())
 }
 
 #[cfg(test)]
