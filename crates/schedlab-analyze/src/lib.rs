@@ -431,20 +431,19 @@ pub fn aggregate(
     write_step!(migration_classes, StepKind::Migrations);
     write_step!(sched_delay_cdf, StepKind::SchedDelay);
     // The roll-ups of the per-thread tables, over the rows those steps kept.
-    let kept = |kind| selection(steps, kind).is_some();
-    if kept(StepKind::Residency) {
+    if asked(StepKind::Residency) {
         let rows = rollup::residency_rollup(&all.residency);
         written.push(write_table(out_dir, &rows)?);
     }
-    if kept(StepKind::PlacementCost) {
-        let wakeups = kept(StepKind::WakeupPlacement).then_some(all.wakeup_placement.as_slice());
+    if asked(StepKind::PlacementCost) {
+        let wakeups = asked(StepKind::WakeupPlacement).then_some(all.wakeup_placement.as_slice());
         let rows = rollup::placement_cost_workloads(&all.placement_cost, wakeups);
         written.push(write_table(out_dir, &rows)?);
     }
-    if kept(StepKind::CpuTime) || kept(StepKind::Migrations) {
+    if asked(StepKind::CpuTime) || asked(StepKind::Migrations) {
         let rows = rollup::totals(
-            kept(StepKind::CpuTime).then_some(all.cpu_time.as_slice()),
-            kept(StepKind::Migrations).then_some(all.migrations.as_slice()),
+            asked(StepKind::CpuTime).then_some(all.cpu_time.as_slice()),
+            asked(StepKind::Migrations).then_some(all.migrations.as_slice()),
         );
         written.push(write_table(out_dir, &rows)?);
     }

@@ -10,7 +10,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use schedlab_tables::{CpuTimelineRow, SchedSliceRow};
+use schedlab_tables::{CpuTimelineRow, SchedSliceRow, SharedStrings};
 
 use crate::RunTables;
 use crate::placement_cost::IdleWhileWaiting;
@@ -72,18 +72,13 @@ impl<'a> Timeline<'a> {
     ) -> Result<(), E> {
         let [idle, workload, other]: [Arc<str>; 3] = ["idle", "workload", "other"].map(Arc::from);
         let run_id: Arc<str> = Arc::from(run.run_id);
-        let mut names: BTreeMap<&str, Arc<str>> = BTreeMap::new();
+        let mut names = SharedStrings::default();
         for (&cpu, slices) in &self.cpus {
             let mut rows: Vec<CpuTimelineRow> = Vec::new();
             let marks: Vec<((i64, i64), Arc<str>)> =
                 merged_marks(waiting.get(&cpu).map_or(&[][..], Vec::as_slice))
                     .into_iter()
-                    .map(|(span, name)| {
-                        (
-                            span,
-                            names.entry(name).or_insert_with(|| name.into()).clone(),
-                        )
-                    })
+                    .map(|(span, name)| (span, names.of(name)))
                     .collect();
             // A finished stretch: idle ones cut at the marks, and a full chunk handed on.
             let mut push = |rows: &mut Vec<CpuTimelineRow>, row: CpuTimelineRow| {

@@ -240,14 +240,14 @@ struct RunWork<'r> {
 /// on their own threads), and parsing runs side by side would add their memory up: runs are
 /// parsed one after the other, so the stage's peak memory is one run's whatever their number.
 /// Aggregates and plots work on one core a run but hold a run's slices, about 0.7-0.8 times
-/// its raw files' size (measured on switch-heavy traces): as many runs at once as there are
+/// its raw files' size as the manifest lists them (measured on switch-heavy traces): as many runs at once as there are
 /// cores and as fit in half of the memory available now, and at least one.
 fn runs_at_once(stage: Stage, stale: &[&RunWork<'_>]) -> usize {
     if stage == Stage::Parse {
         return 1;
     }
     let largest_run = (stale.iter())
-        .map(|w| raw_bytes(&w.run.dir))
+        .map(|w| w.run.manifest.raw_files.iter().map(|f| f.size).sum())
         .max()
         .unwrap_or(0);
     let available = procfs::Current::current()
@@ -266,18 +266,6 @@ fn side_by_side(cores: usize, available: Option<u64>, run_bytes: u64) -> usize {
         }
         _ => cores,
     }
-}
-
-/// The total size of a run's raw files (`runs/<run>/raw/`); 0 where they cannot be listed.
-fn raw_bytes(run_dir: &Path) -> u64 {
-    let Ok(entries) = std::fs::read_dir(run_dir.join("raw")) else {
-        return 0;
-    };
-    (entries.flatten())
-        .filter_map(|e| e.metadata().ok())
-        .filter(|m| m.is_file())
-        .map(|m| m.len())
-        .sum()
 }
 
 impl<'a> Runner<'a> {
@@ -1307,16 +1295,5 @@ mod tests {
         assert_eq!(side_by_side(8, None, GIB), 8, "memory unknown");
         assert_eq!(side_by_side(8, Some(GIB), 0), 8, "no raw files");
         assert_eq!(side_by_side(0, Some(GIB), GIB), 1);
-    }
-
-    #[test]
-    fn a_runs_raw_bytes_are_its_raw_files_sizes_summed() {
-        let dir = tempfile::tempdir().unwrap();
-        assert_eq!(raw_bytes(dir.path()), 0, "no raw directory");
-        std::fs::create_dir_all(dir.path().join("raw/sub")).unwrap();
-        std::fs::write(dir.path().join("raw/a"), [0u8; 10]).unwrap();
-        std::fs::write(dir.path().join("raw/b"), [0u8; 5]).unwrap();
-        std::fs::write(dir.path().join("raw/sub/c"), [0u8; 100]).unwrap();
-        assert_eq!(raw_bytes(dir.path()), 15, "files directly in raw/");
     }
 }

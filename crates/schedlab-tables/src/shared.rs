@@ -23,6 +23,18 @@ impl SharedStrings {
         text.share_in(self);
     }
 
+    /// The shared copy of `text`, made on first sight.
+    pub fn of(&mut self, text: &str) -> Arc<str> {
+        match self.0.get(text) {
+            Some(known) => Arc::clone(known),
+            None => {
+                let new: Arc<str> = text.into();
+                self.0.insert(Arc::clone(&new));
+                new
+            }
+        }
+    }
+
     fn shared(&mut self, text: &mut Arc<str>) {
         match self.0.get(&**text) {
             Some(known) => *text = Arc::clone(known),
@@ -73,5 +85,7 @@ mod tests {
         assert!(Arc::ptr_eq(&a, some.as_ref().unwrap()));
         assert!(!Arc::ptr_eq(&a, &c));
         assert_eq!((&*a, &*c, none), ("comm", "other", None));
+        assert!(Arc::ptr_eq(&strings.of("comm"), &a));
+        assert!(Arc::ptr_eq(&strings.of("new"), &strings.of("new")));
     }
 }
