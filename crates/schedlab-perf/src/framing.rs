@@ -93,6 +93,7 @@ impl<'a> Framer<'a> {
     }
 
     fn step(&mut self) -> Step {
+        prefetch(self.data, self.pos + PREFETCH_AHEAD);
         let rest = self.data.len() - self.pos;
         let open = Round {
             start: self.round_start,
@@ -157,6 +158,29 @@ impl<'a> Framer<'a> {
             off += 32;
         }
     }
+}
+
+/// How far ahead of the record being framed its bytes are asked into the cache. Each record's
+/// place follows from the size in the one before, so without a hint the framer waits on memory
+/// once per cache line (8 of every 10 cycles framing took went to that one load). 4 KiB ahead
+/// took the reader alone (`read_sched --compact`) from 0.67 to 0.49 s on the 1017 MiB bench
+/// trace (512 B: 0.57 s, 2 KiB: 0.53 s, 8 KiB: as 4 KiB).
+const PREFETCH_AHEAD: usize = 4096;
+
+/// Asks for the cache line at `data[at]`, if there is one; a no-op on other architectures.
+fn prefetch(data: &[u8], at: usize) {
+    #[cfg(target_arch = "x86_64")]
+    if at < data.len() {
+        // SAFETY: the address is inside `data`, and a prefetch only hints: it reads nothing
+        // into the program and never faults.
+        unsafe {
+            core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(
+                data.as_ptr().add(at).cast::<i8>(),
+            )
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (data, at);
 }
 
 enum Step {

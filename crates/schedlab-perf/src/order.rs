@@ -7,13 +7,33 @@
 //!
 //! Because each CPU's records arrive in time order within a round, the queue after adding a
 //! round is a handful of sorted runs; the standard stable sort detects and merges runs, so this
-//! costs a per-CPU merge rather than a full sort.
+//! costs a per-CPU merge rather than a full sort. Keys are queued in file order, so the stable
+//! sort keeps equal timestamps in file order.
+
+use std::collections::VecDeque;
 
 use crate::decode::Event;
 
+/// Where a queued event is: its time, and its place among the rounds the orderer holds.
+///
+/// The queue sorts these 16-byte keys rather than the events (72 bytes each), which stay in
+/// their round's vector: sorting and queueing moved every event twice, which cost more than
+/// the state machine's work on it.
+#[derive(Clone, Copy)]
+struct Key {
+    time: u64,
+    /// Number of the round since the start of the file.
+    round: u32,
+    index: u32,
+}
+
 #[derive(Default)]
 pub(crate) struct Orderer {
-    pending: Vec<Event>,
+    /// Rounds with events not yet delivered, oldest first, each with the count of its queued
+    /// events; `first_round` is the number of the front one.
+    rounds: VecDeque<(Vec<Event>, usize)>,
+    first_round: u32,
+    pending: Vec<Key>,
     max_time: u64,
     /// Limit of the next flush: the largest timestamp queued before the previous round ended.
     next_flush: u64,
@@ -23,31 +43,47 @@ impl Orderer {
     /// Queues one round's events (in file order) and delivers what perf would deliver at the
     /// FINISHED_ROUND that ends it.
     pub(crate) fn round(&mut self, events: Vec<Event>, deliver: &mut impl FnMut(&Event)) {
+        let round = self.first_round + self.rounds.len() as u32;
         let before = self.pending.len();
-        for e in events {
+        for (index, e) in events.iter().enumerate() {
             if e.time == 0 {
-                deliver(&e);
+                deliver(e);
             } else {
-                self.pending.push(e);
+                self.pending.push(Key {
+                    time: e.time,
+                    round,
+                    index: index as u32,
+                });
             }
         }
-        if self.pending.len() > before {
-            self.pending.sort_by_key(|e| e.time);
+        let queued = self.pending.len() - before;
+        self.rounds.push_back((events, queued));
+        if queued > 0 {
+            self.pending.sort_by_key(|k| k.time);
             if let Some(last) = self.pending.last() {
                 self.max_time = self.max_time.max(last.time);
             }
         }
-        let n = self.pending.partition_point(|e| e.time <= self.next_flush);
-        for e in self.pending.drain(..n) {
-            deliver(&e);
-        }
+        let n = self.pending.partition_point(|k| k.time <= self.next_flush);
+        self.deliver(n, deliver);
         self.next_flush = self.max_time;
     }
 
     /// Delivers everything still queued (end of file).
     pub(crate) fn finish(&mut self, deliver: &mut impl FnMut(&Event)) {
-        for e in self.pending.drain(..) {
-            deliver(&e);
+        self.deliver(self.pending.len(), deliver);
+    }
+
+    /// Delivers the first `n` queued events and lets go of the rounds left with none queued.
+    fn deliver(&mut self, n: usize, deliver: &mut impl FnMut(&Event)) {
+        for k in self.pending.drain(..n) {
+            let (events, queued) = &mut self.rounds[(k.round - self.first_round) as usize];
+            deliver(&events[k.index as usize]);
+            *queued -= 1;
+        }
+        while self.rounds.front().is_some_and(|(_, queued)| *queued == 0) {
+            self.rounds.pop_front();
+            self.first_round += 1;
         }
     }
 }
