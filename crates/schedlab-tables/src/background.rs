@@ -1,7 +1,7 @@
 //! A table encoded on its own thread while the rows are still being produced.
 //!
 //! Parsing a perf trace is a pipeline: the reader decodes and orders events, and Parquet
-//! encoding (dictionaries, delta encoding, zstd) of the rows it produced takes about as long
+//! encoding (dictionaries, delta encoding, snappy) of the rows it produced takes about as long
 //! again. Encoding in the reader's callback would make each wait for the other; a
 //! [`BackgroundWriter`] takes the rows through a short queue instead, so both run at once and a
 //! second core is used fully.

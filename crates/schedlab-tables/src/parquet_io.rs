@@ -10,7 +10,7 @@ use arrow_array::RecordBatch;
 use arrow_schema::{DataType, FieldRef, Schema, SchemaRef};
 use parquet::arrow::ArrowWriter;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
-use parquet::basic::{Compression, Encoding, ZstdLevel};
+use parquet::basic::{Compression, Encoding};
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use parquet::schema::types::ColumnPath;
 use serde_arrow::schema::{SchemaLike, TracingOptions};
@@ -153,7 +153,7 @@ impl<T: Table> TableWriter<T> {
     }
 }
 
-/// Rows per row group: big enough that per-group overhead (a zstd context per column)
+/// Rows per row group: big enough that per-group overhead (a codec per column)
 /// vanishes, small enough that the encoded group a writer holds is a few megabytes.
 const ROW_GROUP_ROWS: usize = 256 * 1024;
 
@@ -165,27 +165,32 @@ const ROW_GROUP_ROWS: usize = 256 * 1024;
 /// CPU time), and a group still holds some 100 K slices, so the per-group overhead stays small.
 const ROW_GROUP_BYTES: usize = 1 << 20;
 
-/// How every table is encoded, chosen by timing the writer on the 1.5-million-row
-/// `sched_slices` of the `just bench` trace (each figure the best of 5 runs, same machine):
+/// How every table is encoded, chosen by timing `schedlab parse perf-sched` on the `just bench`
+/// trace (1017 MiB, 3.8 million slices, 1.9 million wakeups; alternating runs, same machine):
 ///
-/// - No dictionaries. The `parquet` crate builds a dictionary by hashing every value again
-///   (even of an Arrow dictionary array), which cost more than plain values with zstd behind
-///   them do, for files 2 % larger: 0.18 s became 0.13 s with the next point.
+/// - Text columns (`run_id`, `comm`, states, kinds, workloads) are dictionary-encoded: a trace
+///   has a handful of distinct values, so a page holds small indices instead of every string
+///   again. The `parquet` crate hashes every value to build the dictionary (about a tenth of
+///   the command's CPU time), but plain strings cost as much to copy and compress, and their
+///   page buffers held 15 MiB more.
+/// - Other columns are not dictionary-encoded: integers are nearly all distinct or compress as
+///   well without one, and building the dictionary costs a hash per value.
+/// - Snappy, not zstd: zstd made files 10 % smaller (37 instead of 41 MiB of `sched_slices`)
+///   but took 6 % more CPU time, and the parquet crate creates a zstd compression and a
+///   decompression context for every column of every row group (5 % of the command's time with
+///   row groups of 1 MiB), each holding about a megabyte while its group is written.
 /// - Time columns (`*_ns`, Int64) are delta-encoded (nearly sorted, nearly all distinct) and
-///   not compressed: zstd found nothing left to squeeze in the deltas (sizes equal to the byte).
+///   not compressed: nothing is left to squeeze in the deltas.
 /// - Min/max statistics, per row group, only for `run_id` and the time columns, the columns
 ///   that analyses filter on; elsewhere (command names, thread ids) a row group spans every
 ///   value anyway, and computing them is a comparison per value.
 ///
-/// Measured again on a 327 MiB trace (CPU time of `schedlab parse perf-sched`, 5 runs each,
-/// 0.80 s as set here): dictionaries for the string columns only, snappy, no compression at
-/// all, write batches of 8 K and 64 K rows, 4 MiB pages, row groups of 64 K and 1 M rows and
-/// delta-encoded Int32 columns all stayed within 3 % of it (no compression made the files 7
-/// times larger), so Parquet encoding costs its per-value work whatever the settings; only
-/// dropping the `run_id` statistics saved 3 %, not worth the filter they serve.
+/// Together (with the reader's changes of the same commit) the command's CPU time went from
+/// 1.86 to 1.52 s and its peak RSS from 69 to 61 MiB; Parquet files written with zstd by older
+/// versions are still read (the `zstd` feature stays).
 fn writer_properties(schema: &Schema) -> WriterProperties {
     let mut props = WriterProperties::builder()
-        .set_compression(Compression::ZSTD(ZstdLevel::default()))
+        .set_compression(Compression::SNAPPY)
         .set_max_row_group_row_count(Some(ROW_GROUP_ROWS))
         .set_max_row_group_bytes(Some(ROW_GROUP_BYTES))
         .set_dictionary_enabled(false)
@@ -197,6 +202,9 @@ fn writer_properties(schema: &Schema) -> WriterProperties {
             props = props
                 .set_column_encoding(column.clone(), Encoding::DELTA_BINARY_PACKED)
                 .set_column_compression(column.clone(), Compression::UNCOMPRESSED);
+        }
+        if field.data_type() == &DataType::Utf8 {
+            props = props.set_column_dictionary_enabled(column.clone(), true);
         }
         if is_time || field.name() == "run_id" {
             props = props.set_column_statistics_enabled(column, EnabledStatistics::Chunk);
