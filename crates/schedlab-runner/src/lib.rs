@@ -167,9 +167,6 @@ pub struct RunnerOptions {
     /// Parse and aggregate only these runs (`analyze --runs`), and do not summarize: one job of
     /// a batch system that analyses runs in parallel. `None`: every run.
     pub runs: Option<Vec<String>>,
-    /// Called after each run a stage computed: hands the memory the run freed back to the
-    /// system. The binary chooses the allocator and its policy, so it supplies this.
-    pub release_freed_memory: fn(),
 }
 
 /// What a command did.
@@ -644,7 +641,6 @@ impl<'a> Runner<'a> {
                 return Ok(None);
             }
             let record = self.compute_run(stage, w)?;
-            (self.options.release_freed_memory)();
             if let Some(bar) = &bar {
                 bar.inc(1);
             }

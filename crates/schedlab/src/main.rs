@@ -579,20 +579,6 @@ fn keep_freed_memory() {
     }
 }
 
-/// Hands the heap's free pages back to the system, between two runs of a stage.
-///
-/// [`keep_freed_memory`] keeps what a run freed so that the next block of the same run reuses
-/// it, but across runs the kept heap only grew: each run's blocks landed between what the
-/// previous run left, and the parse stage over 21 runs of `just bench` peaked at 66 MiB, where
-/// `schedlab parse` of its largest trace alone peaks at 41 MiB.
-fn release_freed_memory() {
-    #[cfg(target_env = "gnu")]
-    // SAFETY: malloc_trim only returns free memory to the system; any thread may call it.
-    unsafe {
-        libc::malloc_trim(0);
-    }
-}
-
 /// Runs `parse` under a progress bar on a terminal: bytes read for perf.data (the reader counts
 /// them into the context), a spinner with the elapsed time for text.
 fn with_parse_progress<T>(
@@ -1242,7 +1228,6 @@ fn runner_options(
         interrupt: Arc::new(AtomicBool::new(false)),
         progress: std::io::stderr().is_terminal(),
         runs,
-        release_freed_memory,
     })
 }
 
