@@ -51,6 +51,10 @@ impl WithContext {
         all.extend(cells);
         self.table.row(all);
     }
+
+    fn markdown(&self) -> String {
+        self.table.markdown()
+    }
 }
 
 /// The Markdown table of a comparison (readable as plain text in a terminal). The context
@@ -103,7 +107,7 @@ pub fn comparison_table(rows: &[ComparisonRow]) -> String {
         ];
         table.row(&r.context, cells);
     }
-    table.table.markdown()
+    table.markdown()
 }
 
 /// `schedlab plan`'s Markdown table (the context column only when some row has one).
@@ -138,7 +142,7 @@ pub fn runs_needed_table(rows: &[RunsNeeded]) -> String {
         }
         table.row(&r.context, cells);
     }
-    table.table.markdown()
+    table.markdown()
 }
 
 /// Seconds as `42 s`, `12.5 min` or `3.2 h`.

@@ -240,8 +240,9 @@ struct RunWork<'r> {
 /// on their own threads), and parsing runs side by side would add their memory up: runs are
 /// parsed one after the other, so the stage's peak memory is one run's whatever their number.
 /// Aggregates and plots work on one core a run but hold a run's slices, about 0.7-0.8 times
-/// its raw files' size as the manifest lists them (measured on switch-heavy traces): as many runs at once as there are
-/// cores and as fit in half of the memory available now, and at least one.
+/// its raw files' size as the manifest lists them (measured on switch-heavy traces): as many
+/// runs at once as there are cores and as fit in half of the memory available now, and at
+/// least one.
 fn runs_at_once(stage: Stage, stale: &[&RunWork<'_>]) -> usize {
     if stage == Stage::Parse {
         return 1;
