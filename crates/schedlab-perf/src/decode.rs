@@ -1,10 +1,10 @@
-//! Decoding of one round's records into compact, owned [`Event`]s.
+//! Decoding of one chunk's records into compact, owned [`Event`]s.
 //!
-//! Rounds decode independently, so the driver decodes several at once with rayon. Only the
+//! Chunks decode independently, so the driver decodes several at once with rayon. Only the
 //! record kinds the timehist state machine and the thread table need are kept; everything
 //! else (MMAP, sched_stat_runtime, …) is skipped here.
 
-use crate::framing::Round;
+use crate::framing::Chunk;
 use crate::le::{Comm, comm_from, i32_at, u32_at, u64_at};
 use crate::metadata::SAMPLE_IDENTIFIER;
 use crate::metadata::{Metadata, Tracepoint, WakeKind};
@@ -87,24 +87,27 @@ pub(crate) enum Body {
     },
 }
 
-/// The events of one round in file order, and the records that could not be decoded.
+/// The events of one chunk in file order, and the records that could not be decoded.
 #[derive(Debug, Default)]
 pub(crate) struct Decoded {
     pub events: Vec<Event>,
+    /// The chunk is the last of its round (see [`Chunk`]).
+    pub ends_round: bool,
     pub bad: u64,
     /// File offset and reason of the first undecodable record.
     pub first_bad: Option<(u64, &'static str)>,
 }
 
-pub(crate) fn decode_round(meta: &Metadata, data: &[u8], base: u64, round: Round) -> Decoded {
+pub(crate) fn decode_chunk(meta: &Metadata, data: &[u8], base: u64, chunk: Chunk) -> Decoded {
     let mut out = Decoded {
-        events: Vec::with_capacity((round.end - round.start) / 96),
+        events: Vec::with_capacity((chunk.end - chunk.start) / 96),
+        ends_round: chunk.ends_round,
         ..Decoded::default()
     };
-    let mut pos = round.start;
-    while pos + 8 <= round.end {
+    let mut pos = chunk.start;
+    while pos + 8 <= chunk.end {
         let size = u16_at_usize(data, pos + 6);
-        if size < 8 || pos + size > round.end {
+        if size < 8 || pos + size > chunk.end {
             break; // framing already validated this range
         }
         match decode_record(meta, &data[pos..pos + size]) {
@@ -118,7 +121,7 @@ pub(crate) fn decode_round(meta: &Metadata, data: &[u8], base: u64, round: Round
         pos += size;
     }
     // The estimate above counts the records skipped (sched_stat_runtime, MMAP, ...) too, and
-    // the orderer holds a round until its last event is delivered: give the rest back (glibc
+    // the orderer holds a chunk until its last event is delivered: give the rest back (glibc
     // shrinks a block in place, without copying).
     out.events.shrink_to_fit();
     out

@@ -1,10 +1,13 @@
-//! Framing of the record stream into rounds.
+//! Framing of the record stream into chunks of rounds.
 //!
 //! `perf record` drains all per-CPU ring buffers, writes what it got, then writes a
 //! FINISHED_ROUND record. The records between two FINISHED_ROUNDs are a *round*: each CPU's
 //! records in it are in time order, but CPUs interleave arbitrarily. Framing only reads the
-//! 8-byte record headers, so it is cheap and sequential; decoding the rounds it finds is the
-//! expensive part and runs in parallel (see `decode`).
+//! 8-byte record headers, so it is cheap and sequential; decoding is the expensive part and
+//! runs in parallel (see `decode`), over *chunks*: a round, or a piece of a round of at most
+//! [`CHUNK_BYTES`]. Rounds are as large as perf's ring buffers (`perf record -m`: 4 to 7 MiB
+//! on a busy machine), so whole rounds decoded on one core each, and blocks of whole rounds
+//! held one such round or two at a time whatever block size was asked for.
 
 use crate::le::{u16_at, u32_at, u64_at};
 
@@ -15,11 +18,17 @@ const RECORD_AUXTRACE: u32 = 71;
 /// lost its place (a damaged size field).
 const RECORD_TYPE_MAX: u32 = 127;
 
-/// A byte range of the data section holding one round's records.
+/// Bytes of records in a chunk, at most (unless one record is larger): a block of a few
+/// megabytes is then several chunks, decoded on every core, whatever perf's round size.
+pub(crate) const CHUNK_BYTES: usize = 512 << 10;
+
+/// A byte range of the data section holding records of one round, in file order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Round {
+pub(crate) struct Chunk {
     pub start: usize,
     pub end: usize,
+    /// The round's last chunk: a FINISHED_ROUND (or the end of the data) follows it.
+    pub ends_round: bool,
 }
 
 /// Where the record stream became unreadable: file offset and what was wrong.
@@ -29,10 +38,10 @@ pub(crate) struct Damage {
     pub what: String,
 }
 
-/// Rounds from the framer, in file order, plus the damage that ended the stream if any.
+/// Chunks from the framer, in file order, plus the damage that ended the stream if any.
 #[derive(Debug, Default)]
 pub(crate) struct Block {
-    pub rounds: Vec<Round>,
+    pub chunks: Vec<Chunk>,
     pub damage: Option<Damage>,
 }
 
@@ -42,7 +51,7 @@ pub(crate) struct Framer<'a> {
     /// File offset of `data[0]`, for error messages.
     base: u64,
     pos: usize,
-    round_start: usize,
+    chunk_start: usize,
     done: bool,
     /// Event id → CPU from PERF_RECORD_ID_INDEX, to place LOST_SAMPLES records.
     pub id_cpu: Vec<(u64, i32)>,
@@ -54,27 +63,27 @@ impl<'a> Framer<'a> {
             data,
             base,
             pos: 0,
-            round_start: 0,
+            chunk_start: 0,
             done: false,
             id_cpu: Vec::new(),
         }
     }
 
-    /// The next rounds, together spanning at least `want` bytes (fewer at the end of the
-    /// stream). `None` once everything was handed out.
+    /// The next chunks, together spanning at least `want` bytes (fewer at the end of the
+    /// stream) and at most `want` plus a chunk. `None` once everything was handed out.
     pub(crate) fn next_block(&mut self, want: usize) -> Option<Block> {
         if self.done {
             return None;
         }
         let mut block = Block::default();
-        let block_start = self.round_start;
-        while self.pos - block_start < want || block.rounds.is_empty() {
+        let block_start = self.chunk_start;
+        while self.pos - block_start < want || block.chunks.is_empty() {
             match self.step() {
                 Step::Record => {}
-                Step::RoundEnd(r) => block.rounds.push(r),
-                Step::End(r, damage) => {
-                    if r.end > r.start {
-                        block.rounds.push(r);
+                Step::ChunkEnd(c) => block.chunks.push(c),
+                Step::End(c, damage) => {
+                    if c.end > c.start {
+                        block.chunks.push(c);
                     }
                     block.damage = damage;
                     self.done = true;
@@ -95,9 +104,11 @@ impl<'a> Framer<'a> {
     fn step(&mut self) -> Step {
         prefetch(self.data, self.pos + PREFETCH_AHEAD);
         let rest = self.data.len() - self.pos;
-        let open = Round {
-            start: self.round_start,
+        // What is left at the end of the data is the last round's last chunk.
+        let open = Chunk {
+            start: self.chunk_start,
             end: self.pos,
+            ends_round: true,
         };
         if rest == 0 {
             return Step::End(open, None);
@@ -140,8 +151,17 @@ impl<'a> Framer<'a> {
         }
         self.pos += size;
         if ty == RECORD_FINISHED_ROUND {
-            self.round_start = self.pos;
-            return Step::RoundEnd(open);
+            self.chunk_start = self.pos;
+            return Step::ChunkEnd(open);
+        }
+        if self.pos - self.chunk_start >= CHUNK_BYTES {
+            let piece = Chunk {
+                end: self.pos,
+                ends_round: false,
+                ..open
+            };
+            self.chunk_start = self.pos;
+            return Step::ChunkEnd(piece);
         }
         Step::Record
     }
@@ -185,8 +205,8 @@ fn prefetch(data: &[u8], at: usize) {
 
 enum Step {
     Record,
-    RoundEnd(Round),
-    End(Round, Option<Damage>),
+    ChunkEnd(Chunk),
+    End(Chunk, Option<Damage>),
 }
 
 #[cfg(test)]
@@ -210,10 +230,45 @@ mod tests {
         data.extend(damaged);
         let mut f = Framer::new(&data, 1000);
         let b = f.next_block(1).unwrap();
-        assert_eq!(b.rounds, vec![Round { start: 0, end: 16 }]);
+        assert_eq!(b.chunks, vec![chunk(0, 16, true)]);
         let b = f.next_block(1 << 20).unwrap();
-        assert_eq!(b.rounds, vec![Round { start: 24, end: 48 }]);
+        assert_eq!(b.chunks, vec![chunk(24, 48, true)]);
         assert_eq!(b.damage.map(|d| d.offset), Some(1048));
         assert!(f.next_block(1).is_none());
+    }
+
+    fn chunk(start: usize, end: usize, ends_round: bool) -> Chunk {
+        Chunk {
+            start,
+            end,
+            ends_round,
+        }
+    }
+
+    #[test]
+    fn a_long_round_comes_in_chunks_and_a_block_stops_at_a_chunk() {
+        // A round of 3.5 chunks' worth of 64 KiB records, a FINISHED_ROUND, a short round.
+        let record = 64 << 10;
+        let per_chunk = CHUNK_BYTES / record;
+        let long = per_chunk * 7 / 2;
+        let mut data = Vec::new();
+        for _ in 0..long {
+            data.extend(rec(9, (record - 8) as u16));
+            data.extend(rec(9, 8));
+        }
+        let round_end = data.len();
+        data.extend(rec(RECORD_FINISHED_ROUND, 8));
+        data.extend(rec(9, 16));
+        let mut f = Framer::new(&data, 0);
+        // A chunk closes at the first record boundary at or past CHUNK_BYTES.
+        let first = f.next_block(1).unwrap();
+        assert_eq!(first.chunks, vec![chunk(0, CHUNK_BYTES, false)]);
+        let rest = f.next_block(usize::MAX).unwrap();
+        let starts: Vec<usize> = rest.chunks.iter().map(|c| c.start).collect();
+        let c = CHUNK_BYTES;
+        assert_eq!(starts, vec![c, 2 * c, 3 * c, round_end + 8]);
+        assert_eq!(rest.chunks[2], chunk(3 * c, round_end, true));
+        assert!(!rest.chunks[1].ends_round && rest.chunks[3].ends_round);
+        assert_eq!(rest.chunks[3].end, data.len());
     }
 }

@@ -1,7 +1,7 @@
 //! The driver: map the file, read the metadata, then frame, decode, order and run the
 //! timehist state machine block by block, turning its output into table rows.
 //!
-//! Three stages overlap: framing and decoding block N+2 (parallel over its rounds), ordering and
+//! Three stages overlap: framing and decoding block N+2 (parallel over its chunks), ordering and
 //! the state machine on block N+1 (sequential by nature), and building the rows of block N and
 //! handing them to the caller. Each block's pages are released from the mapping once decoded,
 //! so resident memory is a few blocks plus the per-thread state, whatever the file size.
@@ -14,7 +14,7 @@ use std::sync::atomic::Ordering;
 use memmap2::{Mmap, UncheckedAdvice};
 use rayon::prelude::*;
 
-use crate::decode::{Decoded, decode_round};
+use crate::decode::{Decoded, decode_chunk};
 use crate::error::PerfError;
 use crate::framing::{Block, Damage, Framer};
 use crate::header_facts::HeaderFacts;
@@ -29,14 +29,13 @@ use crate::{
 };
 
 /// Bytes of records per block: big enough to amortise the hand-off between threads, small
-/// enough to bound memory. On the 416 MiB bench trace 4 MiB parses as fast as 8 MiB did
-/// (12 alternating runs each) with a third less peak memory (74 MiB instead of 106 MiB).
-/// Measured again on the 327 MiB trace: 2 MiB and 1 MiB blocks hold 5-8 MiB less (the parse
-/// stage over 21 runs of 119 MiB traces: 47 MiB instead of 56) but take 4-10 % more wall time:
-/// perf writes rounds of up to 4 MiB there, so a smaller block is often one round, which decodes
-/// on one core. A block is never smaller than a round, so memory follows perf's buffer size
-/// (`perf record -m`), not the trace's.
-const BLOCK_BYTES: usize = 4 << 20;
+/// enough to bound memory. A block is cut at a chunk boundary (see `framing`), not a round's
+/// end, so it spans at most this plus a chunk whatever perf's round size. Measured on the 21
+/// runs of the incremental bench (rounds of up to 6.7 MiB), the parse stage's peak RSS was 52-57
+/// MiB with 2 MiB blocks against 59-61 MiB with 4 MiB blocks and 65-69 MiB with blocks of whole
+/// rounds; `schedlab parse perf-sched` on the 1017 MiB bench trace took the same time with 2, 3
+/// and 4 MiB blocks (8 alternating runs each). 1 MiB blocks held no less and took longer.
+const BLOCK_BYTES: usize = 2 << 20;
 const SOURCE: &str = "perf-sched";
 
 /// The header's facts of the file at `path`.
@@ -89,10 +88,10 @@ pub(crate) fn run(
     let mut notes = Notes::default();
 
     let decode = |block: Block| -> (Vec<Decoded>, Option<Damage>) {
-        let decoded = (block.rounds.par_iter())
-            .map(|&r| decode_round(&meta, data, meta.data_start, r))
+        let decoded = (block.chunks.par_iter())
+            .map(|&c| decode_chunk(&meta, data, meta.data_start, c))
             .collect();
-        if let (Some(first), Some(last)) = (block.rounds.first(), block.rounds.last()) {
+        if let (Some(first), Some(last)) = (block.chunks.first(), block.chunks.last()) {
             // SAFETY: DONTNEED on a read-only file mapping only drops resident pages; a later
             // access reads them from the file again, and nothing still borrows these bytes
             // beyond the events, which own copies.
@@ -115,7 +114,7 @@ pub(crate) fn run(
     // on block N+1, and building (and handing over) the rows of block N.
     let mut current = framer.next_block(BLOCK_BYTES).map(decode);
     let mut finished: Option<Output> = None;
-    while let Some((rounds, damage)) = current.take() {
+    while let Some((chunks, damage)) = current.take() {
         let framer = &mut framer;
         let more = damage.is_none();
         let rows_of = finished.take();
@@ -127,9 +126,10 @@ pub(crate) fn run(
             || {
                 rayon::join(
                     || {
-                        for round in rounds {
-                            notes.bad_records(&round);
-                            order.round(round.events, &mut |e| th.event(e));
+                        for chunk in chunks {
+                            notes.bad_records(&chunk);
+                            let ends_round = chunk.ends_round;
+                            order.chunk(chunk.events, ends_round, &mut |e| th.event(e));
                         }
                         th.take_output()
                     },
