@@ -30,11 +30,11 @@ use crate::{
 
 /// Bytes of records per block: big enough to amortise the hand-off between threads, small
 /// enough to bound memory. A block is cut at a chunk boundary (see `framing`), not a round's
-/// end, so it spans at most this plus a chunk whatever perf's round size. Measured on the 21
-/// runs of the incremental bench (rounds of up to 6.7 MiB), the parse stage's peak RSS was 52-57
-/// MiB with 2 MiB blocks against 59-61 MiB with 4 MiB blocks and 65-69 MiB with blocks of whole
-/// rounds; `schedlab parse perf-sched` on the 1017 MiB bench trace took the same time with 2, 3
-/// and 4 MiB blocks (8 alternating runs each). 1 MiB blocks held no less and took longer.
+/// end, so it spans at most this plus a chunk whatever perf's round size. Measured on 21 runs of
+/// the incremental bench (traces up to 237 MiB, rounds up to 7 MiB), the parse stage peaked at
+/// 48-53 MiB with 2 MiB blocks, 58-60 MiB with 3 MiB and 60-62 MiB with 4 MiB (a quarter of the
+/// largest trace is the bound); on the 1017 MiB bench trace 4 MiB blocks took about 8 % less
+/// wall time (6 alternating runs each), since every block costs a hand-off between threads.
 const BLOCK_BYTES: usize = 2 << 20;
 const SOURCE: &str = "perf-sched";
 
