@@ -36,9 +36,9 @@
 //! copies every record. Framing reads only record headers and cuts the stream into perf's
 //! rounds (FINISHED_ROUND), and long rounds into chunks; chunks decode in parallel with rayon
 //! into small owned events while the previous block runs through the sequential timehist state
-//! machine; events are then
-//! ordered exactly as perf orders them (its two-round rule, a per-CPU merge in practice). Field
-//! offsets of the tracepoints come from the format text stored in the file, never constants.
+//! machine; events are then ordered exactly as perf orders them (its two-round rule, a per-CPU
+//! merge in practice). Field offsets of the tracepoints come from the format text stored in the
+//! file, never constants.
 //!
 //! # Example
 //!

@@ -18,7 +18,7 @@ use crate::decode::Event;
 /// Where a queued event is: its time, and its place among the chunks the orderer holds.
 ///
 /// The queue sorts these 16-byte keys rather than the events (72 bytes each), which stay in
-/// their round's vector: sorting and queueing moved every event twice, which cost more than
+/// their chunk's vector: sorting and queueing moved every event twice, which cost more than
 /// the state machine's work on it.
 #[derive(Clone, Copy)]
 struct Key {
@@ -38,6 +38,8 @@ pub(crate) struct Orderer {
     max_time: u64,
     /// Limit of the next flush: the largest timestamp queued before the previous round ended.
     next_flush: u64,
+    /// Keys were queued since the queue was last sorted.
+    unsorted: bool,
 }
 
 impl Orderer {
@@ -64,13 +66,11 @@ impl Orderer {
         }
         let queued = self.pending.len() - before;
         self.chunks.push_back((events, queued));
+        self.unsorted |= queued > 0;
         if !ends_round {
             return;
         }
-        self.pending.sort_by_key(|k| k.time);
-        if let Some(last) = self.pending.last() {
-            self.max_time = self.max_time.max(last.time);
-        }
+        self.sort();
         let n = self.pending.partition_point(|k| k.time <= self.next_flush);
         self.deliver(n, deliver);
         self.next_flush = self.max_time;
@@ -79,8 +79,19 @@ impl Orderer {
     /// Delivers everything still queued (end of file).
     pub(crate) fn finish(&mut self, deliver: &mut impl FnMut(&Event)) {
         // Sorted unless the data ended in the middle of a round.
-        self.pending.sort_by_key(|k| k.time);
+        self.sort();
         self.deliver(self.pending.len(), deliver);
+    }
+
+    /// Sorts the queue if keys were added since it was last sorted: many of perf's rounds are
+    /// empty, and even a sorted queue costs a pass to sort.
+    fn sort(&mut self) {
+        if std::mem::take(&mut self.unsorted) {
+            self.pending.sort_by_key(|k| k.time);
+            if let Some(last) = self.pending.last() {
+                self.max_time = self.max_time.max(last.time);
+            }
+        }
     }
 
     /// Delivers the first `n` queued events and lets go of the chunks left with none queued.
