@@ -120,40 +120,46 @@ pub(crate) fn run(
 
     // Three stages run at once: framing and decoding block N+2, ordering and the state machine
     // on block N+1, and building (and handing over) the rows of block N.
-    let mut current = framer.next_block(BLOCK_BYTES).map(decode);
-    let mut finished: Option<Output> = None;
-    while let Some((chunks, damage)) = current.take() {
-        let framer = &mut framer;
-        let more = damage.is_none();
-        let rows_of = finished.take();
-        let (decoded_next, (output, ())) = rayon::join(
-            || {
-                more.then(|| framer.next_block(BLOCK_BYTES).map(decode))
-                    .flatten()
-            },
-            || {
-                rayon::join(
-                    || {
-                        for chunk in chunks {
-                            notes.bad_records(&chunk);
-                            let ends_round = chunk.ends_round;
-                            order.chunk(chunk.events, ends_round, &mut |e| th.event(e));
-                        }
-                        th.take_output()
-                    },
-                    || rows_of.map(|o| emit(o, &mut strings)).unwrap_or_default(),
-                )
-            },
-        );
-        notes.damage = notes.damage.take().or(damage);
-        finished = Some(output);
-        current = decoded_next;
-    }
-    if let Some(o) = finished {
-        emit(o, &mut strings);
-    }
-    order.finish(&mut |e| th.event(e));
-    emit(th.take_output(), &mut strings);
+    //
+    // The loop runs on one of rayon's threads: each `join` from outside the pool hands its work
+    // over and sleeps until it is done, two more context switches a block (9,600 instead of
+    // 4,800 on the bench trace, about 2 % of the wall time).
+    rayon::scope(|_| {
+        let mut current = framer.next_block(BLOCK_BYTES).map(decode);
+        let mut finished: Option<Output> = None;
+        while let Some((chunks, damage)) = current.take() {
+            let framer = &mut framer;
+            let more = damage.is_none();
+            let rows_of = finished.take();
+            let (decoded_next, (output, ())) = rayon::join(
+                || {
+                    more.then(|| framer.next_block(BLOCK_BYTES).map(decode))
+                        .flatten()
+                },
+                || {
+                    rayon::join(
+                        || {
+                            for chunk in chunks {
+                                notes.bad_records(&chunk);
+                                let ends_round = chunk.ends_round;
+                                order.chunk(chunk.events, ends_round, &mut |e| th.event(e));
+                            }
+                            th.take_output()
+                        },
+                        || rows_of.map(|o| emit(o, &mut strings)).unwrap_or_default(),
+                    )
+                },
+            );
+            notes.damage = notes.damage.take().or(damage);
+            finished = Some(output);
+            current = decoded_next;
+        }
+        if let Some(o) = finished {
+            emit(o, &mut strings);
+        }
+        order.finish(&mut |e| th.event(e));
+        emit(th.take_output(), &mut strings);
+    });
 
     let quality = notes.rows(path, opts, &meta, &th, &framer);
     let window = window(&th);
