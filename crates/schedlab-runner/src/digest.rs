@@ -6,6 +6,7 @@ use std::io;
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
+use indicatif::ProgressBar;
 use serde::{Deserialize, Serialize};
 
 /// What a file looked like when it was hashed.
@@ -34,11 +35,15 @@ fn mtime_ns(meta: &std::fs::Metadata) -> i64 {
 
 /// Hashes `path`, read through a small buffer so that memory stays flat on a large trace (a
 /// memory map made every page of the file resident in the process: hashing a 120 MiB trace
-/// counted 120 MiB in the parse stage's peak RSS).
-pub fn stamp(path: &Path) -> io::Result<Stamp> {
+/// counted 120 MiB in the parse stage's peak RSS). The bytes read advance `bar`, if any.
+pub fn stamp(path: &Path, bar: Option<&ProgressBar>) -> io::Result<Stamp> {
     let meta = std::fs::metadata(path)?;
+    let file = std::fs::File::open(path)?;
     let mut hasher = blake3::Hasher::new();
-    hasher.update_reader(std::fs::File::open(path)?)?;
+    match bar {
+        Some(bar) => hasher.update_reader(bar.wrap_read(file))?,
+        None => hasher.update_reader(file)?,
+    };
     Ok(Stamp {
         size: meta.len(),
         mtime_ns: mtime_ns(&meta),
@@ -80,7 +85,7 @@ impl Digests {
         {
             return Ok(Some(known.blake3.clone()));
         }
-        let fresh = stamp(path)?;
+        let fresh = stamp(path, None)?;
         let hash = fresh.blake3.clone();
         self.0.insert(key.to_owned(), fresh);
         Ok(Some(hash))
@@ -139,7 +144,7 @@ mod tests {
         let path = dir.path().join("raw.bin");
         let bytes: Vec<u8> = (0..3_000_000u32).map(|i| (i * 7 % 251) as u8).collect();
         std::fs::write(&path, &bytes).unwrap();
-        let stamp = stamp(&path).unwrap();
+        let stamp = stamp(&path, None).unwrap();
         assert_eq!(stamp.blake3, blake3::hash(&bytes).to_hex().as_str());
         assert_eq!(stamp.size, 3_000_000);
     }

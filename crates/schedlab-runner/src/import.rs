@@ -19,6 +19,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use indicatif::{ProgressBar, ProgressFinish};
 use schedlab_parse::ParserKind;
 use schedlab_parse::detect::detect_file;
 use schedlab_spec::Plan;
@@ -56,7 +57,8 @@ pub struct ImportRequest {
     pub vars: BTreeMap<String, String>,
     /// Read damaged perf.data files as far as they go (`--salvage`).
     pub salvage: bool,
-    /// Show a spinner while the files are linked (or copied) and hashed (on a terminal).
+    /// Show a bar of the bytes hashed (and copied) while the files are brought in (on a
+    /// terminal).
     pub progress: bool,
 }
 
@@ -108,18 +110,11 @@ pub fn import(
         // Left by an import that was killed; the lock says none is running now.
         std::fs::remove_dir_all(&partial).map_err(io(&partial))?;
     }
-    // Copying across file systems and hashing take seconds per gigabyte. Ctrl-C leaves only the
-    // `.partial` directory, which every command ignores and the next import removes.
-    let spinner = (request.progress).then(|| progress::spinner("import"));
-    if let Some(spinner) = &spinner {
-        spinner.set_message(format!("{} file(s): linking and hashing", kinded.len()));
-    }
+    // Ctrl-C leaves only the `.partial` directory, which every command ignores and the next
+    // import removes.
     let result = assemble(
         plan, &layout, &partial, request, &kinded, &outputs, &workloads,
     );
-    if let Some(spinner) = spinner {
-        spinner.finish_and_clear();
-    }
     if result.is_err() && partial.exists() {
         let _ = std::fs::remove_dir_all(&partial);
     }
@@ -276,6 +271,17 @@ fn assemble(
     outputs: &[Option<String>],
     workloads: &[WorkloadSelector],
 ) -> Result<(String, bool), RunnerError> {
+    // Copying across file systems and hashing take seconds per gigabyte: the bar counts the
+    // bytes hashed, and those copied when a file cannot be linked; it clears itself when
+    // dropped, on an error too.
+    let bar = (request.progress).then(|| {
+        let total = (kinded.iter())
+            .filter_map(|k| std::fs::metadata(&k.file.path).ok())
+            .map(|meta| meta.len())
+            .sum();
+        progress::bytes_bar("import", total).with_finish(ProgressFinish::AndClear)
+    });
+    let bar = bar.as_ref();
     let raw_dir = Layout::raw(partial);
     std::fs::create_dir_all(&raw_dir).map_err(io(&raw_dir))?;
     let mut copied = false;
@@ -284,7 +290,7 @@ fn assemble(
         let name = unique_name(&raw_dir, &k.file.path);
         let to = raw_dir.join(&name);
         if std::fs::hard_link(&k.file.path, &to).is_err() {
-            std::fs::copy(&k.file.path, &to).map_err(io(&to))?;
+            copy_file(&k.file.path, &to, bar).map_err(io(&to))?;
             copied = true;
         }
         let from = std::path::absolute(&k.file.path).unwrap_or_else(|_| k.file.path.clone());
@@ -296,7 +302,7 @@ fn assemble(
             workload: workload.clone(),
         });
     }
-    let raw_files = stamp_raw_files(partial)?;
+    let raw_files = stamp_raw_files(partial, bar)?;
     let digest = files_digest(&files, &raw_files);
     if let Some(earlier) = imported_before(layout, &digest)? {
         return Err(import_error(format!(
@@ -339,6 +345,23 @@ fn assemble(
     let done = layout.run(&run_id);
     std::fs::rename(partial, &done).map_err(io(&done))?;
     Ok((run_id, copied))
+}
+
+/// Copies `from` to `to` (a file that could not be hard-linked: another file system), its bytes
+/// added to `bar`'s length and counted as they pass.
+fn copy_file(from: &Path, to: &Path, bar: Option<&ProgressBar>) -> std::io::Result<()> {
+    let mut source = std::fs::File::open(from)?;
+    let mut target = std::fs::File::create(to)?;
+    match bar {
+        Some(bar) => {
+            bar.inc_length(source.metadata()?.len());
+            std::io::copy(&mut bar.wrap_read(source), &mut target)?;
+        }
+        None => {
+            std::io::copy(&mut source, &mut target)?;
+        }
+    }
+    Ok(())
 }
 
 /// The file's own name, made unique in `dir` (`2-perf.data` beside `perf.data`).

@@ -38,6 +38,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use indicatif::ProgressBar;
 use rayon::prelude::*;
 use schedlab_analyze::compare::CompareInputs;
 use schedlab_collect::RunRequest;
@@ -418,7 +419,7 @@ impl<'a> Runner<'a> {
                     return Err(RunnerError::Collect { run_id, source });
                 }
             };
-            manifest.raw_files = stamp_raw_files(&partial)?;
+            manifest.raw_files = stamp_raw_files(&partial, None)?;
             for raw in &manifest.raw_files {
                 cache.0.insert(
                     self.layout
@@ -730,7 +731,7 @@ impl<'a> Runner<'a> {
     fn record_of(&self, work: &RunWork<'_>, files: Vec<PathBuf>) -> Result<Record, RunnerError> {
         let mut outputs = BTreeMap::new();
         for file in files {
-            let stamp = digest::stamp(&file).map_err(|source| RunnerError::Io {
+            let stamp = digest::stamp(&file, None).map_err(|source| RunnerError::Io {
                 path: file.clone(),
                 source,
             })?;
@@ -891,7 +892,7 @@ impl<'a> Runner<'a> {
         outcome.summary = Some(text);
         let mut outputs = BTreeMap::new();
         for file in &summary.written {
-            let stamp = digest::stamp(file).map_err(|source| RunnerError::Io {
+            let stamp = digest::stamp(file, None).map_err(|source| RunnerError::Io {
                 path: file.clone(),
                 source,
             })?;
@@ -1245,8 +1246,9 @@ fn write_json<T: serde::Serialize>(path: &Path, value: &T) -> Result<(), RunnerE
     schedlab_tables::write_file_atomic(path, &bytes).map_err(io)
 }
 
-/// Hashes every file under `run_dir/raw` once, now that the run has ended.
-fn stamp_raw_files(run_dir: &Path) -> Result<Vec<RawFile>, RunnerError> {
+/// Hashes every file under `run_dir/raw` once, now that the run has ended; the bytes read
+/// advance `bar`, if any.
+fn stamp_raw_files(run_dir: &Path, bar: Option<&ProgressBar>) -> Result<Vec<RawFile>, RunnerError> {
     let raw = Layout::raw(run_dir);
     let mut files = Vec::new();
     let mut entries: Vec<PathBuf> = std::fs::read_dir(&raw)
@@ -1260,7 +1262,7 @@ fn stamp_raw_files(run_dir: &Path) -> Result<Vec<RawFile>, RunnerError> {
         .collect();
     entries.sort();
     for path in entries {
-        let stamp = digest::stamp(&path).map_err(|source| RunnerError::Io {
+        let stamp = digest::stamp(&path, bar).map_err(|source| RunnerError::Io {
             path: path.clone(),
             source,
         })?;

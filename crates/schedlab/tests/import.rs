@@ -526,3 +526,63 @@ fn bad_imports_are_refused_whole_with_the_file_named() {
         out.stderr
     );
 }
+
+/// A file on another file system cannot be hard-linked: it is copied whole, and its digest is
+/// the bytes' own, so the same bytes imported again from this file system are refused as a
+/// duplicate.
+#[test]
+fn a_file_on_another_file_system_is_copied_with_its_digest() {
+    use std::os::unix::fs::MetadataExt;
+    let sandbox = Sandbox::new();
+    let shm = Path::new("/dev/shm");
+    let Ok(elsewhere) = tempfile::tempdir_in(shm) else {
+        util::skip(
+            "a_file_on_another_file_system_is_copied_with_its_digest",
+            "no writable /dev/shm to import from",
+        );
+        return;
+    };
+    let device = |path: &Path| std::fs::metadata(path).unwrap().dev();
+    if device(elsewhere.path()) == device(sandbox.dir.path()) {
+        util::skip(
+            "a_file_on_another_file_system_is_copied_with_its_digest",
+            "/dev/shm is on the temporary directory's file system",
+        );
+        return;
+    }
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fixtures/real/openssl-speed/openssl-3.5.5-al2023-xeon8488c-elapsed-seconds10-sha256.txt");
+    let there = elsewhere.path().join("speed.txt");
+    let here = sandbox.path("speed.txt");
+    std::fs::copy(&fixture, &there).unwrap();
+    std::fs::copy(&fixture, &here).unwrap();
+    let pipeline = sandbox.write(
+        "p.yaml",
+        "name: p\nimport:\n  workloads:\n    sha: \"comm:openssl\"\n",
+    );
+    let pipeline = pipeline.to_str().unwrap();
+
+    let first = sandbox.schedlab(&["import", pipeline, there.to_str().unwrap()]);
+    assert_eq!(first.code, 0, "{}", first.stderr);
+    assert!(first.stdout.contains("copied"), "{}", first.stdout);
+    let runs = sandbox.runs("p");
+    assert_eq!(runs.len(), 1, "{runs:?}");
+    let raw = sandbox.data("p", &format!("runs/{}/raw/speed.txt", runs[0]));
+    assert_eq!(
+        std::fs::read(&raw).unwrap(),
+        std::fs::read(&fixture).unwrap()
+    );
+    assert_eq!(
+        std::fs::metadata(&raw).unwrap().nlink(),
+        1,
+        "a copy, not a link"
+    );
+
+    let again = sandbox.schedlab(&["import", pipeline, here.to_str().unwrap()]);
+    assert_eq!(again.code, 2, "{}", again.stderr);
+    assert!(
+        again.stderr.contains("imported already"),
+        "{}",
+        again.stderr
+    );
+}
