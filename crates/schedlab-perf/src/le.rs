@@ -30,8 +30,13 @@ pub(crate) fn i32_at(b: &[u8], off: usize) -> Option<i32> {
 pub(crate) type Comm = [u8; 16];
 
 /// Copies a NUL-padded name of up to 16 bytes; missing bytes stay NUL.
+#[inline]
 pub(crate) fn comm_at(b: &[u8], off: usize, len: usize) -> Option<Comm> {
-    let s = b.get(off..off.checked_add(len.min(16))?)?;
+    if len >= 16 {
+        // The usual `char[16]`: one 16-byte load instead of a copy of variable length.
+        return b.get(off..off.checked_add(16)?)?.try_into().ok();
+    }
+    let s = b.get(off..off.checked_add(len)?)?;
     let mut c = [0u8; 16];
     c[..s.len()].copy_from_slice(s);
     Some(c)

@@ -46,7 +46,7 @@ impl Field {
     }
 
     /// The field as an `i32` (pids and CPUs), or `None` when it is missing or out of range.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn i32(&self, raw: &[u8]) -> Option<i32> {
         // pids and CPUs are `int` in every format: read them directly, without the match on
         // size and sign (the reader's most frequent field read).
@@ -60,7 +60,7 @@ impl Field {
     /// A task name such as `prev_comm`: a fixed `char[16]`, or, for the tracepoints newer
     /// kernels declare with `__data_loc char[] comm` (sched_migrate_task and sched_process_fork
     /// on Linux 6.x), the string the descriptor points at.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn comm(&self, raw: &[u8]) -> Option<Comm> {
         match self.loc {
             Loc::Inline => comm_at(raw, self.offset, self.size),
@@ -320,6 +320,23 @@ mod tests {
         // length beyond the record
         let raw = [4, 0, 9, 0, b'a'];
         assert_eq!(f.bytes(&raw), None);
+    }
+
+    /// `char prev_comm[16]` is read as one 16-byte load; a narrower field is NUL-padded, and a
+    /// field running past the record is missing rather than short.
+    #[test]
+    fn an_inline_comm_is_its_bytes_padded_and_never_read_past_the_record() {
+        let field = |offset, size| Field {
+            offset,
+            size,
+            signed: false,
+            loc: Loc::Inline,
+        };
+        let raw = *b"xxstress-ng-switchyy";
+        assert_eq!(field(2, 16).comm(&raw), Some(*b"stress-ng-switch"));
+        assert_eq!(field(2, 9).comm(&raw), Some(comm_from(b"stress-ng")));
+        assert_eq!(field(5, 16).comm(&raw), None, "4 bytes short");
+        assert_eq!(field(usize::MAX, 16).comm(&raw), None);
     }
 
     /// Linux 6.x declares sched_migrate_task's `comm` as `__data_loc char[]`: reading the
