@@ -335,6 +335,13 @@ fn assemble(
         plan: serde_json::json!({ "import": { "workloads": workloads } }),
         schedlab_version: env!("CARGO_PKG_VERSION").into(),
         imported: Some(Imported {
+            given: Some(
+                request
+                    .workloads
+                    .iter()
+                    .map(|w| w.workload.clone())
+                    .collect(),
+            ),
             unknown: unknown(kinded, workloads, facts_unknown),
             files,
             workloads: workloads.to_vec(),

@@ -702,7 +702,7 @@ impl<'a> Runner<'a> {
                 })?;
                 let into = Layout::partition(staging.path(), id);
                 if stage == Stage::Parse {
-                    parse_stage::parse_run_into(work.run, &self.plan.topology, into)?;
+                    parse_stage::parse_run_into(work.run, self.plan, into)?;
                 } else {
                     let from = Layout::partition(&tables, id);
                     schedlab_analyze::aggregate(
@@ -766,7 +766,13 @@ impl<'a> Runner<'a> {
                     });
                     files.push(key);
                 }
-                (self.plan.parse_section(), files)
+                let mut config = self.plan.parse_section();
+                if let Some(imported) = &run.manifest.imported {
+                    // An imported run's threads are found by the pipeline's current selectors
+                    // (see `Imported::selectors`): mending one re-parses the runs it applies to.
+                    config["import"] = serde_json::json!(imported.selectors(&self.plan.import));
+                }
+                (config, files)
             }
             Stage::Aggregate => (
                 self.plan.aggregate_section(),

@@ -9,6 +9,7 @@ use std::path::PathBuf;
 use schedlab_parse::{
     EventTables, ParseContext, Parsed, ParserKind, Select, WorkloadSelector, parse_file_streaming,
 };
+use schedlab_spec::Plan;
 use schedlab_tables::manifest::{Imported, Manifest, MonitorStatus};
 use schedlab_tables::periodic_report::Report;
 use schedlab_tables::sched_config::settings_text;
@@ -43,11 +44,11 @@ struct RunTables {
 /// finds every run. The event rows stream into their files while the trace is read.
 pub fn parse_run_into(
     run: &CollectedRun,
-    topology: &[(String, Vec<u32>)],
+    plan: &Plan,
     dest: Partition<'_>,
 ) -> Result<Vec<PathBuf>, RunnerError> {
     let events = EventTables::create(&dest)?;
-    let tables = parse_run(run, topology, &events)?;
+    let tables = parse_run(run, plan, &events)?;
     events.finish()?;
     let mut written = vec![
         table_path::<SchedSliceRow>(&dest),
@@ -68,9 +69,10 @@ pub fn parse_run_into(
 /// Parses one run; its event rows go to `events`, everything else is returned.
 fn parse_run(
     run: &CollectedRun,
-    topology: &[(String, Vec<u32>)],
+    plan: &Plan,
     events: &EventTables,
 ) -> Result<RunTables, RunnerError> {
+    let topology = &plan.topology;
     let m = &run.manifest;
     let run_id = m.run_id.clone();
     let mut out = RunTables::default();
@@ -104,7 +106,7 @@ fn parse_run(
         .collect();
 
     let workloads: Vec<WorkloadSelector> = match &m.imported {
-        Some(imported) => imported.workloads.clone(),
+        Some(imported) => imported.selectors(&plan.import),
         None => (m.processes.iter())
             .map(|p| WorkloadSelector::tree(p.pid, &p.workload))
             .collect(),

@@ -128,8 +128,14 @@ pub struct Manifest {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Imported {
     pub files: Vec<ImportedFile>,
-    /// How each workload's threads are found in the trace.
+    /// How each workload's threads are found in the trace, as they were at import.
     pub workloads: Vec<WorkloadSelector>,
+    /// The workloads whose selector was given on the import's command line (`--workload`):
+    /// those stay as imported, while the others follow the pipeline's `import.workloads` at
+    /// each parse. `None` in manifests written before this was recorded: every selector stays
+    /// as imported.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub given: Option<Vec<String>>,
     /// What a collected run records and this one cannot know, one sentence each (process
     /// start and end times, exit codes, the machine's sysfs topology, …): the parse stage turns
     /// each into a quality row.
@@ -137,6 +143,33 @@ pub struct Imported {
     /// Read damaged perf.data files as far as they go (`schedlab import --salvage`).
     #[serde(default)]
     pub salvage: bool,
+}
+
+impl Imported {
+    /// How each workload's threads are found now: the selector given on the import's command
+    /// line, else the pipeline's current one of that name (`pipeline`, its `import.workloads`),
+    /// else the one recorded at import; then the pipeline's workloads that the run does not
+    /// know yet. So a selector mended in the pipeline applies to the runs imported before it at
+    /// the next parse, without importing them again.
+    pub fn selectors(&self, pipeline: &[WorkloadSelector]) -> Vec<WorkloadSelector> {
+        let Some(given) = &self.given else {
+            return self.workloads.clone();
+        };
+        let follows = |name: &str| !given.iter().any(|g| g == name);
+        let current = |name: &str| pipeline.iter().find(|p| p.workload == name);
+        let mut now: Vec<WorkloadSelector> = (self.workloads.iter())
+            .map(|w| match current(&w.workload) {
+                Some(p) if follows(&w.workload) => p.clone(),
+                _ => w.clone(),
+            })
+            .collect();
+        for p in pipeline {
+            if !now.iter().any(|w| w.workload == p.workload) {
+                now.push(p.clone());
+            }
+        }
+        now
+    }
 }
 
 /// One imported file.
@@ -208,4 +241,54 @@ pub struct MonitorRecord {
     /// CPU time a built-in sampler's own thread used, so its cost can be stated.
     #[serde(default)]
     pub self_cpu_ns: Option<i64>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::selector::Select;
+
+    fn selector(workload: &str, comm: &str) -> WorkloadSelector {
+        WorkloadSelector {
+            workload: workload.into(),
+            select: Select::Comm(comm.into()),
+        }
+    }
+
+    fn imported(given: Option<Vec<String>>) -> Imported {
+        Imported {
+            files: vec![],
+            workloads: vec![selector("a", "old-a"), selector("b", "given-b")],
+            given,
+            unknown: vec![],
+            salvage: false,
+        }
+    }
+
+    #[test]
+    fn the_pipelines_selectors_replace_all_but_those_given_on_the_command_line() {
+        let pipeline = [
+            selector("b", "pipeline-b"),
+            selector("a", "mended-a"),
+            selector("c", "new-c"),
+        ];
+        assert_eq!(
+            imported(Some(vec!["b".into()])).selectors(&pipeline),
+            [
+                selector("a", "mended-a"),
+                selector("b", "given-b"),
+                selector("c", "new-c")
+            ]
+        );
+        assert_eq!(
+            imported(Some(vec![])).selectors(&[]),
+            imported(None).workloads,
+            "a workload the pipeline no longer names keeps its selector"
+        );
+        assert_eq!(
+            imported(None).selectors(&pipeline),
+            imported(None).workloads,
+            "a manifest from before `given` was recorded keeps every selector"
+        );
+    }
 }

@@ -586,3 +586,87 @@ fn a_file_on_another_file_system_is_copied_with_its_digest() {
         again.stderr
     );
 }
+
+/// A selector mended in the pipeline applies to the runs imported before, at the next
+/// `analyze`, without importing them again (`status` says they are stale first); a selector
+/// given on the import's command line stays as given. A real recording from the repository, so
+/// no root is needed.
+#[test]
+fn a_selector_mended_in_the_pipeline_applies_to_runs_imported_before() {
+    let sandbox = Sandbox::new();
+    let trace = sandbox.path("bursty.data");
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../schedlab-perf/tests/fixtures/bursty.data"),
+        &trace,
+    )
+    .unwrap();
+    let pipeline = |searcher: &str| {
+        sandbox.write(
+            "p.yaml",
+            &format!(
+                "name: p\nimport:\n  workloads:\n    searcher: \"{searcher}\"\n    shell: \"comm:kworker/1:1H\"\n"
+            ),
+        )
+    };
+    let path = pipeline("comm:rcu_preemt");
+    let path = path.to_str().unwrap();
+    let import = sandbox.schedlab(&[
+        "import",
+        path,
+        trace.to_str().unwrap(),
+        "--workload",
+        "shell=comm:bash",
+    ]);
+    assert_eq!(import.code, 0, "{}", import.stderr);
+    // (slices of the workload, slices of the command name) for `workload` and `comm`.
+    let counts = |workload: &str, comm: &str| {
+        let slices: Vec<SchedSliceRow> = read_table(&sandbox.data("p", "tables")).unwrap();
+        let of_workload = (slices.iter())
+            .filter(|s| s.workload.as_deref() == Some(workload))
+            .count();
+        let of_comm = slices.iter().filter(|s| &*s.comm == comm).count();
+        (of_workload, of_comm)
+    };
+
+    let analyze = sandbox.schedlab(&["analyze", path]);
+    assert_eq!(analyze.code, 0, "{}", analyze.stderr);
+    let (searcher, rcu) = counts("searcher", "rcu_preempt");
+    assert_eq!(searcher, 0, "the typo selects nothing");
+    assert!(rcu > 10, "the trace has rcu_preempt's slices: {rcu}");
+    let quality: Vec<QualityRow> = read_table(&sandbox.data("p", "tables")).unwrap();
+    assert!(
+        quality
+            .iter()
+            .any(|q| q.message.contains("comm:rcu_preemt")),
+        "{quality:#?}"
+    );
+
+    pipeline("comm:rcu_preempt");
+    let status = sandbox.schedlab(&["status", path]);
+    assert_eq!(status.code, 0, "{}", status.stderr);
+    assert!(
+        status
+            .stdout
+            .contains("parse stale: the `parse` section of")
+            && status.stdout.contains("p.yaml changed"),
+        "{}",
+        status.stdout
+    );
+    let analyze = sandbox.schedlab(&["analyze", path]);
+    assert_eq!(analyze.code, 0, "{}", analyze.stderr);
+    let (searcher, rcu) = counts("searcher", "rcu_preempt");
+    assert_eq!(
+        searcher, rcu,
+        "the kernel thread's slices, and nothing else"
+    );
+    let (shell, bash) = counts("shell", "bash");
+    assert!(shell >= bash && bash > 0, "shell {shell}, bash {bash}");
+    let slices: Vec<SchedSliceRow> = read_table(&sandbox.data("p", "tables")).unwrap();
+    let kworker_as_shell = (slices.iter())
+        .filter(|s| &*s.comm == "kworker/1:1H" && s.workload.as_deref() == Some("shell"))
+        .count();
+    assert_eq!(
+        kworker_as_shell, 0,
+        "the command line's `shell=comm:bash` stays, not the pipeline's `comm:kworker/1:1H`"
+    );
+}
