@@ -85,7 +85,15 @@ pairs() {
         if [ "$9" -gt "$cli_rss" ]; then cli_rss=$9; fi
     done
     echo "$mv_best $mv_cpu $mv_rss $perf_best $perf_cpu $perf_rss $cli_best $cli_cpu $cli_rss" \
-        "$(spread "${mv[@]}") $(spread "${plain[@]}")"
+        "$(spread "${mv[@]}") $(spread "${plain[@]}") $(at_least 5 "${mv[@]}")"
+}
+
+# How many of the numbers after the first are at least the first (the pairs that meet the 5x
+# floor).
+at_least() {
+    local floor=$1
+    shift
+    printf '%s\n' "$@" | awk -v floor="$floor" '$1 >= floor {n++} END {print n + 0}'
 }
 
 # "min median max" of the numbers given.
@@ -95,11 +103,12 @@ spread() {
 }
 
 read -r mv_s mv_c mv_kb perf_s perf_c perf_kb cli_s cli_c cli_kb mv_min mv_med mv_max \
-    plain_min plain_med plain_max < <(pairs)
+    plain_min plain_med plain_max floor_pairs < <(pairs)
 if [ -n "${PAIRS_ONLY:-}" ]; then
     awk -v runs="$RUNS" -v mv="$mv_min $mv_med $mv_max" -v plain="$plain_min $plain_med $plain_max" \
-        -v lk="$cli_kb" -v size="$size" -v ls="$cli_s" 'BEGIN {
+        -v lk="$cli_kb" -v size="$size" -v ls="$cli_s" -v floor="$floor_pairs" 'BEGIN {
         printf "%d pairs, perf / schedlab parse (best %.2f s), min median max: -M -V %s; plain %s\n", runs, ls, mv, plain
+        printf "5x floor against -M -V met in %d of %d pairs\n", floor, runs
         printf "peak RSS %.0f MiB, %.3f of the trace\n", lk / 1024, lk * 1024 / size }'
     exit 0
 fi
@@ -122,7 +131,8 @@ awk -v size="$size" -v runs="$RUNS" -v nproc="$(nproc)" \
     -v cs="$coll_s" -v cc="$coll_c" -v ck="$coll_kb" \
     -v ls="$cli_s" -v lc="$cli_c" -v lk="$cli_kb" \
     -v ts="$two_s" -v tc="$two_c" -v tk="$two_kb" \
-    -v mv="$mv_min $mv_med $mv_max" -v plain="$plain_min $plain_med $plain_max" 'BEGIN {
+    -v mv="$mv_min $mv_med $mv_max" -v plain="$plain_min $plain_med $plain_max" \
+    -v floor="$floor_pairs" 'BEGIN {
     printf "trace: %.0f MiB; best of %d runs, page cache warm, %d CPUs\n", size / 1048576, runs, nproc
     printf "%-36s %7s %9s %6s %9s %6s %8s\n", "", "wall s", "speed-up", "cpu s", "cpu gain", "RSS MiB", "RSS/file"
     row("perf sched timehist -M -V", ps, pc, pk)
@@ -136,6 +146,7 @@ awk -v size="$size" -v runs="$RUNS" -v nproc="$(nproc)" \
     printf "%d alternating pairs, perf wall / schedlab parse wall, min median max:\n", runs
     printf "  perf sched timehist -M -V: %.2fx %.2fx %.2fx\n", a[1], a[2], a[3]
     printf "  perf sched timehist:       %.2fx %.2fx %.2fx\n", b[1], b[2], b[3]
+    printf "5x floor against -M -V met in %d of %d pairs\n", floor, runs
     printf "peak RSS of schedlab parse: %.0f MiB, %.3f of the trace (%.0f MiB)\n", lk / 1024, lk * 1024 / size, size / 1048576
 }
 function row(name, s, c, k) {
