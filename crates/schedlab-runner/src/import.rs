@@ -192,6 +192,35 @@ fn selectors(plan: &Plan, request: &ImportRequest) -> Vec<WorkloadSelector> {
     all
 }
 
+/// How an imported run's workloads are found now, at its parse: the selector given on the
+/// import's command line (`imported.given`), else the pipeline's current one of that name
+/// (`pipeline`, its `import.workloads`), else the one recorded at import; then the pipeline's
+/// workloads the run does not know yet. So a selector mended in the pipeline applies to the
+/// runs imported before it, without importing them again. A manifest from before `given` was
+/// recorded keeps every selector.
+pub(crate) fn selectors_now(
+    imported: &Imported,
+    pipeline: &[WorkloadSelector],
+) -> Vec<WorkloadSelector> {
+    let Some(given) = &imported.given else {
+        return imported.workloads.clone();
+    };
+    let follows = |name: &str| !given.iter().any(|g| g == name);
+    let current = |name: &str| pipeline.iter().find(|p| p.workload == name);
+    let mut now: Vec<WorkloadSelector> = (imported.workloads.iter())
+        .map(|w| match current(&w.workload) {
+            Some(p) if follows(&w.workload) => p.clone(),
+            _ => w.clone(),
+        })
+        .collect();
+    for p in pipeline {
+        if !now.iter().any(|w| w.workload == p.workload) {
+            now.push(p.clone());
+        }
+    }
+    now
+}
+
 /// Whether a file of `kind` is a workload's own output (what the workload printed) rather than
 /// a recording of the whole machine.
 fn is_workload_output(kind: ParserKind) -> bool {
@@ -357,17 +386,12 @@ fn assemble(
 /// Copies `from` to `to` (a file that could not be hard-linked: another file system), its bytes
 /// added to `bar`'s length and counted as they pass.
 fn copy_file(from: &Path, to: &Path, bar: Option<&ProgressBar>) -> std::io::Result<()> {
-    let mut source = std::fs::File::open(from)?;
-    let mut target = std::fs::File::create(to)?;
-    match bar {
-        Some(bar) => {
-            bar.inc_length(source.metadata()?.len());
-            std::io::copy(&mut bar.wrap_read(source), &mut target)?;
-        }
-        None => {
-            std::io::copy(&mut source, &mut target)?;
-        }
-    }
+    let Some(bar) = bar else {
+        return std::fs::copy(from, to).map(drop);
+    };
+    let source = std::fs::File::open(from)?;
+    bar.inc_length(source.metadata()?.len());
+    std::io::copy(&mut bar.wrap_read(source), &mut std::fs::File::create(to)?)?;
     Ok(())
 }
 
@@ -625,5 +649,42 @@ mod tests {
         let workloads = [selector("a=pid:1"), selector("b=pid:2")];
         let err = attribute(&files, &workloads).unwrap_err().to_string();
         assert!(err.contains("NAME=t.txt") && err.contains("a, b"), "{err}");
+    }
+
+    fn imported(given: Option<Vec<String>>) -> Imported {
+        Imported {
+            files: vec![],
+            workloads: vec![selector("a=comm:old-a"), selector("b=comm:given-b")],
+            given,
+            unknown: vec![],
+            salvage: false,
+        }
+    }
+
+    #[test]
+    fn the_pipelines_selectors_replace_all_but_those_given_on_the_command_line() {
+        let pipeline = [
+            selector("b=comm:pipeline-b"),
+            selector("a=comm:mended-a"),
+            selector("c=comm:new-c"),
+        ];
+        assert_eq!(
+            selectors_now(&imported(Some(vec!["b".into()])), &pipeline),
+            [
+                selector("a=comm:mended-a"),
+                selector("b=comm:given-b"),
+                selector("c=comm:new-c")
+            ]
+        );
+        assert_eq!(
+            selectors_now(&imported(Some(vec![])), &[]),
+            imported(None).workloads,
+            "a workload the pipeline no longer names keeps its selector"
+        );
+        assert_eq!(
+            selectors_now(&imported(None), &pipeline),
+            imported(None).workloads,
+            "a manifest from before `given` was recorded keeps every selector"
+        );
     }
 }

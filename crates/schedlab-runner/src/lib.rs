@@ -769,8 +769,10 @@ impl<'a> Runner<'a> {
                 let mut config = self.plan.parse_section();
                 if let Some(imported) = &run.manifest.imported {
                     // An imported run's threads are found by the pipeline's current selectors
-                    // (see `Imported::selectors`): mending one re-parses the runs it applies to.
-                    config["import"] = serde_json::json!(imported.selectors(&self.plan.import));
+                    // (see `import::selectors_now`): mending one re-parses the runs it applies
+                    // to.
+                    let now = import::selectors_now(imported, &self.plan.import);
+                    config["import"] = serde_json::json!(now);
                 }
                 (config, files)
             }

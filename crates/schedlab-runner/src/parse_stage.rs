@@ -106,7 +106,7 @@ fn parse_run(
         .collect();
 
     let workloads: Vec<WorkloadSelector> = match &m.imported {
-        Some(imported) => imported.selectors(&plan.import),
+        Some(imported) => crate::import::selectors_now(imported, &plan.import),
         None => (m.processes.iter())
             .map(|p| WorkloadSelector::tree(p.pid, &p.workload))
             .collect(),

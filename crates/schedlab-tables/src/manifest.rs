@@ -145,33 +145,6 @@ pub struct Imported {
     pub salvage: bool,
 }
 
-impl Imported {
-    /// How each workload's threads are found now: the selector given on the import's command
-    /// line, else the pipeline's current one of that name (`pipeline`, its `import.workloads`),
-    /// else the one recorded at import; then the pipeline's workloads that the run does not
-    /// know yet. So a selector mended in the pipeline applies to the runs imported before it at
-    /// the next parse, without importing them again.
-    pub fn selectors(&self, pipeline: &[WorkloadSelector]) -> Vec<WorkloadSelector> {
-        let Some(given) = &self.given else {
-            return self.workloads.clone();
-        };
-        let follows = |name: &str| !given.iter().any(|g| g == name);
-        let current = |name: &str| pipeline.iter().find(|p| p.workload == name);
-        let mut now: Vec<WorkloadSelector> = (self.workloads.iter())
-            .map(|w| match current(&w.workload) {
-                Some(p) if follows(&w.workload) => p.clone(),
-                _ => w.clone(),
-            })
-            .collect();
-        for p in pipeline {
-            if !now.iter().any(|w| w.workload == p.workload) {
-                now.push(p.clone());
-            }
-        }
-        now
-    }
-}
-
 /// One imported file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ImportedFile {
@@ -241,54 +214,4 @@ pub struct MonitorRecord {
     /// CPU time a built-in sampler's own thread used, so its cost can be stated.
     #[serde(default)]
     pub self_cpu_ns: Option<i64>,
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::selector::Select;
-
-    fn selector(workload: &str, comm: &str) -> WorkloadSelector {
-        WorkloadSelector {
-            workload: workload.into(),
-            select: Select::Comm(comm.into()),
-        }
-    }
-
-    fn imported(given: Option<Vec<String>>) -> Imported {
-        Imported {
-            files: vec![],
-            workloads: vec![selector("a", "old-a"), selector("b", "given-b")],
-            given,
-            unknown: vec![],
-            salvage: false,
-        }
-    }
-
-    #[test]
-    fn the_pipelines_selectors_replace_all_but_those_given_on_the_command_line() {
-        let pipeline = [
-            selector("b", "pipeline-b"),
-            selector("a", "mended-a"),
-            selector("c", "new-c"),
-        ];
-        assert_eq!(
-            imported(Some(vec!["b".into()])).selectors(&pipeline),
-            [
-                selector("a", "mended-a"),
-                selector("b", "given-b"),
-                selector("c", "new-c")
-            ]
-        );
-        assert_eq!(
-            imported(Some(vec![])).selectors(&[]),
-            imported(None).workloads,
-            "a workload the pipeline no longer names keeps its selector"
-        );
-        assert_eq!(
-            imported(None).selectors(&pipeline),
-            imported(None).workloads,
-            "a manifest from before `given` was recorded keeps every selector"
-        );
-    }
 }
