@@ -2,8 +2,8 @@
 //!
 //! These are the only tables that grow with trace size (millions of rows per perf.data file),
 //! so they never sit in memory whole: each input (a file of `schedlab parse`, a run of the
-//! parse stage) streams its rows into its own [`EventTables`], a part encoded on background
-//! threads while the input is still being read. [`EventParts::parse_each`] parses the inputs
+//! parse stage) streams its rows into its own [`EventTables`], a part encoded in rayon's pool
+//! while the input is still being read. [`EventParts::parse_each`] parses the inputs
 //! in parallel, then puts the parts together in input order by copying their encoded row
 //! groups, so the tables come out the same whatever order the inputs finished in.
 
@@ -19,7 +19,7 @@ use tempfile::TempDir;
 
 use crate::Parsed;
 
-/// The event tables of one input, each encoded on its own thread.
+/// The event tables of one input, each encoded in rayon's pool while the input is read.
 pub struct EventTables {
     slices: BackgroundWriter<SchedSliceRow>,
     migrations: BackgroundWriter<MigrationRow>,
@@ -44,7 +44,7 @@ impl EventTables {
     }
 
     /// Queues a batch from the perf.data reader; each table builds its Arrow arrays from the
-    /// compact rows on its own encoding thread.
+    /// compact rows when it encodes them.
     pub fn add(&self, batch: CompactBatch) {
         let CompactBatch {
             sched_slices,

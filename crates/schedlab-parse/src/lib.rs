@@ -8,7 +8,7 @@
 //! ran) and returns a [`Parsed`]: the rows it produced for each table, plus quality rows for
 //! whatever it could not read. [`Parsed::write_to`] persists the tables, except the per-event
 //! tables (`sched_slices`, `migrations`, `wakeups`): those grow with the trace, so they stream
-//! into [`EventTables`] (encoded on background threads) as they are read, one part per input,
+//! into [`EventTables`] (encoded in rayon's pool) as they are read, one part per input,
 //! and [`EventParts`] joins the parts in input order. [`parse_files_to`] does all of it, files
 //! in parallel, for `schedlab parse KIND FILE… --out DIR`; the runner's parse stage does the same
 //! per run with [`parse_file_streaming`].

@@ -5,8 +5,8 @@
 //! encoded on another thread those counts bounce between the cores' caches (a third more CPU
 //! for `schedlab parse perf-sched`). A [`CompactBatch`] holds the state machine's own rows
 //! instead (plain numbers, command names as 16 bytes, workloads and states as small codes), so
-//! it crosses threads for free; each table's part builds its Arrow batch on the encoder's
-//! thread, writing every string straight into the array. The batches equal those of the row
+//! it crosses threads for free; each table's part builds its Arrow batch where it is
+//! encoded, writing every string straight into the array. The batches equal those of the row
 //! path: the tests write both and compare.
 
 use std::sync::Arc;

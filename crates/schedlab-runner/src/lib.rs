@@ -238,7 +238,7 @@ struct RunWork<'r> {
 /// How many runs `stage` computes side by side.
 ///
 /// One run's parse already keeps every core busy (records decoded in parallel, tables encoded
-/// on their own threads), and parsing runs side by side would add their memory up: runs are
+/// alongside in the same pool), and parsing runs side by side would add their memory up: runs are
 /// parsed one after the other, so the stage's peak memory is one run's whatever their number.
 /// Aggregates and plots work on one core a run but hold a run's slices, about 0.7-0.8 times
 /// its raw files' size as the manifest lists them (measured on switch-heavy traces): as many

@@ -9,7 +9,7 @@
 //! from Parquet ([`row_batches`] a batch of rows at a time), and [`write_batch`] writes an Arrow batch built by hand (for tables whose columns
 //! depend on the input, like turbostat's). [`TableWriter`] writes a table a slice of rows at a
 //! time, for tables too big to hold in memory (the events of a perf trace);
-//! [`BackgroundWriter`] does so on its own thread, so that encoding overlaps reading; and
+//! [`BackgroundWriter`] does so in tasks of rayon's pool, so that encoding overlaps reading; and
 //! [`concat_parts`] joins part files of a table written in parallel, without re-encoding.
 //! [`turbostat::read_turbostat`] reads the turbostat table, whose columns vary, back by name.
 //! The two JSON files a collected run holds besides its raw tool output are formats of the
