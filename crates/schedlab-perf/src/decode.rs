@@ -166,7 +166,9 @@ fn decode_sample(meta: &Metadata, body: &[u8]) -> Result<Option<Event>, &'static
         _ => 0,
     };
     let attr = &meta.attrs[index];
-    let Some(tp) = attr.tracepoint else {
+    // By reference: a copy of the tracepoint's field table (up to 150 bytes) on the stack for
+    // every record made each field read wait for the copy's stores.
+    let Some(tp) = &attr.tracepoint else {
         return Ok(None);
     };
     let l = &attr.layout;
@@ -200,7 +202,7 @@ fn decode_sample(meta: &Metadata, body: &[u8]) -> Result<Option<Event>, &'static
             pid,
             target_cpu,
         } => Body::Wake {
-            kind,
+            kind: *kind,
             pid: pid.i32(raw).ok_or(FIELD)?,
             target_cpu: target_cpu.and_then(|f| f.i32(raw)).unwrap_or(-1),
             comm: comm.comm(raw).ok_or(FIELD)?,
