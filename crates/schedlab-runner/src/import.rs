@@ -231,8 +231,8 @@ fn is_workload_output(kind: ParserKind) -> bool {
 }
 
 /// The workload each file's output belongs to: the one the command line named (`NAME=FILE`),
-/// else the only workload, else the one named like the tool or selected by its command name.
-/// A workload's output that fits none (or several) is an error saying how to name it.
+/// else the one [`owner`] finds. A workload's output that fits none (or several) is an error
+/// saying how to name it.
 fn attribute(
     kinded: &[Kinded],
     workloads: &[WorkloadSelector],
@@ -252,33 +252,65 @@ fn attribute(
             out.push(Some(named.clone()));
             continue;
         }
-        if !is_workload_output(k.kind) {
-            out.push(None);
-            continue;
-        }
-        let tool = k.kind.name();
-        let by_tool: Vec<&str> = (workloads.iter())
-            .filter(|w| {
-                w.workload == tool
-                    || matches!(&w.select, Select::Comm(_))
-                        && w.select.matches_comm(tool.as_bytes())
-            })
-            .map(|w| w.workload.as_str())
-            .collect();
-        let chosen = match (&names[..], &by_tool[..]) {
-            ([only], _) => *only,
-            (_, [one]) => *one,
-            _ => {
-                return Err(import_error(format!(
-                    "{path}: {tool} output, but which workload printed it? (the workloads \
-                     are: {}) (hint: write the file as `NAME={path}`)",
-                    listed(&names)
-                )));
-            }
-        };
-        out.push(Some(chosen.to_owned()));
+        let owner = owner(k.kind, workloads).map_err(|unclear| {
+            import_error(format!(
+                "{path}: {unclear} (hint: write the file as `NAME={path}`)"
+            ))
+        })?;
+        out.push(owner);
     }
     Ok(out)
+}
+
+/// Which workload printed an output of `kind` that nobody named: the only workload, else the one
+/// named like the tool or selecting it by command name; `None` for a recording of the whole
+/// machine. When none or several fit, says so and lists the workloads.
+fn owner(kind: ParserKind, workloads: &[WorkloadSelector]) -> Result<Option<String>, String> {
+    if !is_workload_output(kind) {
+        return Ok(None);
+    }
+    let names: Vec<&str> = workloads.iter().map(|w| w.workload.as_str()).collect();
+    let tool = kind.name();
+    let by_tool: Vec<&str> = (workloads.iter())
+        .filter(|w| {
+            w.workload == tool
+                || matches!(&w.select, Select::Comm(_)) && w.select.matches_comm(tool.as_bytes())
+        })
+        .map(|w| w.workload.as_str())
+        .collect();
+    match (&names[..], &by_tool[..]) {
+        ([only], _) => Ok(Some((*only).to_owned())),
+        (_, [one]) => Ok(Some((*one).to_owned())),
+        _ => Err(format!(
+            "{tool} output, but which workload printed it? (the workloads are: {})",
+            listed(&names)
+        )),
+    }
+}
+
+/// The workload an imported file's output belongs to at this parse, `workloads` being the run's
+/// selectors now ([`selectors_now`]): one named with the file at import (`NAME=FILE`) stays, as
+/// in manifests that did not record which were named; another is found again by [`owner`], so
+/// that a workload added to the pipeline for the tool, or a selector mended there, takes the
+/// output along with the tool's threads. Where none or several fit now, the workload found at
+/// import stays and the second value says why.
+pub(crate) fn owner_now(
+    imported: &Imported,
+    file: &ImportedFile,
+    workloads: &[WorkloadSelector],
+) -> (Option<String>, Option<String>) {
+    let kind = ParserKind::from_name(&file.kind);
+    let Some(kind) = kind.filter(|_| !file.named && imported.given.is_some()) else {
+        return (file.workload.clone(), None);
+    };
+    match owner(kind, workloads) {
+        Ok(owner) => (owner, None),
+        Err(unclear) => {
+            let kept = file.workload.as_deref().unwrap_or("none");
+            let why = format!("{}: {unclear}; it stays with workload `{kept}`", file.path);
+            (file.workload.clone(), Some(why))
+        }
+    }
 }
 
 fn listed(names: &[&str]) -> String {
@@ -329,6 +361,7 @@ fn assemble(
             kind: k.kind.name().to_owned(),
             kind_from: k.kind_from.clone(),
             workload: workload.clone(),
+            named: k.file.workload.is_some(),
         });
     }
     let raw_files = stamp_raw_files(partial, bar)?;
@@ -649,6 +682,50 @@ mod tests {
         let workloads = [selector("a=pid:1"), selector("b=pid:2")];
         let err = attribute(&files, &workloads).unwrap_err().to_string();
         assert!(err.contains("NAME=t.txt") && err.contains("a, b"), "{err}");
+    }
+
+    /// An imported file of `kind` put with `workload` at import, `named` on the command line.
+    fn file(kind: ParserKind, workload: &str, named: bool) -> ImportedFile {
+        ImportedFile {
+            path: format!("raw/{}.txt", kind.name()),
+            from: String::new(),
+            kind: kind.name().to_owned(),
+            kind_from: String::new(),
+            workload: Some(workload.to_owned()),
+            named,
+        }
+    }
+
+    #[test]
+    fn an_output_nobody_named_is_found_again_and_a_named_one_stays() {
+        let now = [
+            selector("app=comm:stress-ng*"),
+            selector("sha=comm:openssl"),
+        ];
+        let run = imported(Some(vec![]));
+        let owner = |f: &ImportedFile, run: &Imported| owner_now(run, f, &now);
+        let found = file(ParserKind::Openssl, "app", false);
+        assert_eq!(owner(&found, &run), (Some("sha".into()), None));
+        let named = file(ParserKind::StressNg, "other", true);
+        assert_eq!(owner(&named, &run), (Some("other".into()), None));
+        assert_eq!(
+            owner(&found, &imported(None)),
+            (Some("app".into()), None),
+            "a manifest from before `given` was recorded keeps every output where it was"
+        );
+        let unclear = file(ParserKind::Time, "app", false);
+        let (kept, why) = owner(&unclear, &run);
+        assert_eq!(kept.as_deref(), Some("app"));
+        assert!(why.unwrap().contains("stays with workload `app`"));
+        let trace = ImportedFile {
+            workload: None,
+            ..file(ParserKind::PerfSched, "", false)
+        };
+        assert_eq!(
+            owner(&trace, &run),
+            (None, None),
+            "a recording of the machine"
+        );
     }
 
     fn imported(given: Option<Vec<String>>) -> Imported {

@@ -263,9 +263,14 @@ fn parse_imported(
         let Some(kind) = ParserKind::from_name(&file.kind) else {
             continue;
         };
+        let (workload, unclear) = crate::import::owner_now(imported, file, workloads);
+        if let Some(unclear) = unclear {
+            let message = format!("imported: {unclear}");
+            (out.parsed.quality).push(quality(run_id, "import", Severity::Warning, message));
+        }
         let ctx = ParseContext {
             run_id: run_id.clone(),
-            workload: file.workload.clone(),
+            workload,
             workloads: workloads.to_vec(),
             salvage: imported.salvage,
             ..ParseContext::default()

@@ -159,6 +159,11 @@ pub struct ImportedFile {
     /// The workload whose output it is, for a workload's own output (stress-ng, openssl,
     /// time); `None` for a recording of the whole machine.
     pub workload: Option<String>,
+    /// The workload was named with the file on the import's command line (`NAME=FILE`): it
+    /// stays. Otherwise it was found by the workloads of the time and is found again at each
+    /// parse, by the workloads the run follows then (see [`Imported::given`]).
+    #[serde(default)]
+    pub named: bool,
 }
 
 /// Facts about the machine that make runs comparable (collected by schedlab-collect's

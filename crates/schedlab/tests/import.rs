@@ -4,7 +4,7 @@
 
 mod util;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::process::Command;
 
@@ -668,5 +668,76 @@ fn a_selector_mended_in_the_pipeline_applies_to_runs_imported_before() {
     assert_eq!(
         kworker_as_shell, 0,
         "the command line's `shell=comm:bash` stays, not the pipeline's `comm:kworker/1:1H`"
+    );
+}
+
+/// A tool's output that nobody named at import belongs to whichever workload the run's
+/// workloads give it at each analysis: a workload added to the pipeline's `import.workloads`
+/// for the tool takes its output, as it takes its threads. An output named on the command line
+/// (`app=FILE`) stays where it was put, and one that several workloads would claim now stays
+/// where it was found, with a quality warning saying why.
+#[test]
+fn an_output_nobody_named_goes_to_the_workload_added_for_its_tool() {
+    let sandbox = Sandbox::new();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/real");
+    let speed =
+        root.join("openssl-speed/openssl-3.5.5-al2023-xeon8488c-elapsed-seconds10-sha256.txt");
+    let stress = root.join("stress-ng/lkp-2024-metrics-full-flock-cpu-used-rss-max.txt");
+    let pipeline = |more: &str| {
+        sandbox.write(
+            "outputs.yaml",
+            &format!(
+                "name: outputs\nimport:\n  workloads:\n    app: \"comm:stress-ng*\"\n{more}\
+                 aggregate:\n  - throughput: {{}}\n"
+            ),
+        )
+    };
+    let path = pipeline("");
+    let path = path.to_str().unwrap();
+    // openssl's output goes to the only workload; stress-ng's is named.
+    let import = sandbox.schedlab(&[
+        "import",
+        path,
+        speed.to_str().unwrap(),
+        &format!("app={}", stress.display()),
+    ]);
+    assert_eq!(import.code, 0, "{}", import.stderr);
+    let analyze_with = |more: &str| {
+        pipeline(more);
+        let analyze = sandbox.schedlab(&["analyze", path]);
+        assert_eq!(analyze.code, 0, "{}", analyze.stderr);
+        let tables = sandbox.data("outputs", "tables");
+        let metrics: Vec<WorkloadMetricRow> = read_table(&tables).unwrap();
+        let owners: BTreeSet<(String, String)> = (metrics.iter())
+            .map(|m| (m.tool.clone(), m.workload.clone()))
+            .collect();
+        let quality: Vec<QualityRow> = read_table(&tables).unwrap();
+        (owners, quality)
+    };
+    let owners = |pairs: &[(&str, &str)]| -> BTreeSet<(String, String)> {
+        (pairs.iter())
+            .map(|(tool, workload)| (tool.to_string(), workload.to_string()))
+            .collect()
+    };
+
+    let (before, _) = analyze_with("");
+    assert_eq!(before, owners(&[("openssl", "app"), ("stress-ng", "app")]));
+
+    let (added, quality) = analyze_with("    sha: \"comm:openssl\"\n");
+    assert_eq!(added, owners(&[("openssl", "sha"), ("stress-ng", "app")]));
+    assert!(
+        !quality.iter().any(|q| q.message.contains("stays with")),
+        "{quality:#?}"
+    );
+
+    let (unclear, quality) =
+        analyze_with("    sha: \"comm:openssl\"\n    hash: \"comm:openssl*\"\n");
+    assert_eq!(unclear, owners(&[("openssl", "app"), ("stress-ng", "app")]));
+    assert!(
+        quality
+            .iter()
+            .any(|q| q.message.contains("which workload printed it")
+                && q.message.contains("it stays with workload `app`")),
+        "{quality:#?}"
     );
 }
