@@ -289,18 +289,17 @@ fn owner(kind: ParserKind, workloads: &[WorkloadSelector]) -> Result<Option<Stri
 }
 
 /// The workload an imported file's output belongs to at this parse, `workloads` being the run's
-/// selectors now ([`selectors_now`]): one named with the file at import (`NAME=FILE`) stays, as
-/// in manifests that did not record which were named; another is found again by [`owner`], so
-/// that a workload added to the pipeline for the tool, or a selector mended there, takes the
-/// output along with the tool's threads. Where none or several fit now, the workload found at
+/// selectors now ([`selectors_now`]): one named with the file at import (`NAME=FILE`) stays,
+/// as does every output of a manifest that did not record it; another is found again by
+/// [`owner`], so that a workload added to the pipeline for the tool, or a selector mended
+/// there, takes the output along with the tool's threads. Where none or several fit now, the workload found at
 /// import stays and the second value says why.
 pub(crate) fn owner_now(
-    imported: &Imported,
     file: &ImportedFile,
     workloads: &[WorkloadSelector],
 ) -> (Option<String>, Option<String>) {
     let kind = ParserKind::from_name(&file.kind);
-    let Some(kind) = kind.filter(|_| !file.named && imported.given.is_some()) else {
+    let Some(kind) = kind.filter(|_| !file.named) else {
         return (file.workload.clone(), None);
     };
     match owner(kind, workloads) {
@@ -702,30 +701,30 @@ mod tests {
             selector("app=comm:stress-ng*"),
             selector("sha=comm:openssl"),
         ];
-        let run = imported(Some(vec![]));
-        let owner = |f: &ImportedFile, run: &Imported| owner_now(run, f, &now);
+        let owner = |f: &ImportedFile| owner_now(f, &now);
         let found = file(ParserKind::Openssl, "app", false);
-        assert_eq!(owner(&found, &run), (Some("sha".into()), None));
+        assert_eq!(owner(&found), (Some("sha".into()), None));
         let named = file(ParserKind::StressNg, "other", true);
-        assert_eq!(owner(&named, &run), (Some("other".into()), None));
+        assert_eq!(owner(&named), (Some("other".into()), None));
+        let before: ImportedFile = serde_json::from_str(
+            r#"{"path": "raw/s.txt", "from": "/s.txt", "kind": "openssl", "kind_from": "",
+                "workload": "app"}"#,
+        )
+        .unwrap();
         assert_eq!(
-            owner(&found, &imported(None)),
+            owner(&before),
             (Some("app".into()), None),
-            "a manifest from before `given` was recorded keeps every output where it was"
+            "a manifest from before `named` was recorded keeps every output where it was"
         );
         let unclear = file(ParserKind::Time, "app", false);
-        let (kept, why) = owner(&unclear, &run);
+        let (kept, why) = owner(&unclear);
         assert_eq!(kept.as_deref(), Some("app"));
         assert!(why.unwrap().contains("stays with workload `app`"));
         let trace = ImportedFile {
             workload: None,
             ..file(ParserKind::PerfSched, "", false)
         };
-        assert_eq!(
-            owner(&trace, &run),
-            (None, None),
-            "a recording of the machine"
-        );
+        assert_eq!(owner(&trace), (None, None), "a recording of the machine");
     }
 
     fn imported(given: Option<Vec<String>>) -> Imported {

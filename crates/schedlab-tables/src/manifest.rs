@@ -161,9 +161,14 @@ pub struct ImportedFile {
     pub workload: Option<String>,
     /// The workload was named with the file on the import's command line (`NAME=FILE`): it
     /// stays. Otherwise it was found by the workloads of the time and is found again at each
-    /// parse, by the workloads the run follows then (see [`Imported::given`]).
-    #[serde(default)]
+    /// parse, by the workloads the run follows then (see [`Imported::given`]). Manifests
+    /// written before this was recorded read as named: their outputs stay where they were put.
+    #[serde(default = "named_before_it_was_recorded")]
     pub named: bool,
+}
+
+fn named_before_it_was_recorded() -> bool {
+    true
 }
 
 /// Facts about the machine that make runs comparable (collected by schedlab-collect's
