@@ -295,13 +295,13 @@ fn owner(kind: ParserKind, workloads: &[WorkloadSelector]) -> Result<Option<Stri
 /// there, takes the output along with the tool's threads. Where none or several fit now, the workload found at
 /// import stays and the second value says why.
 pub(crate) fn owner_now(
+    kind: ParserKind,
     file: &ImportedFile,
     workloads: &[WorkloadSelector],
 ) -> (Option<String>, Option<String>) {
-    let kind = ParserKind::from_name(&file.kind);
-    let Some(kind) = kind.filter(|_| !file.named) else {
+    if file.named {
         return (file.workload.clone(), None);
-    };
+    }
     match owner(kind, workloads) {
         Ok(owner) => (owner, None),
         Err(unclear) => {
@@ -701,7 +701,10 @@ mod tests {
             selector("app=comm:stress-ng*"),
             selector("sha=comm:openssl"),
         ];
-        let owner = |f: &ImportedFile| owner_now(f, &now);
+        let owner = |f: &ImportedFile| {
+            let kind = ParserKind::from_name(&f.kind).unwrap();
+            owner_now(kind, f, &now)
+        };
         let found = file(ParserKind::Openssl, "app", false);
         assert_eq!(owner(&found), (Some("sha".into()), None));
         let named = file(ParserKind::StressNg, "other", true);

@@ -263,7 +263,7 @@ fn parse_imported(
         let Some(kind) = ParserKind::from_name(&file.kind) else {
             continue;
         };
-        let (workload, unclear) = crate::import::owner_now(file, workloads);
+        let (workload, unclear) = crate::import::owner_now(kind, file, workloads);
         if let Some(unclear) = unclear {
             let message = format!("imported: {unclear}");
             (out.parsed.quality).push(quality(run_id, "import", Severity::Warning, message));
