@@ -76,17 +76,7 @@ pub(crate) mod tests {
 
     /// CPU `cpu` of run `r`, of a declared `class` ranked `class_rank`.
     pub(crate) fn cpu(cpu: i32, class: &str, class_rank: Option<i32>) -> CpuRow {
-        CpuRow {
-            run_id: "r".into(),
-            cpu,
-            core_id: None,
-            package_id: None,
-            class: class.into(),
-            class_source: "declared".into(),
-            capacity: None,
-            max_khz: None,
-            class_rank,
-        }
+        CpuRow::declared("r", cpu, class, class_rank)
     }
 
     #[test]

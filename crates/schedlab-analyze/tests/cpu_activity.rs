@@ -21,16 +21,12 @@ fn alder_lake() -> Vec<TurbostatSample> {
 /// The classes the capture's machine has, declared (SOURCES.md: P-cores 0-7, E-cores 8-15).
 fn declared_classes() -> Vec<CpuRow> {
     (0..16)
-        .map(|cpu| CpuRow {
-            run_id: "adl".into(),
-            cpu,
-            core_id: None,
-            package_id: Some(0),
-            class: if cpu < 8 { "P" } else { "E" }.into(),
-            class_source: "declared".into(),
-            capacity: None,
-            max_khz: None,
-            class_rank: Some(if cpu < 8 { 0 } else { 1 }),
+        .map(|cpu| {
+            let (class, rank) = if cpu < 8 { ("P", 0) } else { ("E", 1) };
+            CpuRow {
+                package_id: Some(0),
+                ..CpuRow::declared("adl", cpu, class, Some(rank))
+            }
         })
         .collect()
 }

@@ -52,13 +52,13 @@ impl EventTables {
             wakeups,
         } = batch;
         if !sched_slices.is_empty() {
-            (self.slices).send_with(move |schema| sched_slices.record_batch(schema));
+            (self.slices).send_with(move |schema| sched_slices.table_batch(schema));
         }
         if !migrations.is_empty() {
-            (self.migrations).send_with(move |schema| migrations.record_batch(schema));
+            (self.migrations).send_with(move |schema| migrations.table_batch(schema));
         }
         if !wakeups.is_empty() {
-            (self.wakeups).send_with(move |schema| wakeups.record_batch(schema));
+            (self.wakeups).send_with(move |schema| wakeups.table_batch(schema));
         }
     }
 

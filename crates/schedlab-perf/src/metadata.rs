@@ -159,6 +159,9 @@ pub(crate) enum WakeKind {
 }
 
 impl WakeKind {
+    /// Every kind, in the order of their discriminants (`kind as usize` indexes it).
+    pub(crate) const ALL: [WakeKind; 3] = [WakeKind::Waking, WakeKind::Wakeup, WakeKind::WakeupNew];
+
     pub(crate) fn as_str(self) -> &'static str {
         match self {
             WakeKind::Waking => "waking",

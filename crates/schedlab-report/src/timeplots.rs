@@ -676,17 +676,7 @@ mod tests {
     }
 
     fn cpu(cpu: i32, class: &str) -> CpuRow {
-        CpuRow {
-            run_id: "r".into(),
-            cpu,
-            core_id: None,
-            package_id: None,
-            class: class.into(),
-            class_source: "declared".into(),
-            capacity: None,
-            max_khz: None,
-            class_rank: None,
-        }
+        CpuRow::declared("r", cpu, class, None)
     }
 
     /// turbostat's real output on a hybrid Alder Lake-P (16 CPUs: P-cores 0-7 with HT, E-cores

@@ -195,17 +195,7 @@ mod tests {
     use super::*;
 
     fn cpu(cpu: i32, class: &str, class_rank: i32) -> CpuRow {
-        CpuRow {
-            run_id: "r1".into(),
-            cpu,
-            core_id: None,
-            package_id: None,
-            class: class.into(),
-            class_source: "declared".into(),
-            capacity: None,
-            max_khz: None,
-            class_rank: Some(class_rank),
-        }
+        CpuRow::declared("r1", cpu, class, Some(class_rank))
     }
 
     fn summed() -> PlacementCostWorkloadRow {

@@ -25,10 +25,9 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::Duration;
 
-use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 
-use crate::{Table, TableError, TableWriter};
+use crate::{Table, TableBatch, TableError, TableWriter};
 
 /// Batches waiting to be encoded before a send waits. One is as fast as four on the bench
 /// trace and holds less memory (peak RSS of `schedlab parse perf-sched`: 33-34 MiB, 35-38 MiB
@@ -150,16 +149,16 @@ impl<T: Table + Send + 'static> BackgroundWriter<T> {
         }
     }
 
-    /// Queues rows held in another form than `T`, as a function that builds their Arrow batch
-    /// (of the schema it is given) when they are encoded. The perf reader's compact rows use
-    /// this: building the arrays there keeps the conversion out of the reader's own work.
+    /// Queues rows held in another form than `T`, as a function that builds their batch (of
+    /// the schema it is given) when they are encoded. The perf reader's compact rows use this:
+    /// building the batch there keeps the conversion out of the reader's own work.
     pub fn send_with<E: std::fmt::Display>(
         &self,
-        build: impl FnOnce(SchemaRef) -> Result<RecordBatch, E> + Send + 'static,
+        build: impl FnOnce(SchemaRef) -> Result<TableBatch, E> + Send + 'static,
     ) {
         self.queue(Box::new(move |writer| {
             let batch = build(writer.schema()).map_err(|e| writer.schema_error(e.to_string()))?;
-            writer.write_batch(&batch)
+            writer.write_table(&batch)
         }));
     }
 
@@ -212,6 +211,7 @@ impl<T: Table + Send + 'static> Drop for BackgroundWriter<T> {
 mod tests {
     use super::*;
     use crate::{QualityRow, Severity, read_rows};
+    use arrow_array::RecordBatch;
 
     fn note(i: usize) -> QualityRow {
         QualityRow {
@@ -246,7 +246,9 @@ mod tests {
         let rows = vec![note(1), note(2)];
         let copy = rows.clone();
         writer.send_with(move |schema| {
-            serde_arrow::to_record_batch(schema.fields(), &copy).map_err(|e| e.to_string())
+            serde_arrow::to_record_batch(schema.fields(), &copy)
+                .map(TableBatch::from)
+                .map_err(|e| e.to_string())
         });
         writer.finish().unwrap();
         assert_eq!(read_rows::<QualityRow>(&path).unwrap(), rows);
@@ -255,7 +257,7 @@ mod tests {
         let writer = BackgroundWriter::<QualityRow>::create(&path).unwrap();
         writer.send_with(|_| {
             let other = crate::schema_of::<crate::RunRow>();
-            Ok::<_, String>(RecordBatch::new_empty(other))
+            Ok::<_, String>(TableBatch::from(RecordBatch::new_empty(other)))
         });
         let err = writer.finish().unwrap_err().to_string();
         assert!(
@@ -312,7 +314,7 @@ mod tests {
         let path = dir.path().join("quality.parquet");
         let writer = BackgroundWriter::<QualityRow>::create(&path).unwrap();
         writer.send(vec![note(1)]);
-        writer.send_with(|_| -> Result<RecordBatch, String> { panic!("a bug in a batch builder") });
+        writer.send_with(|_| -> Result<TableBatch, String> { panic!("a bug in a batch builder") });
         writer.send(vec![note(2)]);
         let raised = std::panic::catch_unwind(AssertUnwindSafe(|| writer.finish()));
         let message = raised.expect_err("finish raises the panic");

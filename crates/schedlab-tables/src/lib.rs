@@ -70,6 +70,7 @@ pub mod placement;
 pub mod rows;
 pub mod sched_config;
 mod shared;
+mod text_column;
 pub mod turbostat;
 
 /// Workload selectors are pipeline syntax and also recorded in imported runs' manifests.
@@ -88,6 +89,7 @@ pub use parquet_io::{
 };
 pub use rows::*;
 pub use shared::{Shareable, SharedStrings};
+pub use text_column::{KeyedText, NULL_KEY, TableBatch, TableColumn};
 
 use std::path::PathBuf;
 

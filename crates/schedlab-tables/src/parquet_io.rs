@@ -6,16 +6,21 @@ use std::marker::PhantomData;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use arrow_array::RecordBatch;
+use arrow_array::cast::AsArray;
+use arrow_array::{Array, RecordBatch};
 use arrow_schema::{DataType, FieldRef, Schema, SchemaRef};
-use parquet::arrow::ArrowWriter;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use parquet::arrow::arrow_writer::{ArrowColumnWriter, ArrowRowGroupWriterFactory, compute_leaves};
+use parquet::arrow::{ArrowSchemaConverter, add_encoded_arrow_schema_to_metadata};
 use parquet::basic::{Compression, Encoding};
+use parquet::errors::ParquetError;
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
+use parquet::file::writer::SerializedFileWriter;
 use parquet::schema::types::ColumnPath;
 use serde_arrow::schema::{SchemaLike, TracingOptions};
 use tempfile::NamedTempFile;
 
+use crate::text_column::{TableBatch, TableColumn, TextColumn};
 use crate::{SharedStrings, Table, TableError};
 
 fn tracing_options() -> TracingOptions {
@@ -133,6 +138,21 @@ impl<T: Table> TableWriter<T> {
         self.file.write(batch)
     }
 
+    /// Appends a batch whose text columns may come as [`KeyedText`](crate::KeyedText) (see
+    /// [`BackgroundWriter::send_with`](crate::BackgroundWriter::send_with)): a column per
+    /// field of the table's schema, in order.
+    pub fn write_table(&mut self, batch: &TableBatch) -> Result<(), TableError> {
+        if batch.columns.len() != self.schema.fields().len() {
+            return Err(self.schema_error(format!(
+                "a batch of {} columns for table {} of {}",
+                batch.columns.len(),
+                T::NAME,
+                self.schema.fields().len()
+            )));
+        }
+        self.file.write_table(batch)
+    }
+
     /// The table's Arrow schema.
     pub fn schema(&self) -> SchemaRef {
         self.schema.clone()
@@ -168,11 +188,10 @@ const ROW_GROUP_BYTES: usize = 1 << 20;
 /// How every table is encoded, chosen by timing `schedlab parse perf-sched` on the `just bench`
 /// trace (1017 MiB, 3.8 million slices, 1.9 million wakeups; alternating runs, same machine):
 ///
-/// - Text columns (`run_id`, `comm`, states, kinds, workloads) are dictionary-encoded: a trace
-///   has a handful of distinct values, so a page holds small indices instead of every string
-///   again. The `parquet` crate hashes every value to build the dictionary (about a tenth of
-///   the command's CPU time), but plain strings cost as much to copy and compress, and their
-///   page buffers held 15 MiB more.
+/// - Text columns (`run_id`, `comm`, states, kinds, workloads) are dictionary-encoded, by
+///   [`TextColumn`] rather than these properties (see `text_column` for why): a trace has a
+///   handful of distinct values, so a page holds small indices instead of every string again.
+///   Plain strings cost as much to copy and compress, and their page buffers held 15 MiB more.
 /// - Other columns are not dictionary-encoded: integers are nearly all distinct or compress as
 ///   well without one, and building the dictionary costs a hash per value.
 /// - Snappy, not zstd: zstd made files 10 % smaller (37 instead of 41 MiB of `sched_slices`)
@@ -181,9 +200,10 @@ const ROW_GROUP_BYTES: usize = 1 << 20;
 ///   row groups of 1 MiB), each holding about a megabyte while its group is written.
 /// - Time columns (`*_ns`, Int64) are delta-encoded (nearly sorted, nearly all distinct) and
 ///   not compressed: nothing is left to squeeze in the deltas.
-/// - Min/max statistics, per row group, only for `run_id` and the time columns, the columns
-///   that analyses filter on; elsewhere (command names, thread ids) a row group spans every
-///   value anyway, and computing them is a comparison per value.
+/// - Min/max statistics, per row group, only for `run_id` (from its dictionary, by
+///   [`TextColumn`]) and the time columns, the columns that analyses filter on; elsewhere
+///   (command names, thread ids) a row group spans every value anyway, and computing them is a
+///   comparison per value.
 ///
 /// With the reader's framing prefetch and orderer keys (the commit before), the command's CPU
 /// time on that trace went from 1.86 to 1.52 s and its peak RSS from 69 to 61 MiB. Parquet
@@ -191,8 +211,6 @@ const ROW_GROUP_BYTES: usize = 1 << 20;
 fn writer_properties(schema: &Schema) -> WriterProperties {
     let mut props = WriterProperties::builder()
         .set_compression(Compression::SNAPPY)
-        .set_max_row_group_row_count(Some(ROW_GROUP_ROWS))
-        .set_max_row_group_bytes(Some(ROW_GROUP_BYTES))
         .set_dictionary_enabled(false)
         .set_statistics_enabled(EnabledStatistics::None);
     for field in schema.fields() {
@@ -203,10 +221,7 @@ fn writer_properties(schema: &Schema) -> WriterProperties {
                 .set_column_encoding(column.clone(), Encoding::DELTA_BINARY_PACKED)
                 .set_column_compression(column.clone(), Compression::UNCOMPRESSED);
         }
-        if field.data_type() == &DataType::Utf8 {
-            props = props.set_column_dictionary_enabled(column.clone(), true);
-        }
-        if is_time || field.name() == "run_id" {
+        if is_time {
             props = props.set_column_statistics_enabled(column, EnabledStatistics::Chunk);
         }
     }
@@ -214,36 +229,191 @@ fn writer_properties(schema: &Schema) -> WriterProperties {
 }
 
 /// A Parquet file being written under a temporary name in its final directory.
+///
+/// Text columns are encoded by [`TextColumn`] (see `text_column` for why), the others by the
+/// `parquet` crate's Arrow column writers; row groups are cut as [`ROW_GROUP_ROWS`] and
+/// [`ROW_GROUP_BYTES`] say, a batch split across two groups where needed.
 struct AtomicParquet {
     path: PathBuf,
-    writer: ArrowWriter<NamedTempFile>,
+    schema: SchemaRef,
+    file: SerializedFileWriter<NamedTempFile>,
+    factory: ArrowRowGroupWriterFactory,
+    /// How each field of the schema is written, in order.
+    fields: Vec<FieldColumns>,
+    /// The current row group's Arrow column writers (one per Parquet leaf, text ones unused).
+    group: Option<Vec<ArrowColumnWriter>>,
+    group_rows: usize,
+}
+
+/// How one field of a table is written.
+enum FieldColumns {
+    Text(Box<TextColumn>),
+    /// By Arrow column writers, one per Parquet leaf of the field.
+    Leaves(usize),
 }
 
 impl AtomicParquet {
     fn create(path: &Path, schema: SchemaRef) -> Result<Self, TableError> {
+        let pq = |err| parquet_error(path, err);
         let tmp = temp_file_beside(path)?;
-        let props = writer_properties(&schema);
-        let writer = ArrowWriter::try_new(tmp, schema, Some(props))
-            .map_err(|err| parquet_error(path, err))?;
+        let mut props = writer_properties(&schema);
+        add_encoded_arrow_schema_to_metadata(&schema, &mut props);
+        let descr = ArrowSchemaConverter::new().convert(&schema).map_err(pq)?;
+        let file =
+            SerializedFileWriter::new(tmp, descr.root_schema_ptr(), Arc::new(props)).map_err(pq)?;
+        let factory = ArrowRowGroupWriterFactory::new(&file, schema.clone());
+        let leaves = descr.columns();
+        let mut first = 0;
+        let fields = (schema.fields().iter())
+            .map(|field| {
+                let n = (leaves[first..].iter())
+                    .take_while(|c| c.path().parts()[0] == *field.name())
+                    .count();
+                let leaf = leaves[first].clone();
+                first += n;
+                if field.data_type() == &DataType::Utf8 {
+                    FieldColumns::Text(Box::new(TextColumn::new(leaf, field.name() == "run_id")))
+                } else {
+                    FieldColumns::Leaves(n)
+                }
+            })
+            .collect();
         Ok(AtomicParquet {
             path: path.to_owned(),
-            writer,
+            schema,
+            file,
+            factory,
+            fields,
+            group: None,
+            group_rows: 0,
         })
     }
 
-    /// Adds `batch` to the current row group (a new group starts every [`ROW_GROUP_ROWS`] rows
-    /// or [`ROW_GROUP_BYTES`] encoded bytes).
+    /// Adds `batch` (see [`write_table`](Self::write_table)).
     fn write(&mut self, batch: &RecordBatch) -> Result<(), TableError> {
-        let pq = |err| parquet_error(&self.path, err);
-        self.writer.write(batch).map_err(pq)
+        self.write_table(&TableBatch::from(batch.clone()))
     }
 
-    fn finish(self) -> Result<(), TableError> {
+    /// Adds `batch` to the current row group, which is written out once it holds
+    /// [`ROW_GROUP_ROWS`] rows or [`ROW_GROUP_BYTES`] encoded bytes.
+    fn write_table(&mut self, batch: &TableBatch) -> Result<(), TableError> {
+        (self.encode(batch)).map_err(|err| parquet_error(&self.path, err))
+    }
+
+    fn encode(&mut self, batch: &TableBatch) -> parquet::errors::Result<()> {
+        let mut start = 0;
+        while start < batch.rows {
+            if self.group.is_none() {
+                let index = self.file.flushed_row_groups().len();
+                self.group = Some(self.factory.create_column_writers(index)?);
+            }
+            let mut take = (batch.rows - start).min(ROW_GROUP_ROWS - self.group_rows);
+            // As many rows as fit the byte cap at the group's bytes per row so far.
+            if let Some(per_row) = self.group_bytes().checked_div(self.group_rows) {
+                let fit = ROW_GROUP_BYTES.saturating_sub(self.group_bytes()) / per_row.max(1);
+                if fit == 0 {
+                    self.write_group()?;
+                    continue;
+                }
+                take = take.min(fit);
+            }
+            self.write_rows(batch, start, take)?;
+            start += take;
+            if self.group_rows >= ROW_GROUP_ROWS || self.group_bytes() >= ROW_GROUP_BYTES {
+                self.write_group()?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Rows `start..start + len` of `batch` into the current row group.
+    fn write_rows(
+        &mut self,
+        batch: &TableBatch,
+        start: usize,
+        len: usize,
+    ) -> parquet::errors::Result<()> {
+        let writers = self.group.as_mut().expect("a row group is open");
+        let mut leaf = 0;
+        let columns = (self.schema.fields().iter())
+            .zip(&batch.columns)
+            .zip(&mut self.fields);
+        for ((field, column), how) in columns {
+            match (how, column) {
+                (FieldColumns::Text(text), TableColumn::Text(keyed)) => {
+                    text.push_keyed(&keyed.keys[start..start + len], &*keyed.text)?;
+                    leaf += 1;
+                }
+                (FieldColumns::Text(text), TableColumn::Array(array)) => {
+                    let strings = array.as_string_opt::<i32>().ok_or_else(|| {
+                        ParquetError::General(format!("column {} is not text", field.name()))
+                    })?;
+                    let rows = start..start + len;
+                    text.push_strs(rows.map(|i| strings.is_valid(i).then(|| strings.value(i))))?;
+                    leaf += 1;
+                }
+                (FieldColumns::Leaves(_), TableColumn::Array(array)) => {
+                    for column in compute_leaves(field, &array.slice(start, len))? {
+                        writers[leaf].write(&column)?;
+                        leaf += 1;
+                    }
+                }
+                (FieldColumns::Leaves(_), TableColumn::Text(_)) => {
+                    return Err(ParquetError::General(format!(
+                        "keyed text for column {}, which is not text",
+                        field.name()
+                    )));
+                }
+            }
+        }
+        self.group_rows += len;
+        Ok(())
+    }
+
+    /// The current row group's encoded size, about.
+    fn group_bytes(&self) -> usize {
+        let arrays = self
+            .group
+            .iter()
+            .flatten()
+            .map(|w| w.get_estimated_total_bytes());
+        let texts = self.fields.iter().map(|how| match how {
+            FieldColumns::Text(text) => text.estimated_bytes(),
+            FieldColumns::Leaves(_) => 0,
+        });
+        arrays.sum::<usize>() + texts.sum::<usize>()
+    }
+
+    /// Writes out the current row group, if any.
+    fn write_group(&mut self) -> parquet::errors::Result<()> {
+        let Some(writers) = self.group.take() else {
+            return Ok(());
+        };
+        self.group_rows = 0;
+        let mut group = self.file.next_row_group()?;
+        let mut writers = writers.into_iter();
+        for how in &mut self.fields {
+            match how {
+                FieldColumns::Text(text) => {
+                    writers.next();
+                    let (bytes, close) = text.close_chunk()?;
+                    group.append_column(&bytes, close)?;
+                }
+                FieldColumns::Leaves(n) => {
+                    for writer in writers.by_ref().take(*n) {
+                        writer.close()?.append_to_row_group(&mut group)?;
+                    }
+                }
+            }
+        }
+        group.close()?;
+        Ok(())
+    }
+
+    fn finish(mut self) -> Result<(), TableError> {
+        (self.write_group()).map_err(|err| parquet_error(&self.path, err))?;
         let path = self.path;
-        let mut tmp = self
-            .writer
-            .into_inner()
-            .map_err(|err| parquet_error(&path, err))?;
+        let mut tmp = (self.file.into_inner()).map_err(|err| parquet_error(&path, err))?;
         tmp.flush().map_err(|source| io_error(&path, source))?;
         tmp.persist(&path)
             .map_err(|err| io_error(&path, err.error))?;
@@ -551,6 +721,110 @@ mod tests {
         writer.write(&[slice(1, &comm, None)]).unwrap();
         drop(writer);
         assert!(files_in(dir.path()).is_empty());
+    }
+
+    /// Text given by key reads back as the text it stands for, mixed with text given as
+    /// strings, with nulls where the key says so, over two row groups with the run id's min and
+    /// max in each; a null where a column has none is an error naming the file and column.
+    #[test]
+    fn keyed_text_reads_back_as_the_strings_it_stands_for() {
+        use crate::{KeyedText, NULL_KEY, TableBatch, TableColumn};
+        use arrow_array::{Int64Array, StringArray};
+        use parquet::file::statistics::Statistics;
+
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("keyed.parquet");
+        let schema = Arc::new(Schema::new(vec![
+            arrow_schema::Field::new("run_id", DataType::Utf8, false),
+            arrow_schema::Field::new("n", DataType::Int64, false),
+            arrow_schema::Field::new("workload", DataType::Utf8, true),
+        ]));
+        let keyed = |keys: Vec<u128>| {
+            TableColumn::Text(KeyedText {
+                keys,
+                text: Arc::new(|k| format!("w{k}")),
+            })
+        };
+        let batch = |ns: Vec<i64>, workloads: Vec<u128>| TableBatch {
+            rows: ns.len(),
+            columns: vec![
+                TableColumn::Text(KeyedText {
+                    keys: vec![7; ns.len()],
+                    text: Arc::new(|_| "run-7".to_string()),
+                }),
+                TableColumn::Array(Arc::new(Int64Array::from(ns))),
+                keyed(workloads),
+            ],
+        };
+        let mut file = AtomicParquet::create(&path, schema.clone()).unwrap();
+        // 20 rows of w1, w2 and nulls (runs and literals), then a row group of w3 alone.
+        let first: Vec<u128> = (0..20).map(|i| [1, 1, NULL_KEY, 2][i % 4]).collect();
+        file.write_table(&batch((0..20).collect(), first.clone()))
+            .unwrap();
+        file.write_group().unwrap();
+        // The same texts given as strings go through the same dictionary.
+        let strings = RecordBatch::try_new(
+            schema.clone(),
+            vec![
+                Arc::new(StringArray::from(vec!["run-7"; 2])),
+                Arc::new(Int64Array::from(vec![20, 21])),
+                Arc::new(StringArray::from(vec![Some("w3"), None])),
+            ],
+        )
+        .unwrap();
+        file.write(&strings).unwrap();
+        file.write_table(&batch(vec![22; 9], vec![3; 9])).unwrap();
+        file.finish().unwrap();
+
+        let reader = ParquetRecordBatchReaderBuilder::try_new(File::open(&path).unwrap()).unwrap();
+        let metadata = reader.metadata().clone();
+        let batches: Vec<RecordBatch> = reader.build().unwrap().map(Result::unwrap).collect();
+        let text = |name: &str| -> Vec<Option<String>> {
+            (batches.iter())
+                .flat_map(|b| {
+                    let column = b.column_by_name(name).unwrap().as_string::<i32>();
+                    column
+                        .iter()
+                        .map(|v| v.map(str::to_string))
+                        .collect::<Vec<_>>()
+                })
+                .collect()
+        };
+        let mut expected: Vec<Option<String>> = first
+            .iter()
+            .map(|&k| (k != NULL_KEY).then(|| format!("w{k}")))
+            .collect();
+        expected.extend([Some("w3".into()), None]);
+        expected.extend(vec![Some("w3".into()); 9]);
+        assert_eq!(text("workload"), expected);
+        assert_eq!(text("run_id"), vec![Some("run-7".to_string()); 31]);
+        assert_eq!(
+            batches[0].schema(),
+            schema,
+            "the Arrow schema is the table's"
+        );
+
+        assert_eq!(metadata.num_row_groups(), 2);
+        for (group, rows) in metadata.row_groups().iter().zip([20, 11]) {
+            assert_eq!(group.num_rows(), rows);
+            match group.column(0).statistics() {
+                Some(Statistics::ByteArray(s)) => {
+                    assert_eq!(s.min_opt().unwrap().as_utf8().unwrap(), "run-7");
+                    assert_eq!(s.max_opt().unwrap().as_utf8().unwrap(), "run-7");
+                }
+                other => panic!("run_id statistics: {other:?}"),
+            }
+            assert!(group.column(2).statistics().is_none());
+        }
+
+        let mut file = AtomicParquet::create(&dir.path().join("bad.parquet"), schema).unwrap();
+        let mut bad = batch(vec![1], vec![1]);
+        bad.columns[0] = keyed(vec![NULL_KEY]);
+        let err = file.write_table(&bad).unwrap_err().to_string();
+        assert!(
+            err.contains("bad.parquet") && err.contains("run_id"),
+            "{err}"
+        );
     }
 }
 

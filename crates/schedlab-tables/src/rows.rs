@@ -94,6 +94,26 @@ pub struct CpuRow {
 }
 table!(CpuRow, "cpus");
 
+impl CpuRow {
+    /// A CPU known only by the class a pipeline declared for it (`topology:`), with none of
+    /// the machine's own facts: the row the parse stage writes for an import without a
+    /// perf.data header. Tests of class logic build their hybrid machines from these, since
+    /// the machines they run on are not hybrid.
+    pub fn declared(run_id: &str, cpu: i32, class: &str, class_rank: Option<i32>) -> CpuRow {
+        CpuRow {
+            run_id: run_id.into(),
+            cpu,
+            core_id: None,
+            package_id: None,
+            class: class.into(),
+            class_source: "declared".into(),
+            capacity: None,
+            max_khz: None,
+            class_rank,
+        }
+    }
+}
+
 /// One process the runner started for a workload (or one built-in workload).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ProcessRow {

@@ -1,4 +1,4 @@
-//! The compact path (`stream_sched_compact`, Arrow arrays built from the reader's own rows)
+//! The compact path (`stream_sched_compact`, batches built from the reader's own rows, text by key)
 //! gives exactly the rows of the row path (`read_sched`) on every recording.
 
 use schedlab_perf::{SchedOptions, read_sched, stream_sched_compact};
@@ -33,16 +33,16 @@ fn compact_batches_hold_the_rows_of_the_row_path_on_every_fixture() {
             batches += 1;
             let s = b
                 .sched_slices
-                .record_batch(schema_of::<SchedSliceRow>())
+                .table_batch(schema_of::<SchedSliceRow>())
                 .unwrap();
-            slices.write_batch(&s).unwrap();
+            slices.write_table(&s).unwrap();
             let m = b
                 .migrations
-                .record_batch(schema_of::<MigrationRow>())
+                .table_batch(schema_of::<MigrationRow>())
                 .unwrap();
-            migrations.write_batch(&m).unwrap();
-            let w = b.wakeups.record_batch(schema_of::<WakeupRow>()).unwrap();
-            wakeups.write_batch(&w).unwrap();
+            migrations.write_table(&m).unwrap();
+            let w = b.wakeups.table_batch(schema_of::<WakeupRow>()).unwrap();
+            wakeups.write_table(&w).unwrap();
         })
         .unwrap();
         assert!(batches > 0);

@@ -1,0 +1,475 @@
+//! Dictionary-encoded text columns, written as Parquet column chunks without the `parquet`
+//! crate's per-value interning.
+//!
+//! Every text column of schedlab's tables is dictionary-encoded: a trace has a handful of
+//! distinct command names, states, kinds, workloads and one run id, on millions of rows. The
+//! `parquet` crate builds that dictionary by hashing every value and comparing its bytes with
+//! the match (`Interner::intern`), and before that the strings must be laid out in an Arrow
+//! array. The perf.data reader already knows each row's text by a small key (a state's code, a
+//! command name's 16 bytes), so here the dictionary is keyed by that: a comparison with the
+//! row before or a cached integer hash per row, and the text is made once per distinct key.
+//! On the `just bench` trace (500 MiB, 1.9 million slices) this took `schedlab parse
+//! perf-sched` from 0.57 to 0.45 s of CPU time and from 0.32 to 0.26 s of wall time (medians
+//! of 11 alternating runs), for tables equal to the `parquet` crate's (pyarrow `equals`) and
+//! 1.6 % larger.
+//!
+//! A column chunk holds the texts its row group uses (one PLAIN dictionary page) and one data
+//! page (format v1) of RLE/bit-packed indices into them, uncompressed: the indices take a few
+//! bits a row and compress no further. Every reader of Parquet reads these as it reads the
+//! `parquet` crate's own.
+
+use std::sync::Arc;
+
+use ahash::AHashMap;
+use bytes::Bytes;
+use parquet::basic::{Compression, Encoding};
+use parquet::column::page::{CompressedPage, Page, PageWriter};
+use parquet::column::writer::ColumnCloseResult;
+use parquet::data_type::ByteArray;
+use parquet::errors::{ParquetError, Result};
+use parquet::file::metadata::{ColumnChunkMetaData, OffsetIndexBuilder};
+use parquet::file::statistics::{Statistics, ValueStatistics};
+use parquet::file::writer::{SerializedPageWriter, TrackedWrite};
+use parquet::schema::types::ColumnDescPtr;
+
+/// A key no text has: the row is null.
+pub const NULL_KEY: u128 = u128::MAX;
+
+/// Text rows given by key: `keys[i]` names row `i`'s text (or is [`NULL_KEY`]), and `text`
+/// gives the text of a key the column has not seen yet.
+pub struct KeyedText {
+    pub keys: Vec<u128>,
+    pub text: Arc<dyn Fn(u128) -> String + Send + Sync>,
+}
+
+/// A batch for a table's writer: a column per field of the table's schema, in order, each an
+/// Arrow array or, for a text field, [`KeyedText`].
+pub struct TableBatch {
+    pub rows: usize,
+    pub columns: Vec<TableColumn>,
+}
+
+impl From<arrow_array::RecordBatch> for TableBatch {
+    /// Every column as its Arrow array (text as strings).
+    fn from(batch: arrow_array::RecordBatch) -> Self {
+        TableBatch {
+            rows: batch.num_rows(),
+            columns: batch
+                .columns()
+                .iter()
+                .cloned()
+                .map(TableColumn::Array)
+                .collect(),
+        }
+    }
+}
+
+/// One column of a [`TableBatch`].
+pub enum TableColumn {
+    Array(arrow_array::ArrayRef),
+    Text(KeyedText),
+}
+
+/// One text column of a table being written: every text seen in the file, numbered, and the
+/// current row group's dictionary (the texts it uses) with its indices into it.
+pub(crate) struct TextColumn {
+    descr: ColumnDescPtr,
+    statistics: bool,
+    /// Number of each key seen in this file, and the last keys looked up (see
+    /// `number_of_key`; [`NULL_KEY`] marks an empty slot).
+    by_key: AHashMap<u128, u32>,
+    recent: Box<[(u128, u32); 256]>,
+    /// Number of each text seen in this file (rows given as strings).
+    by_text: AHashMap<Box<str>, u32>,
+    texts: Vec<Box<str>>,
+    /// This row group: its dictionary (text numbers), each number's place in it
+    /// ([`UNUSED`] if none yet), an index per non-null row, and whether each row is non-null.
+    dictionary: Vec<u32>,
+    place: Vec<u32>,
+    indices: Vec<u32>,
+    defined: Vec<u32>,
+}
+
+/// A text the current row group does not use yet.
+const UNUSED: u32 = u32::MAX;
+
+impl TextColumn {
+    /// A column of `descr`; `statistics`: record min/max per row group.
+    pub(crate) fn new(descr: ColumnDescPtr, statistics: bool) -> Self {
+        TextColumn {
+            descr,
+            statistics,
+            by_key: AHashMap::new(),
+            recent: Box::new([(NULL_KEY, 0); 256]),
+            by_text: AHashMap::new(),
+            texts: Vec::new(),
+            dictionary: Vec::new(),
+            place: Vec::new(),
+            indices: Vec::new(),
+            defined: Vec::new(),
+        }
+    }
+
+    fn nullable(&self) -> bool {
+        self.descr.max_def_level() > 0
+    }
+
+    /// Rows in the current row group.
+    pub(crate) fn rows(&self) -> usize {
+        if self.nullable() {
+            self.defined.len()
+        } else {
+            self.indices.len()
+        }
+    }
+
+    /// The number of `text` in the file, numbering it if new.
+    fn number(&mut self, text: &str) -> u32 {
+        if let Some(&n) = self.by_text.get(text) {
+            return n;
+        }
+        let n = self.texts.len() as u32;
+        self.texts.push(text.into());
+        self.place.push(UNUSED);
+        self.by_text.insert(text.into(), n);
+        n
+    }
+
+    /// The place of text number `n` in this row group's dictionary, adding it if new.
+    fn index_of(&mut self, n: u32) -> u32 {
+        let mut index = self.place[n as usize];
+        if index == UNUSED {
+            index = self.dictionary.len() as u32;
+            self.dictionary.push(n);
+            self.place[n as usize] = index;
+        }
+        index
+    }
+
+    /// Adds a non-null row at `index` of this row group's dictionary.
+    fn push_index(&mut self, index: u32) {
+        self.indices.push(index);
+        if self.nullable() {
+            self.defined.push(1);
+        }
+    }
+
+    /// The number of the text of `key`, from the last keys seen or the file's map.
+    fn number_of_key(&mut self, key: u128, text: &dyn Fn(u128) -> String) -> u32 {
+        // Keys repeat (a few command names make most rows): a direct-mapped cache in front of
+        // the hash map answers most rows with one multiplication.
+        let slot = (((key as u64) ^ (key >> 64) as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 56)
+            as usize;
+        let (cached, n) = self.recent[slot];
+        if cached == key {
+            return n;
+        }
+        let n = match self.by_key.get(&key) {
+            Some(&n) => n,
+            None => {
+                let n = self.number(&text(key));
+                self.by_key.insert(key, n);
+                n
+            }
+        };
+        self.recent[slot] = (key, n);
+        n
+    }
+
+    /// Adds a null row: an error in a column that has none.
+    fn push_null(&mut self) -> Result<()> {
+        if !self.nullable() {
+            return Err(ParquetError::General(format!(
+                "a null in column {}, which has none",
+                self.descr.name()
+            )));
+        }
+        self.defined.push(0);
+        Ok(())
+    }
+
+    /// Appends rows `keys` given by key (see [`KeyedText`]).
+    pub(crate) fn push_keyed(
+        &mut self,
+        keys: &[u128],
+        text: &dyn Fn(u128) -> String,
+    ) -> Result<()> {
+        self.indices.reserve(keys.len());
+        // Runs of one key (the run id, a thread's slices) cost a comparison a row.
+        let mut last = (NULL_KEY, 0);
+        for &key in keys {
+            if key == NULL_KEY {
+                self.push_null()?;
+                continue;
+            }
+            if key != last.0 {
+                let n = self.number_of_key(key, text);
+                last = (key, self.index_of(n));
+            }
+            self.push_index(last.1);
+        }
+        Ok(())
+    }
+
+    /// Appends rows given as strings (`None`: null).
+    pub(crate) fn push_strs<'a>(
+        &mut self,
+        rows: impl Iterator<Item = Option<&'a str>>,
+    ) -> Result<()> {
+        for text in rows {
+            match text {
+                Some(text) => {
+                    let n = self.number(text);
+                    let index = self.index_of(n);
+                    self.push_index(index);
+                }
+                None => self.push_null()?,
+            }
+        }
+        Ok(())
+    }
+
+    /// Bytes the current row group's chunk will take, about.
+    pub(crate) fn estimated_bytes(&self) -> usize {
+        let bits = bit_width(self.dictionary.len()) as usize;
+        let dictionary: usize = (self.dictionary.iter())
+            .map(|&n| self.texts[n as usize].len() + 4)
+            .sum();
+        dictionary + self.indices.len() * bits / 8 + self.defined.len() / 8
+    }
+
+    /// Encodes the current row group's chunk and starts the next: the chunk's bytes and what
+    /// the row group writer needs to append them.
+    pub(crate) fn close_chunk(&mut self) -> Result<(Bytes, ColumnCloseResult)> {
+        let rows = self.rows();
+        let nulls = rows - self.indices.len();
+        let bits = bit_width(self.dictionary.len());
+
+        let mut dictionary = Vec::new();
+        for &n in &self.dictionary {
+            let text = &self.texts[n as usize];
+            dictionary.extend_from_slice(&(text.len() as u32).to_le_bytes());
+            dictionary.extend_from_slice(text.as_bytes());
+        }
+        let mut data = Vec::new();
+        if self.nullable() {
+            let mut levels = Vec::new();
+            encode_hybrid(&self.defined, 1, &mut levels);
+            data.extend_from_slice(&(levels.len() as u32).to_le_bytes());
+            data.extend_from_slice(&levels);
+        }
+        data.push(bits);
+        encode_hybrid(&self.indices, bits, &mut data);
+
+        let statistics = (self.statistics).then(|| self.statistics(nulls as u64));
+        let mut sink = TrackedWrite::new(Vec::new());
+        let mut pages = SerializedPageWriter::new(&mut sink);
+        let dictionary_len = dictionary.len();
+        let dict = pages.write_page(CompressedPage::new(
+            Page::DictionaryPage {
+                buf: Bytes::from(dictionary),
+                num_values: self.dictionary.len() as u32,
+                encoding: Encoding::PLAIN,
+                is_sorted: false,
+            },
+            dictionary_len,
+        ))?;
+        let data_len = data.len();
+        let page = pages.write_page(CompressedPage::new(
+            Page::DataPage {
+                buf: Bytes::from(data),
+                num_values: rows as u32,
+                encoding: Encoding::RLE_DICTIONARY,
+                def_level_encoding: Encoding::RLE,
+                rep_level_encoding: Encoding::RLE,
+                statistics: None,
+            },
+            data_len,
+        ))?;
+        pages.close()?;
+        let bytes = Bytes::from(sink.into_inner()?);
+
+        let mut builder = ColumnChunkMetaData::builder(self.descr.clone())
+            .set_compression(Compression::UNCOMPRESSED)
+            .set_encodings(vec![
+                Encoding::PLAIN,
+                Encoding::RLE,
+                Encoding::RLE_DICTIONARY,
+            ])
+            .set_total_compressed_size(bytes.len() as i64)
+            .set_total_uncompressed_size(bytes.len() as i64)
+            .set_num_values(rows as i64)
+            .set_dictionary_page_offset(Some(dict.offset as i64))
+            .set_data_page_offset(page.offset as i64);
+        if let Some(statistics) = statistics {
+            builder = builder.set_statistics(statistics);
+        }
+        let mut offsets = OffsetIndexBuilder::new();
+        offsets.append_offset_and_size(page.offset as i64, page.compressed_size as i32);
+        offsets.append_row_count(rows as i64);
+        let close = ColumnCloseResult {
+            bytes_written: bytes.len() as u64,
+            rows_written: rows as u64,
+            metadata: builder.build()?,
+            bloom_filter: None,
+            column_index: None,
+            offset_index: Some(offsets.build()),
+        };
+        for &n in &self.dictionary {
+            self.place[n as usize] = UNUSED;
+        }
+        self.dictionary.clear();
+        self.indices.clear();
+        self.defined.clear();
+        Ok((bytes, close))
+    }
+
+    /// Min and max of the texts the row group uses (its dictionary), by their bytes
+    /// (Parquet's order for UTF-8).
+    fn statistics(&self, nulls: u64) -> Statistics {
+        let texts = (self.dictionary.iter()).map(|&n| self.texts[n as usize].as_bytes());
+        let min = texts.clone().min().map(|v| ByteArray::from(v.to_vec()));
+        let max = texts.max().map(|v| ByteArray::from(v.to_vec()));
+        Statistics::ByteArray(ValueStatistics::new(min, max, None, Some(nulls), false))
+    }
+}
+
+/// Bits per dictionary index for a dictionary of `len` values (0 for one value).
+fn bit_width(len: usize) -> u8 {
+    (usize::BITS - len.saturating_sub(1).leading_zeros()) as u8
+}
+
+/// Appends `values` in Parquet's RLE/bit-packed hybrid encoding, `bits` wide: a run of 8 or
+/// more equal values as one RLE run, the rest bit-packed in groups of 8 (the last group
+/// padded with zeros; readers stop at the page's value count).
+fn encode_hybrid(values: &[u32], bits: u8, out: &mut Vec<u8>) {
+    let mut literal_start = 0;
+    let mut i = 0;
+    while i < values.len() {
+        let mut end = i + 1;
+        while end < values.len() && values[end] == values[i] {
+            end += 1;
+        }
+        // A bit-packed run holds whole groups of 8: lend it the first values of this run.
+        let lend = (8 - (i - literal_start) % 8) % 8;
+        if end - i >= lend + 8 {
+            let run_start = i + lend;
+            bit_packed(&values[literal_start..run_start], bits, out);
+            rle_run(values[i], end - run_start, bits, out);
+            literal_start = end;
+        }
+        i = end;
+    }
+    bit_packed(&values[literal_start..], bits, out);
+}
+
+fn rle_run(value: u32, count: usize, bits: u8, out: &mut Vec<u8>) {
+    uleb128((count as u64) << 1, out);
+    let bytes = (bits as usize).div_ceil(8);
+    out.extend_from_slice(&value.to_le_bytes()[..bytes]);
+}
+
+fn bit_packed(values: &[u32], bits: u8, out: &mut Vec<u8>) {
+    if values.is_empty() {
+        return;
+    }
+    let groups = values.len().div_ceil(8);
+    uleb128(((groups as u64) << 1) | 1, out);
+    let (mut acc, mut filled) = (0u64, 0u32);
+    for k in 0..groups * 8 {
+        acc |= u64::from(values.get(k).copied().unwrap_or(0)) << filled;
+        filled += u32::from(bits);
+        while filled >= 8 {
+            out.push(acc as u8);
+            acc >>= 8;
+            filled -= 8;
+        }
+    }
+}
+
+fn uleb128(mut v: u64, out: &mut Vec<u8>) {
+    loop {
+        let byte = (v & 0x7f) as u8;
+        v >>= 7;
+        if v == 0 {
+            out.push(byte);
+            return;
+        }
+        out.push(byte | 0x80);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Decodes the hybrid encoding (the format's definition, written out independently).
+    fn decode_hybrid(mut b: &[u8], bits: u8, n: usize) -> Vec<u32> {
+        let mut out = Vec::new();
+        while out.len() < n {
+            let (mut header, mut shift) = (0u64, 0);
+            loop {
+                let byte = b[0];
+                b = &b[1..];
+                header |= u64::from(byte & 0x7f) << shift;
+                shift += 7;
+                if byte & 0x80 == 0 {
+                    break;
+                }
+            }
+            if header & 1 == 0 {
+                let width = (bits as usize).div_ceil(8);
+                let mut v = [0u8; 4];
+                v[..width].copy_from_slice(&b[..width]);
+                b = &b[width..];
+                out.extend(std::iter::repeat_n(
+                    u32::from_le_bytes(v),
+                    (header >> 1) as usize,
+                ));
+            } else {
+                let count = (header >> 1) as usize * 8;
+                for k in 0..count {
+                    let mut v = 0u32;
+                    for bit in 0..bits as usize {
+                        let at = k * bits as usize + bit;
+                        v |= u32::from((b[at / 8] >> (at % 8)) & 1) << bit;
+                    }
+                    out.push(v);
+                }
+                b = &b[count * bits as usize / 8..];
+            }
+        }
+        out.truncate(n);
+        out
+    }
+
+    #[test]
+    fn the_hybrid_encoding_round_trips_runs_and_literals() {
+        let mut values = vec![3, 1, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 5];
+        values.extend(std::iter::repeat_n(7, 100));
+        values.extend([0, 1, 0, 1, 6]);
+        for bits in [3u8, 4, 9, 17] {
+            let mut out = Vec::new();
+            encode_hybrid(&values, bits, &mut out);
+            assert_eq!(
+                decode_hybrid(&out, bits, values.len()),
+                values,
+                "{bits} bits"
+            );
+        }
+        // 100 equal values cost a run header and a byte, not 100 packed values.
+        let mut out = Vec::new();
+        encode_hybrid(&[7; 100], 3, &mut out);
+        assert_eq!(out, vec![200, 1, 7]);
+    }
+
+    #[test]
+    fn one_value_needs_no_bits() {
+        assert_eq!(bit_width(1), 0);
+        assert_eq!(bit_width(2), 1);
+        assert_eq!(bit_width(5), 3);
+        let mut out = Vec::new();
+        encode_hybrid(&[0; 20], 0, &mut out);
+        assert_eq!(decode_hybrid(&out, 0, 20), vec![0; 20]);
+    }
+}
