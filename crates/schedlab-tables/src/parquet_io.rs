@@ -724,8 +724,9 @@ mod tests {
     }
 
     /// Text given by key reads back as the text it stands for, mixed with text given as
-    /// strings, with nulls where the key says so, over two row groups with the run id's min and
-    /// max in each; a null where a column has none is an error naming the file and column.
+    /// strings, with nulls where the key says so, over row groups of one page and of several,
+    /// with the run id's min and max in each; a null where a column has none is an error
+    /// naming the file and column.
     #[test]
     fn keyed_text_reads_back_as_the_strings_it_stands_for() {
         use crate::{KeyedText, NULL_KEY, TableBatch, TableColumn};
@@ -774,10 +775,32 @@ mod tests {
         .unwrap();
         file.write(&strings).unwrap();
         file.write_table(&batch(vec![22; 9], vec![3; 9])).unwrap();
+        // More rows than a data page holds, so that a chunk has several pages.
+        let many: Vec<u128> = (0..70_000).map(|i| [1, NULL_KEY, 2][i % 3]).collect();
+        file.write_table(&batch(vec![23; many.len()], many.clone()))
+            .unwrap();
         file.finish().unwrap();
 
         let reader = ParquetRecordBatchReaderBuilder::try_new(File::open(&path).unwrap()).unwrap();
         let metadata = reader.metadata().clone();
+        // Data pages of the workload column's chunk in row group `g`.
+        let pages = |g: usize| {
+            use parquet::file::reader::{FileReader, SerializedFileReader};
+            let file = SerializedFileReader::new(File::open(&path).unwrap()).unwrap();
+            let chunk = file
+                .get_row_group(g)
+                .unwrap()
+                .get_column_page_reader(2)
+                .unwrap();
+            (chunk.map(Result::unwrap))
+                .filter(|p| matches!(p, parquet::column::page::Page::DataPage { .. }))
+                .count()
+        };
+        assert_eq!(pages(0), 1);
+        assert!(
+            pages(metadata.num_row_groups() - 1) > 1,
+            "a chunk of several pages"
+        );
         let batches: Vec<RecordBatch> = reader.build().unwrap().map(Result::unwrap).collect();
         let text = |name: &str| -> Vec<Option<String>> {
             (batches.iter())
@@ -796,17 +819,22 @@ mod tests {
             .collect();
         expected.extend([Some("w3".into()), None]);
         expected.extend(vec![Some("w3".into()); 9]);
+        expected.extend(
+            many.iter()
+                .map(|&k| (k != NULL_KEY).then(|| format!("w{k}"))),
+        );
         assert_eq!(text("workload"), expected);
-        assert_eq!(text("run_id"), vec![Some("run-7".to_string()); 31]);
+        assert_eq!(text("run_id"), vec![Some("run-7".to_string()); 70_031]);
         assert_eq!(
             batches[0].schema(),
             schema,
             "the Arrow schema is the table's"
         );
 
-        assert_eq!(metadata.num_row_groups(), 2);
-        for (group, rows) in metadata.row_groups().iter().zip([20, 11]) {
-            assert_eq!(group.num_rows(), rows);
+        let groups = metadata.row_groups();
+        assert_eq!(groups[0].num_rows(), 20);
+        assert_eq!(groups.iter().map(|g| g.num_rows()).sum::<i64>(), 70_031);
+        for group in groups {
             match group.column(0).statistics() {
                 Some(Statistics::ByteArray(s)) => {
                     assert_eq!(s.min_opt().unwrap().as_utf8().unwrap(), "run-7");

@@ -83,12 +83,27 @@ pub(crate) struct TextColumn {
     by_text: AHashMap<Box<str>, u32>,
     texts: Vec<Box<str>>,
     /// This row group: its dictionary (text numbers), each number's place in it
-    /// ([`UNUSED`] if none yet), an index per non-null row, and whether each row is non-null.
+    /// ([`UNUSED`] if none yet), its data pages encoded so far, and the page being filled: an
+    /// index per non-null row, and whether each row is non-null.
     dictionary: Vec<u32>,
     place: Vec<u32>,
+    pages: Vec<DataPage>,
     indices: Vec<u32>,
-    defined: Vec<u32>,
+    defined: Vec<u8>,
+    /// Rows and nulls of this row group.
+    rows: usize,
+    nulls: usize,
 }
+
+/// An encoded data page: levels, bit width and indices.
+struct DataPage {
+    body: Vec<u8>,
+    rows: usize,
+}
+
+/// Rows per data page: a page's indices are held as `u32`s until it is encoded, so this
+/// bounds a column's memory (128 KiB) whatever the row group's size.
+const PAGE_ROWS: usize = 32 * 1024;
 
 /// A text the current row group does not use yet.
 const UNUSED: u32 = u32::MAX;
@@ -105,8 +120,11 @@ impl TextColumn {
             texts: Vec::new(),
             dictionary: Vec::new(),
             place: Vec::new(),
+            pages: Vec::new(),
             indices: Vec::new(),
             defined: Vec::new(),
+            rows: 0,
+            nulls: 0,
         }
     }
 
@@ -114,13 +132,36 @@ impl TextColumn {
         self.descr.max_def_level() > 0
     }
 
-    /// Rows in the current row group.
-    pub(crate) fn rows(&self) -> usize {
-        if self.nullable() {
+    /// Counts a row of the page being filled, and encodes the page once it is full.
+    fn row_added(&mut self) {
+        self.rows += 1;
+        if self.indices.len().max(self.defined.len()) >= PAGE_ROWS {
+            self.encode_page();
+        }
+    }
+
+    /// Encodes the page being filled (data page format v1: definition levels, if the column
+    /// has nulls, then the indices' bit width and the indices), with the bit width of the
+    /// dictionary so far: every page says its own.
+    fn encode_page(&mut self) {
+        let rows = if self.nullable() {
             self.defined.len()
         } else {
             self.indices.len()
+        };
+        let mut body = Vec::new();
+        if self.nullable() {
+            let mut levels = Vec::new();
+            encode_hybrid(&self.defined, 1, &mut levels);
+            body.extend_from_slice(&(levels.len() as u32).to_le_bytes());
+            body.extend_from_slice(&levels);
         }
+        let bits = bit_width(self.dictionary.len());
+        body.push(bits);
+        encode_hybrid(&self.indices, bits, &mut body);
+        self.pages.push(DataPage { body, rows });
+        self.indices.clear();
+        self.defined.clear();
     }
 
     /// The number of `text` in the file, numbering it if new.
@@ -152,6 +193,7 @@ impl TextColumn {
         if self.nullable() {
             self.defined.push(1);
         }
+        self.row_added();
     }
 
     /// The number of the text of `key`, from the last keys seen or the file's map.
@@ -185,6 +227,8 @@ impl TextColumn {
             )));
         }
         self.defined.push(0);
+        self.nulls += 1;
+        self.row_added();
         Ok(())
     }
 
@@ -235,37 +279,29 @@ impl TextColumn {
         let dictionary: usize = (self.dictionary.iter())
             .map(|&n| self.texts[n as usize].len() + 4)
             .sum();
-        dictionary + self.indices.len() * bits / 8 + self.defined.len() / 8
+        let pages: usize = self.pages.iter().map(|p| p.body.len()).sum();
+        dictionary + pages + self.indices.len() * bits / 8 + self.defined.len() / 8
     }
 
     /// Encodes the current row group's chunk and starts the next: the chunk's bytes and what
     /// the row group writer needs to append them.
     pub(crate) fn close_chunk(&mut self) -> Result<(Bytes, ColumnCloseResult)> {
-        let rows = self.rows();
-        let nulls = rows - self.indices.len();
-        let bits = bit_width(self.dictionary.len());
-
+        if self.indices.len().max(self.defined.len()) > 0 || self.pages.is_empty() {
+            self.encode_page();
+        }
+        let (rows, nulls) = (self.rows, self.nulls);
         let mut dictionary = Vec::new();
         for &n in &self.dictionary {
             let text = &self.texts[n as usize];
             dictionary.extend_from_slice(&(text.len() as u32).to_le_bytes());
             dictionary.extend_from_slice(text.as_bytes());
         }
-        let mut data = Vec::new();
-        if self.nullable() {
-            let mut levels = Vec::new();
-            encode_hybrid(&self.defined, 1, &mut levels);
-            data.extend_from_slice(&(levels.len() as u32).to_le_bytes());
-            data.extend_from_slice(&levels);
-        }
-        data.push(bits);
-        encode_hybrid(&self.indices, bits, &mut data);
-
         let statistics = (self.statistics).then(|| self.statistics(nulls as u64));
+
         let mut sink = TrackedWrite::new(Vec::new());
-        let mut pages = SerializedPageWriter::new(&mut sink);
+        let mut writer = SerializedPageWriter::new(&mut sink);
         let dictionary_len = dictionary.len();
-        let dict = pages.write_page(CompressedPage::new(
+        let dict = writer.write_page(CompressedPage::new(
             Page::DictionaryPage {
                 buf: Bytes::from(dictionary),
                 num_values: self.dictionary.len() as u32,
@@ -274,19 +310,26 @@ impl TextColumn {
             },
             dictionary_len,
         ))?;
-        let data_len = data.len();
-        let page = pages.write_page(CompressedPage::new(
-            Page::DataPage {
-                buf: Bytes::from(data),
-                num_values: rows as u32,
-                encoding: Encoding::RLE_DICTIONARY,
-                def_level_encoding: Encoding::RLE,
-                rep_level_encoding: Encoding::RLE,
-                statistics: None,
-            },
-            data_len,
-        ))?;
-        pages.close()?;
+        let mut offsets = OffsetIndexBuilder::new();
+        let mut first_data_page = None;
+        for page in self.pages.drain(..) {
+            let len = page.body.len();
+            let spec = writer.write_page(CompressedPage::new(
+                Page::DataPage {
+                    buf: Bytes::from(page.body),
+                    num_values: page.rows as u32,
+                    encoding: Encoding::RLE_DICTIONARY,
+                    def_level_encoding: Encoding::RLE,
+                    rep_level_encoding: Encoding::RLE,
+                    statistics: None,
+                },
+                len,
+            ))?;
+            first_data_page.get_or_insert(spec.offset as i64);
+            offsets.append_offset_and_size(spec.offset as i64, spec.compressed_size as i32);
+            offsets.append_row_count(page.rows as i64);
+        }
+        writer.close()?;
         let bytes = Bytes::from(sink.into_inner()?);
 
         let mut builder = ColumnChunkMetaData::builder(self.descr.clone())
@@ -300,13 +343,10 @@ impl TextColumn {
             .set_total_uncompressed_size(bytes.len() as i64)
             .set_num_values(rows as i64)
             .set_dictionary_page_offset(Some(dict.offset as i64))
-            .set_data_page_offset(page.offset as i64);
+            .set_data_page_offset(first_data_page.unwrap_or_default());
         if let Some(statistics) = statistics {
             builder = builder.set_statistics(statistics);
         }
-        let mut offsets = OffsetIndexBuilder::new();
-        offsets.append_offset_and_size(page.offset as i64, page.compressed_size as i32);
-        offsets.append_row_count(rows as i64);
         let close = ColumnCloseResult {
             bytes_written: bytes.len() as u64,
             rows_written: rows as u64,
@@ -319,8 +359,7 @@ impl TextColumn {
             self.place[n as usize] = UNUSED;
         }
         self.dictionary.clear();
-        self.indices.clear();
-        self.defined.clear();
+        (self.rows, self.nulls) = (0, 0);
         Ok((bytes, close))
     }
 
@@ -342,7 +381,7 @@ fn bit_width(len: usize) -> u8 {
 /// Appends `values` in Parquet's RLE/bit-packed hybrid encoding, `bits` wide: a run of 8 or
 /// more equal values as one RLE run, the rest bit-packed in groups of 8 (the last group
 /// padded with zeros; readers stop at the page's value count).
-fn encode_hybrid(values: &[u32], bits: u8, out: &mut Vec<u8>) {
+fn encode_hybrid<T: Copy + PartialEq + Into<u32>>(values: &[T], bits: u8, out: &mut Vec<u8>) {
     let mut literal_start = 0;
     let mut i = 0;
     while i < values.len() {
@@ -355,7 +394,7 @@ fn encode_hybrid(values: &[u32], bits: u8, out: &mut Vec<u8>) {
         if end - i >= lend + 8 {
             let run_start = i + lend;
             bit_packed(&values[literal_start..run_start], bits, out);
-            rle_run(values[i], end - run_start, bits, out);
+            rle_run(values[i].into(), end - run_start, bits, out);
             literal_start = end;
         }
         i = end;
@@ -369,7 +408,7 @@ fn rle_run(value: u32, count: usize, bits: u8, out: &mut Vec<u8>) {
     out.extend_from_slice(&value.to_le_bytes()[..bytes]);
 }
 
-fn bit_packed(values: &[u32], bits: u8, out: &mut Vec<u8>) {
+fn bit_packed<T: Copy + Into<u32>>(values: &[T], bits: u8, out: &mut Vec<u8>) {
     if values.is_empty() {
         return;
     }
@@ -377,7 +416,7 @@ fn bit_packed(values: &[u32], bits: u8, out: &mut Vec<u8>) {
     uleb128(((groups as u64) << 1) | 1, out);
     let (mut acc, mut filled) = (0u64, 0u32);
     for k in 0..groups * 8 {
-        acc |= u64::from(values.get(k).copied().unwrap_or(0)) << filled;
+        acc |= u64::from(values.get(k).map_or(0, |&v| v.into())) << filled;
         filled += u32::from(bits);
         while filled >= 8 {
             out.push(acc as u8);
@@ -459,7 +498,7 @@ mod tests {
         }
         // 100 equal values cost a run header and a byte, not 100 packed values.
         let mut out = Vec::new();
-        encode_hybrid(&[7; 100], 3, &mut out);
+        encode_hybrid(&[7u32; 100], 3, &mut out);
         assert_eq!(out, vec![200, 1, 7]);
     }
 
@@ -469,7 +508,7 @@ mod tests {
         assert_eq!(bit_width(2), 1);
         assert_eq!(bit_width(5), 3);
         let mut out = Vec::new();
-        encode_hybrid(&[0; 20], 0, &mut out);
+        encode_hybrid(&[0u32; 20], 0, &mut out);
         assert_eq!(decode_hybrid(&out, 0, 20), vec![0; 20]);
     }
 }
