@@ -124,31 +124,12 @@ impl<T: Table> TableWriter<T> {
         Ok(())
     }
 
-    /// Appends an Arrow batch built for this table by other means than its rows (see
-    /// [`BackgroundWriter::send_with`](crate::BackgroundWriter::send_with)): it must have
-    /// exactly the table's schema.
-    pub fn write_batch(&mut self, batch: &RecordBatch) -> Result<(), TableError> {
-        if batch.schema() != self.schema {
-            return Err(self.schema_error(format!(
-                "a batch with columns {:?} for table {}",
-                batch.schema().fields(),
-                T::NAME
-            )));
-        }
-        self.file.write(batch)
-    }
-
     /// Appends a batch whose text columns may come as [`KeyedText`](crate::KeyedText) (see
     /// [`BackgroundWriter::send_with`](crate::BackgroundWriter::send_with)): a column per
     /// field of the table's schema, in order.
     pub fn write_table(&mut self, batch: &TableBatch) -> Result<(), TableError> {
-        if batch.columns.len() != self.schema.fields().len() {
-            return Err(self.schema_error(format!(
-                "a batch of {} columns for table {} of {}",
-                batch.columns.len(),
-                T::NAME,
-                self.schema.fields().len()
-            )));
+        if let Some(why) = batch.mismatch(&self.schema) {
+            return Err(self.schema_error(format!("a batch for table {}: {why}", T::NAME)));
         }
         self.file.write_table(batch)
     }

@@ -13,10 +13,11 @@
 //! of 11 alternating runs), for tables equal to the `parquet` crate's (pyarrow `equals`) and
 //! 1.6 % larger.
 //!
-//! A column chunk holds the texts its row group uses (one PLAIN dictionary page) and one data
-//! page (format v1) of RLE/bit-packed indices into them, uncompressed: the indices take a few
-//! bits a row and compress no further. Every reader of Parquet reads these as it reads the
-//! `parquet` crate's own.
+//! A column chunk holds the texts its row group uses (one PLAIN dictionary page) and data pages
+//! (format v1, up to [`PAGE_ROWS`] rows each) of RLE/bit-packed indices into them,
+//! uncompressed: the indices take a few bits a row and compress no further. Every reader of
+//! Parquet reads these as it reads the `parquet` crate's own (the tests read them back with the
+//! `parquet` crate, pyarrow, DuckDB, polars and DataFusion).
 
 use std::sync::Arc;
 
@@ -36,7 +37,8 @@ use parquet::schema::types::ColumnDescPtr;
 pub const NULL_KEY: u128 = u128::MAX;
 
 /// Text rows given by key: `keys[i]` names row `i`'s text (or is [`NULL_KEY`]), and `text`
-/// gives the text of a key the column has not seen yet.
+/// gives the text of a key the column has not seen yet. A key must name the same text
+/// throughout a file: the writer asks for each key's text once.
 pub struct KeyedText {
     pub keys: Vec<u128>,
     pub text: Arc<dyn Fn(u128) -> String + Send + Sync>,
@@ -47,6 +49,58 @@ pub struct KeyedText {
 pub struct TableBatch {
     pub rows: usize,
     pub columns: Vec<TableColumn>,
+}
+
+impl TableBatch {
+    /// A batch of `rows` rows, checked against `schema`: a column per field, each Arrow array
+    /// of its field's type and keyed text only for text fields.
+    pub fn new(
+        schema: &arrow_schema::Schema,
+        rows: usize,
+        columns: Vec<TableColumn>,
+    ) -> std::result::Result<TableBatch, arrow_schema::ArrowError> {
+        let batch = TableBatch { rows, columns };
+        match batch.mismatch(schema) {
+            Some(why) => Err(arrow_schema::ArrowError::SchemaError(why)),
+            None => Ok(batch),
+        }
+    }
+
+    /// What does not fit `schema`, if anything.
+    pub(crate) fn mismatch(&self, schema: &arrow_schema::Schema) -> Option<String> {
+        let fields = schema.fields();
+        if fields.len() != self.columns.len() {
+            return Some(format!(
+                "{} columns for the {} fields",
+                self.columns.len(),
+                fields.len()
+            ));
+        }
+        (fields.iter().zip(&self.columns)).find_map(|(field, column)| match column {
+            TableColumn::Array(a) if a.data_type() != field.data_type() => Some(format!(
+                "column {} is {}, not {}",
+                field.name(),
+                a.data_type(),
+                field.data_type()
+            )),
+            TableColumn::Array(a) if a.len() != self.rows => Some(format!(
+                "column {} has {} rows, not {}",
+                field.name(),
+                a.len(),
+                self.rows
+            )),
+            TableColumn::Text(t) if field.data_type() != &arrow_schema::DataType::Utf8 => {
+                Some(format!("column {} is not text", field.name()))
+            }
+            TableColumn::Text(t) if t.keys.len() != self.rows => Some(format!(
+                "column {} has {} rows, not {}",
+                field.name(),
+                t.keys.len(),
+                self.rows
+            )),
+            _ => None,
+        })
+    }
 }
 
 impl From<arrow_array::RecordBatch> for TableBatch {
@@ -500,6 +554,32 @@ mod tests {
         let mut out = Vec::new();
         encode_hybrid(&[7u32; 100], 3, &mut out);
         assert_eq!(out, vec![200, 1, 7]);
+    }
+
+    #[test]
+    fn a_batch_that_does_not_fit_its_schema_is_refused() {
+        use arrow_array::Int32Array;
+        use arrow_schema::{DataType, Field, Schema};
+        let schema = Schema::new(vec![
+            Field::new("n", DataType::Int32, false),
+            Field::new("t", DataType::Utf8, false),
+        ]);
+        let n = |rows: usize| TableColumn::Array(Arc::new(Int32Array::from(vec![1; rows])));
+        let t = |rows: usize| {
+            TableColumn::Text(KeyedText {
+                keys: vec![0; rows],
+                text: Arc::new(|_| "x".into()),
+            })
+        };
+        assert!(TableBatch::new(&schema, 2, vec![n(2), t(2)]).is_ok());
+        let refused = |columns| match TableBatch::new(&schema, 2, columns) {
+            Ok(_) => panic!("a batch that does not fit was taken"),
+            Err(err) => err.to_string(),
+        };
+        assert!(refused(vec![t(2), n(2)]).contains("column n is not text"));
+        assert!(refused(vec![n(2)]).contains("1 columns for the 2 fields"));
+        assert!(refused(vec![n(2), t(3)]).contains("column t has 3 rows, not 2"));
+        assert!(refused(vec![n(1), t(2)]).contains("column n has 1 rows, not 2"));
     }
 
     #[test]
