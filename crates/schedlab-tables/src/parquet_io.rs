@@ -290,8 +290,9 @@ impl AtomicParquet {
             }
             let mut take = (batch.rows - start).min(ROW_GROUP_ROWS - self.group_rows);
             // As many rows as fit the byte cap at the group's bytes per row so far.
-            if let Some(per_row) = self.group_bytes().checked_div(self.group_rows) {
-                let fit = ROW_GROUP_BYTES.saturating_sub(self.group_bytes()) / per_row.max(1);
+            let bytes = self.group_bytes();
+            if let Some(per_row) = bytes.checked_div(self.group_rows) {
+                let fit = ROW_GROUP_BYTES.saturating_sub(bytes) / per_row.max(1);
                 if fit == 0 {
                     self.write_group()?;
                     continue;

@@ -144,9 +144,12 @@ pub(crate) struct TextColumn {
     pages: Vec<DataPage>,
     indices: Vec<u32>,
     defined: Vec<u8>,
-    /// Rows and nulls of this row group.
+    /// Rows and nulls of this row group, and the bytes of its dictionary and encoded pages.
     rows: usize,
     nulls: usize,
+    encoded_bytes: usize,
+    /// The column may hold nulls (it has definition levels).
+    nullable: bool,
 }
 
 /// An encoded data page: levels, bit width and indices.
@@ -166,7 +169,6 @@ impl TextColumn {
     /// A column of `descr`; `statistics`: record min/max per row group.
     pub(crate) fn new(descr: ColumnDescPtr, statistics: bool) -> Self {
         TextColumn {
-            descr,
             statistics,
             by_key: AHashMap::new(),
             recent: Box::new([(NULL_KEY, 0); 256]),
@@ -179,11 +181,10 @@ impl TextColumn {
             defined: Vec::new(),
             rows: 0,
             nulls: 0,
+            encoded_bytes: 0,
+            nullable: descr.max_def_level() > 0,
+            descr,
         }
-    }
-
-    fn nullable(&self) -> bool {
-        self.descr.max_def_level() > 0
     }
 
     /// Counts a row of the page being filled, and encodes the page once it is full.
@@ -198,13 +199,13 @@ impl TextColumn {
     /// has nulls, then the indices' bit width and the indices), with the bit width of the
     /// dictionary so far: every page says its own.
     fn encode_page(&mut self) {
-        let rows = if self.nullable() {
+        let rows = if self.nullable {
             self.defined.len()
         } else {
             self.indices.len()
         };
         let mut body = Vec::new();
-        if self.nullable() {
+        if self.nullable {
             let mut levels = Vec::new();
             encode_hybrid(&self.defined, 1, &mut levels);
             body.extend_from_slice(&(levels.len() as u32).to_le_bytes());
@@ -213,6 +214,7 @@ impl TextColumn {
         let bits = bit_width(self.dictionary.len());
         body.push(bits);
         encode_hybrid(&self.indices, bits, &mut body);
+        self.encoded_bytes += body.len();
         self.pages.push(DataPage { body, rows });
         self.indices.clear();
         self.defined.clear();
@@ -237,6 +239,7 @@ impl TextColumn {
             index = self.dictionary.len() as u32;
             self.dictionary.push(n);
             self.place[n as usize] = index;
+            self.encoded_bytes += self.texts[n as usize].len() + 4;
         }
         index
     }
@@ -244,7 +247,7 @@ impl TextColumn {
     /// Adds a non-null row at `index` of this row group's dictionary.
     fn push_index(&mut self, index: u32) {
         self.indices.push(index);
-        if self.nullable() {
+        if self.nullable {
             self.defined.push(1);
         }
         self.row_added();
@@ -274,7 +277,7 @@ impl TextColumn {
 
     /// Adds a null row: an error in a column that has none.
     fn push_null(&mut self) -> Result<()> {
-        if !self.nullable() {
+        if !self.nullable {
             return Err(ParquetError::General(format!(
                 "a null in column {}, which has none",
                 self.descr.name()
@@ -330,11 +333,7 @@ impl TextColumn {
     /// Bytes the current row group's chunk will take, about.
     pub(crate) fn estimated_bytes(&self) -> usize {
         let bits = bit_width(self.dictionary.len()) as usize;
-        let dictionary: usize = (self.dictionary.iter())
-            .map(|&n| self.texts[n as usize].len() + 4)
-            .sum();
-        let pages: usize = self.pages.iter().map(|p| p.body.len()).sum();
-        dictionary + pages + self.indices.len() * bits / 8 + self.defined.len() / 8
+        self.encoded_bytes + self.indices.len() * bits / 8 + self.defined.len() / 8
     }
 
     /// Encodes the current row group's chunk and starts the next: the chunk's bytes and what
@@ -413,7 +412,7 @@ impl TextColumn {
             self.place[n as usize] = UNUSED;
         }
         self.dictionary.clear();
-        (self.rows, self.nulls) = (0, 0);
+        (self.rows, self.nulls, self.encoded_bytes) = (0, 0, 0);
         Ok((bytes, close))
     }
 
