@@ -61,6 +61,7 @@ macro_rules! word_enum {
 
 pub mod aggregates;
 mod background;
+mod column_chunk;
 mod concat;
 pub mod dataset;
 pub mod manifest;
@@ -71,6 +72,7 @@ pub mod rows;
 pub mod sched_config;
 mod shared;
 mod text_column;
+mod time_column;
 pub mod turbostat;
 
 /// Workload selectors are pipeline syntax and also recorded in imported runs' manifests.

@@ -23,15 +23,14 @@ use std::sync::Arc;
 
 use ahash::AHashMap;
 use bytes::Bytes;
-use parquet::basic::{Compression, Encoding};
-use parquet::column::page::{CompressedPage, Page, PageWriter};
+use parquet::basic::Encoding;
 use parquet::column::writer::ColumnCloseResult;
 use parquet::data_type::ByteArray;
-use parquet::errors::{ParquetError, Result};
-use parquet::file::metadata::{ColumnChunkMetaData, OffsetIndexBuilder};
+use parquet::errors::Result;
 use parquet::file::statistics::{Statistics, ValueStatistics};
-use parquet::file::writer::{SerializedPageWriter, TrackedWrite};
 use parquet::schema::types::ColumnDescPtr;
+
+use crate::column_chunk::{ChunkPages, ChunkParts, PAGE_ROWS, encode_hybrid};
 
 /// A key no text has: the row is null.
 pub const NULL_KEY: u128 = u128::MAX;
@@ -127,7 +126,7 @@ pub enum TableColumn {
 /// One text column of a table being written: every text seen in the file, numbered, and the
 /// current row group's dictionary (the texts it uses) with its indices into it.
 pub(crate) struct TextColumn {
-    descr: ColumnDescPtr,
+    chunk: ChunkPages,
     statistics: bool,
     /// Number of each key seen in this file, and the last keys looked up (see
     /// `number_of_key`; [`NULL_KEY`] marks an empty slot).
@@ -137,30 +136,13 @@ pub(crate) struct TextColumn {
     by_text: AHashMap<Box<str>, u32>,
     texts: Vec<Box<str>>,
     /// This row group: its dictionary (text numbers), each number's place in it
-    /// ([`UNUSED`] if none yet), its data pages encoded so far, and the page being filled: an
-    /// index per non-null row, and whether each row is non-null.
+    /// ([`UNUSED`] if none yet), the bytes of its texts, and an index per non-null row of the
+    /// page being filled.
     dictionary: Vec<u32>,
     place: Vec<u32>,
-    pages: Vec<DataPage>,
+    dictionary_bytes: usize,
     indices: Vec<u32>,
-    defined: Vec<u8>,
-    /// Rows and nulls of this row group, and the bytes of its dictionary and encoded pages.
-    rows: usize,
-    nulls: usize,
-    encoded_bytes: usize,
-    /// The column may hold nulls (it has definition levels).
-    nullable: bool,
 }
-
-/// An encoded data page: levels, bit width and indices.
-struct DataPage {
-    body: Vec<u8>,
-    rows: usize,
-}
-
-/// Rows per data page: a page's indices are held as `u32`s until it is encoded, so this
-/// bounds a column's memory (128 KiB) whatever the row group's size.
-const PAGE_ROWS: usize = 32 * 1024;
 
 /// A text the current row group does not use yet.
 const UNUSED: u32 = u32::MAX;
@@ -169,6 +151,7 @@ impl TextColumn {
     /// A column of `descr`; `statistics`: record min/max per row group.
     pub(crate) fn new(descr: ColumnDescPtr, statistics: bool) -> Self {
         TextColumn {
+            chunk: ChunkPages::new(descr),
             statistics,
             by_key: AHashMap::new(),
             recent: Box::new([(NULL_KEY, 0); 256]),
@@ -176,48 +159,28 @@ impl TextColumn {
             texts: Vec::new(),
             dictionary: Vec::new(),
             place: Vec::new(),
-            pages: Vec::new(),
+            dictionary_bytes: 0,
             indices: Vec::new(),
-            defined: Vec::new(),
-            rows: 0,
-            nulls: 0,
-            encoded_bytes: 0,
-            nullable: descr.max_def_level() > 0,
-            descr,
         }
     }
 
-    /// Counts a row of the page being filled, and encodes the page once it is full.
+    /// Encodes the page being filled once it is full.
     fn row_added(&mut self) {
-        self.rows += 1;
-        if self.indices.len().max(self.defined.len()) >= PAGE_ROWS {
+        if self.chunk.page_full() {
             self.encode_page();
         }
     }
 
-    /// Encodes the page being filled (data page format v1: definition levels, if the column
-    /// has nulls, then the indices' bit width and the indices), with the bit width of the
-    /// dictionary so far: every page says its own.
+    /// Encodes the page being filled: the indices' bit width, with the dictionary so far (every
+    /// page says its own), and the indices.
     fn encode_page(&mut self) {
-        let rows = if self.nullable {
-            self.defined.len()
-        } else {
-            self.indices.len()
-        };
-        let mut body = Vec::new();
-        if self.nullable {
-            let mut levels = Vec::new();
-            encode_hybrid(&self.defined, 1, &mut levels);
-            body.extend_from_slice(&(levels.len() as u32).to_le_bytes());
-            body.extend_from_slice(&levels);
-        }
         let bits = bit_width(self.dictionary.len());
-        body.push(bits);
-        encode_hybrid(&self.indices, bits, &mut body);
-        self.encoded_bytes += body.len();
-        self.pages.push(DataPage { body, rows });
+        let indices = &self.indices;
+        self.chunk.end_page(|body| {
+            body.push(bits);
+            encode_hybrid(indices, bits, body);
+        });
         self.indices.clear();
-        self.defined.clear();
     }
 
     /// The number of `text` in the file, numbering it if new.
@@ -239,7 +202,7 @@ impl TextColumn {
             index = self.dictionary.len() as u32;
             self.dictionary.push(n);
             self.place[n as usize] = index;
-            self.encoded_bytes += self.texts[n as usize].len() + 4;
+            self.dictionary_bytes += self.texts[n as usize].len() + 4;
         }
         index
     }
@@ -247,9 +210,7 @@ impl TextColumn {
     /// Adds a non-null row at `index` of this row group's dictionary.
     fn push_index(&mut self, index: u32) {
         self.indices.push(index);
-        if self.nullable {
-            self.defined.push(1);
-        }
+        self.chunk.value();
         self.row_added();
     }
 
@@ -277,14 +238,7 @@ impl TextColumn {
 
     /// Adds a null row: an error in a column that has none.
     fn push_null(&mut self) -> Result<()> {
-        if !self.nullable {
-            return Err(ParquetError::General(format!(
-                "a null in column {}, which has none",
-                self.descr.name()
-            )));
-        }
-        self.defined.push(0);
-        self.nulls += 1;
+        self.chunk.null()?;
         self.row_added();
         Ok(())
     }
@@ -295,7 +249,7 @@ impl TextColumn {
         keys: &[u128],
         text: &dyn Fn(u128) -> String,
     ) -> Result<()> {
-        self.indices.reserve(keys.len());
+        self.indices.reserve(keys.len().min(PAGE_ROWS));
         // Runs of one key (the run id, a thread's slices) cost a comparison a row.
         let mut last = (NULL_KEY, 0);
         for &key in keys {
@@ -333,87 +287,36 @@ impl TextColumn {
     /// Bytes the current row group's chunk will take, about.
     pub(crate) fn estimated_bytes(&self) -> usize {
         let bits = bit_width(self.dictionary.len()) as usize;
-        self.encoded_bytes + self.indices.len() * bits / 8 + self.defined.len() / 8
+        self.chunk.encoded_bytes
+            + self.dictionary_bytes
+            + self.indices.len() * bits / 8
+            + self.chunk.pending_level_bytes()
     }
 
     /// Encodes the current row group's chunk and starts the next: the chunk's bytes and what
     /// the row group writer needs to append them.
     pub(crate) fn close_chunk(&mut self) -> Result<(Bytes, ColumnCloseResult)> {
-        if self.indices.len().max(self.defined.len()) > 0 || self.pages.is_empty() {
+        if self.chunk.page_pending() {
             self.encode_page();
         }
-        let (rows, nulls) = (self.rows, self.nulls);
-        let mut dictionary = Vec::new();
+        let mut dictionary = Vec::with_capacity(self.dictionary_bytes);
         for &n in &self.dictionary {
             let text = &self.texts[n as usize];
             dictionary.extend_from_slice(&(text.len() as u32).to_le_bytes());
             dictionary.extend_from_slice(text.as_bytes());
         }
-        let statistics = (self.statistics).then(|| self.statistics(nulls as u64));
-
-        let mut sink = TrackedWrite::new(Vec::new());
-        let mut writer = SerializedPageWriter::new(&mut sink);
-        let dictionary_len = dictionary.len();
-        let dict = writer.write_page(CompressedPage::new(
-            Page::DictionaryPage {
-                buf: Bytes::from(dictionary),
-                num_values: self.dictionary.len() as u32,
-                encoding: Encoding::PLAIN,
-                is_sorted: false,
-            },
-            dictionary_len,
-        ))?;
-        let mut offsets = OffsetIndexBuilder::new();
-        let mut first_data_page = None;
-        for page in self.pages.drain(..) {
-            let len = page.body.len();
-            let spec = writer.write_page(CompressedPage::new(
-                Page::DataPage {
-                    buf: Bytes::from(page.body),
-                    num_values: page.rows as u32,
-                    encoding: Encoding::RLE_DICTIONARY,
-                    def_level_encoding: Encoding::RLE,
-                    rep_level_encoding: Encoding::RLE,
-                    statistics: None,
-                },
-                len,
-            ))?;
-            first_data_page.get_or_insert(spec.offset as i64);
-            offsets.append_offset_and_size(spec.offset as i64, spec.compressed_size as i32);
-            offsets.append_row_count(page.rows as i64);
-        }
-        writer.close()?;
-        let bytes = Bytes::from(sink.into_inner()?);
-
-        let mut builder = ColumnChunkMetaData::builder(self.descr.clone())
-            .set_compression(Compression::UNCOMPRESSED)
-            .set_encodings(vec![
-                Encoding::PLAIN,
-                Encoding::RLE,
-                Encoding::RLE_DICTIONARY,
-            ])
-            .set_total_compressed_size(bytes.len() as i64)
-            .set_total_uncompressed_size(bytes.len() as i64)
-            .set_num_values(rows as i64)
-            .set_dictionary_page_offset(Some(dict.offset as i64))
-            .set_data_page_offset(first_data_page.unwrap_or_default());
-        if let Some(statistics) = statistics {
-            builder = builder.set_statistics(statistics);
-        }
-        let close = ColumnCloseResult {
-            bytes_written: bytes.len() as u64,
-            rows_written: rows as u64,
-            metadata: builder.build()?,
-            bloom_filter: None,
-            column_index: None,
-            offset_index: Some(offsets.build()),
-        };
+        let statistics = (self.statistics).then(|| self.statistics(self.chunk.nulls as u64));
+        let closed = self.chunk.close(ChunkParts {
+            dictionary: Some((dictionary, self.dictionary.len() as u32)),
+            encoding: Encoding::RLE_DICTIONARY,
+            statistics,
+        })?;
         for &n in &self.dictionary {
             self.place[n as usize] = UNUSED;
         }
         self.dictionary.clear();
-        (self.rows, self.nulls, self.encoded_bytes) = (0, 0, 0);
-        Ok((bytes, close))
+        self.dictionary_bytes = 0;
+        Ok(closed)
     }
 
     /// Min and max of the texts the row group uses (its dictionary), by their bytes
@@ -431,129 +334,9 @@ fn bit_width(len: usize) -> u8 {
     (usize::BITS - len.saturating_sub(1).leading_zeros()) as u8
 }
 
-/// Appends `values` in Parquet's RLE/bit-packed hybrid encoding, `bits` wide: a run of 8 or
-/// more equal values as one RLE run, the rest bit-packed in groups of 8 (the last group
-/// padded with zeros; readers stop at the page's value count).
-fn encode_hybrid<T: Copy + PartialEq + Into<u32>>(values: &[T], bits: u8, out: &mut Vec<u8>) {
-    let mut literal_start = 0;
-    let mut i = 0;
-    while i < values.len() {
-        let mut end = i + 1;
-        while end < values.len() && values[end] == values[i] {
-            end += 1;
-        }
-        // A bit-packed run holds whole groups of 8: lend it the first values of this run.
-        let lend = (8 - (i - literal_start) % 8) % 8;
-        if end - i >= lend + 8 {
-            let run_start = i + lend;
-            bit_packed(&values[literal_start..run_start], bits, out);
-            rle_run(values[i].into(), end - run_start, bits, out);
-            literal_start = end;
-        }
-        i = end;
-    }
-    bit_packed(&values[literal_start..], bits, out);
-}
-
-fn rle_run(value: u32, count: usize, bits: u8, out: &mut Vec<u8>) {
-    uleb128((count as u64) << 1, out);
-    let bytes = (bits as usize).div_ceil(8);
-    out.extend_from_slice(&value.to_le_bytes()[..bytes]);
-}
-
-fn bit_packed<T: Copy + Into<u32>>(values: &[T], bits: u8, out: &mut Vec<u8>) {
-    if values.is_empty() {
-        return;
-    }
-    let groups = values.len().div_ceil(8);
-    uleb128(((groups as u64) << 1) | 1, out);
-    let (mut acc, mut filled) = (0u64, 0u32);
-    for k in 0..groups * 8 {
-        acc |= u64::from(values.get(k).map_or(0, |&v| v.into())) << filled;
-        filled += u32::from(bits);
-        while filled >= 8 {
-            out.push(acc as u8);
-            acc >>= 8;
-            filled -= 8;
-        }
-    }
-}
-
-fn uleb128(mut v: u64, out: &mut Vec<u8>) {
-    loop {
-        let byte = (v & 0x7f) as u8;
-        v >>= 7;
-        if v == 0 {
-            out.push(byte);
-            return;
-        }
-        out.push(byte | 0x80);
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// Decodes the hybrid encoding (the format's definition, written out independently).
-    fn decode_hybrid(mut b: &[u8], bits: u8, n: usize) -> Vec<u32> {
-        let mut out = Vec::new();
-        while out.len() < n {
-            let (mut header, mut shift) = (0u64, 0);
-            loop {
-                let byte = b[0];
-                b = &b[1..];
-                header |= u64::from(byte & 0x7f) << shift;
-                shift += 7;
-                if byte & 0x80 == 0 {
-                    break;
-                }
-            }
-            if header & 1 == 0 {
-                let width = (bits as usize).div_ceil(8);
-                let mut v = [0u8; 4];
-                v[..width].copy_from_slice(&b[..width]);
-                b = &b[width..];
-                out.extend(std::iter::repeat_n(
-                    u32::from_le_bytes(v),
-                    (header >> 1) as usize,
-                ));
-            } else {
-                let count = (header >> 1) as usize * 8;
-                for k in 0..count {
-                    let mut v = 0u32;
-                    for bit in 0..bits as usize {
-                        let at = k * bits as usize + bit;
-                        v |= u32::from((b[at / 8] >> (at % 8)) & 1) << bit;
-                    }
-                    out.push(v);
-                }
-                b = &b[count * bits as usize / 8..];
-            }
-        }
-        out.truncate(n);
-        out
-    }
-
-    #[test]
-    fn the_hybrid_encoding_round_trips_runs_and_literals() {
-        let mut values = vec![3, 1, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 5];
-        values.extend(std::iter::repeat_n(7, 100));
-        values.extend([0, 1, 0, 1, 6]);
-        for bits in [3u8, 4, 9, 17] {
-            let mut out = Vec::new();
-            encode_hybrid(&values, bits, &mut out);
-            assert_eq!(
-                decode_hybrid(&out, bits, values.len()),
-                values,
-                "{bits} bits"
-            );
-        }
-        // 100 equal values cost a run header and a byte, not 100 packed values.
-        let mut out = Vec::new();
-        encode_hybrid(&[7u32; 100], 3, &mut out);
-        assert_eq!(out, vec![200, 1, 7]);
-    }
 
     #[test]
     fn a_batch_that_does_not_fit_its_schema_is_refused() {
@@ -586,8 +369,5 @@ mod tests {
         assert_eq!(bit_width(1), 0);
         assert_eq!(bit_width(2), 1);
         assert_eq!(bit_width(5), 3);
-        let mut out = Vec::new();
-        encode_hybrid(&[0u32; 20], 0, &mut out);
-        assert_eq!(decode_hybrid(&out, 0, 20), vec![0; 20]);
     }
 }
