@@ -10,7 +10,7 @@
 //! slices, six time columns) it took 8 % of the CPU time of `schedlab parse perf-sched`. This
 //! one takes each delta, its block's smallest delta and the values' range in one pass as a
 //! batch arrives (no copy of the values), and packs a miniblock into 64-bit words: 4.6 % of the
-//! CPU time, for the same pages.
+//! CPU time, for pages every reader decodes to the same values.
 //!
 //! Min/max statistics are kept per row group (the columns analyses filter on).
 
