@@ -69,3 +69,41 @@ proptest! {
         survives(&apply(fixture("bursty.data"), &e), dir.path(), salvage);
     }
 }
+
+/// A CMDLINE header section whose argument count is damaged (the fuzz test above once made
+/// one claim billions of arguments, and the process aborted allocating for them): the file
+/// still reads, without its command line.
+#[test]
+fn a_damaged_command_line_count_leaves_the_command_line_out() {
+    const HEADER_CMDLINE: usize = 11;
+    let u64_at = |b: &[u8], at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap());
+    let mut b = fixture("allsched.data");
+    // The feature sections' index follows the data section, one {offset, size} per feature
+    // bit set in the header's bitmap (at byte 72), in bit order.
+    let index = (u64_at(&b, 40) + u64_at(&b, 48)) as usize;
+    let bitmap = u64_at(&b, 72);
+    assert!(
+        bitmap & (1 << HEADER_CMDLINE) != 0,
+        "the fixture has a command line"
+    );
+    let before = (bitmap & ((1 << HEADER_CMDLINE) - 1)).count_ones() as usize;
+    let section = u64_at(&b, index + 16 * before) as usize;
+
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("cmdline.data");
+    std::fs::write(&path, &b).unwrap();
+    let intact = read_sched(&path, &SchedOptions::default()).unwrap();
+    assert!(
+        intact
+            .trace
+            .unwrap()
+            .cmdline
+            .is_some_and(|c| c.contains("perf"))
+    );
+
+    b[section..section + 4].copy_from_slice(&0xffff_fff0u32.to_le_bytes());
+    std::fs::write(&path, &b).unwrap();
+    let damaged = read_sched(&path, &SchedOptions::default()).unwrap();
+    assert_eq!(damaged.trace.unwrap().cmdline, None);
+    assert_eq!(damaged.sched_slices.len(), intact.sched_slices.len());
+}
