@@ -25,9 +25,9 @@ pub(crate) const PAGE_ROWS: usize = 32 * 1024;
 /// The pages of the current row group's chunk of one column, and the definition levels of the
 /// page being filled.
 pub(crate) struct ChunkPages {
-    pub descr: ColumnDescPtr,
+    descr: ColumnDescPtr,
     /// The column may hold nulls (it has definition levels).
-    pub nullable: bool,
+    nullable: bool,
     pages: Vec<DataPage>,
     /// Whether each row of the page being filled is non-null (nullable columns only).
     defined: Vec<u8>,

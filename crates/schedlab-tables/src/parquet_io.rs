@@ -10,10 +10,12 @@ use arrow_array::cast::AsArray;
 use arrow_array::types::Int64Type;
 use arrow_array::{Array, RecordBatch};
 use arrow_schema::{DataType, FieldRef, Schema, SchemaRef};
+use bytes::Bytes;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::arrow::arrow_writer::{ArrowColumnWriter, ArrowRowGroupWriterFactory, compute_leaves};
 use parquet::arrow::{ArrowSchemaConverter, add_encoded_arrow_schema_to_metadata};
 use parquet::basic::Compression;
+use parquet::column::writer::ColumnCloseResult;
 use parquet::errors::ParquetError;
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use parquet::file::writer::SerializedFileWriter;
@@ -204,8 +206,8 @@ fn is_time(field: &FieldRef) -> bool {
 
 /// A Parquet file being written under a temporary name in its final directory.
 ///
-/// Text columns are encoded by [`TextColumn`] (see `text_column` for why), the others by the
-/// `parquet` crate's Arrow column writers; row groups are cut as [`ROW_GROUP_ROWS`] and
+/// Text columns are encoded by [`TextColumn`] and time columns by [`TimeColumn`] (see their
+/// modules for why), the others by the `parquet` crate's Arrow column writers; row groups are cut as [`ROW_GROUP_ROWS`] and
 /// [`ROW_GROUP_BYTES`] say, a batch split across two groups where needed.
 struct AtomicParquet {
     path: PathBuf,
@@ -225,6 +227,28 @@ enum FieldColumns {
     Time(Box<TimeColumn>),
     /// By Arrow column writers, one per Parquet leaf of the field.
     Leaves(usize),
+}
+
+impl FieldColumns {
+    /// Bytes of the current row group's chunk of a column schedlab encodes (0 for the others,
+    /// which their Arrow column writers estimate).
+    fn estimated_bytes(&self) -> usize {
+        match self {
+            FieldColumns::Text(text) => text.estimated_bytes(),
+            FieldColumns::Time(time) => time.estimated_bytes(),
+            FieldColumns::Leaves(_) => 0,
+        }
+    }
+
+    /// The current row group's chunk of a column schedlab encodes, closed; `None` for the
+    /// others.
+    fn close_chunk(&mut self) -> Option<parquet::errors::Result<(Bytes, ColumnCloseResult)>> {
+        match self {
+            FieldColumns::Text(text) => Some(text.close_chunk()),
+            FieldColumns::Time(time) => Some(time.close_chunk()),
+            FieldColumns::Leaves(_) => None,
+        }
+    }
 }
 
 impl AtomicParquet {
@@ -362,11 +386,7 @@ impl AtomicParquet {
             .iter()
             .flatten()
             .map(|w| w.get_estimated_total_bytes());
-        let own = self.fields.iter().map(|how| match how {
-            FieldColumns::Text(text) => text.estimated_bytes(),
-            FieldColumns::Time(time) => time.estimated_bytes(),
-            FieldColumns::Leaves(_) => 0,
-        });
+        let own = self.fields.iter().map(FieldColumns::estimated_bytes);
         arrays.sum::<usize>() + own.sum::<usize>()
     }
 
@@ -379,22 +399,14 @@ impl AtomicParquet {
         let mut group = self.file.next_row_group()?;
         let mut writers = writers.into_iter();
         for how in &mut self.fields {
-            match how {
-                FieldColumns::Text(text) => {
-                    writers.next();
-                    let (bytes, close) = text.close_chunk()?;
-                    group.append_column(&bytes, close)?;
+            if let FieldColumns::Leaves(n) = how {
+                for writer in writers.by_ref().take(*n) {
+                    writer.close()?.append_to_row_group(&mut group)?;
                 }
-                FieldColumns::Time(time) => {
-                    writers.next();
-                    let (bytes, close) = time.close_chunk()?;
-                    group.append_column(&bytes, close)?;
-                }
-                FieldColumns::Leaves(n) => {
-                    for writer in writers.by_ref().take(*n) {
-                        writer.close()?.append_to_row_group(&mut group)?;
-                    }
-                }
+            } else if let Some(chunk) = how.close_chunk() {
+                writers.next(); // the factory's unused writer of this leaf
+                let (bytes, close) = chunk?;
+                group.append_column(&bytes, close)?;
             }
         }
         group.close()?;
@@ -714,10 +726,8 @@ mod tests {
         assert!(files_in(dir.path()).is_empty());
     }
 
-    /// Text given by key reads back as the text it stands for, mixed with text given as
-    /// strings, with nulls where the key says so, over row groups of one page and of several,
-    /// with the run id's min and max in each; a null where a column has none is an error
-    /// naming the file and column.
+    /// Times read back as written, with their nulls, over row groups of several pages and
+    /// batches that end mid-page and mid-block, with each row group's min, max and null count.
     #[test]
     fn time_columns_read_back_with_their_nulls_and_ranges() {
         use arrow_array::Int64Array;
@@ -807,6 +817,10 @@ mod tests {
         }
     }
 
+    /// Text given by key reads back as the text it stands for, mixed with text given as
+    /// strings, with nulls where the key says so, over row groups of one page and of several,
+    /// with the run id's min and max in each; a null where a column has none is an error
+    /// naming the file and column.
     #[test]
     fn keyed_text_reads_back_as_the_strings_it_stands_for() {
         use crate::{KeyedText, NULL_KEY, TableBatch, TableColumn};

@@ -96,9 +96,10 @@ table!(CpuRow, "cpus");
 
 impl CpuRow {
     /// A CPU known only by the class a pipeline declared for it (`topology:`), with none of
-    /// the machine's own facts: the row the parse stage writes for an import without a
-    /// perf.data header. Tests of class logic build their hybrid machines from these, since
-    /// the machines they run on are not hybrid.
+    /// the machine's own facts, as the parse stage's rows are for an import without a
+    /// perf.data header (which it builds from `schedlab_topology::declared_cpus`). Tests of
+    /// class logic build their hybrid machines from these, since the machines they run on are
+    /// not hybrid.
     pub fn declared(run_id: &str, cpu: i32, class: &str, class_rank: Option<i32>) -> CpuRow {
         CpuRow {
             run_id: run_id.into(),
