@@ -86,18 +86,18 @@ impl ChunkPages {
         self.rows += n;
     }
 
-    /// Counts a null row: an error in a column that has none.
-    pub(crate) fn null(&mut self) -> Result<()> {
+    /// Counts `n` null rows of the page being filled: an error in a column that has none.
+    pub(crate) fn nulls(&mut self, n: usize) -> Result<()> {
         if !self.nullable {
             return Err(ParquetError::General(format!(
                 "a null in column {}, which has none",
                 self.descr.name()
             )));
         }
-        self.defined.push(0);
-        self.page_rows += 1;
-        self.rows += 1;
-        self.nulls += 1;
+        self.defined.resize(self.defined.len() + n, 0);
+        self.page_rows += n;
+        self.rows += n;
+        self.nulls += n;
         Ok(())
     }
 

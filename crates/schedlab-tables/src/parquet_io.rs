@@ -869,8 +869,12 @@ mod tests {
         .unwrap();
         file.write(&strings).unwrap();
         file.write_table(&batch(vec![22; 9], vec![3; 9])).unwrap();
-        // More rows than a data page holds, so that a chunk has several pages.
-        let many: Vec<u128> = (0..70_000).map(|i| [1, NULL_KEY, 2][i % 3]).collect();
+        // More rows than a data page holds, so that a chunk has several pages, ending in runs
+        // of a null and of a text that each span a page boundary.
+        let many: Vec<u128> = ((0..70_000).map(|i| [1, NULL_KEY, 2][i % 3]))
+            .chain(std::iter::repeat_n(NULL_KEY, 40_000))
+            .chain(std::iter::repeat_n(2, 40_000))
+            .collect();
         file.write_table(&batch(vec![23; many.len()], many.clone()))
             .unwrap();
         file.finish().unwrap();
@@ -918,7 +922,7 @@ mod tests {
                 .map(|&k| (k != NULL_KEY).then(|| format!("w{k}"))),
         );
         assert_eq!(text("workload"), expected);
-        assert_eq!(text("run_id"), vec![Some("run-7".to_string()); 70_031]);
+        assert_eq!(text("run_id"), vec![Some("run-7".to_string()); 150_031]);
         assert_eq!(
             batches[0].schema(),
             schema,
@@ -927,7 +931,7 @@ mod tests {
 
         let groups = metadata.row_groups();
         assert_eq!(groups[0].num_rows(), 20);
-        assert_eq!(groups.iter().map(|g| g.num_rows()).sum::<i64>(), 70_031);
+        assert_eq!(groups.iter().map(|g| g.num_rows()).sum::<i64>(), 150_031);
         for group in groups {
             match group.column(0).statistics() {
                 Some(Statistics::ByteArray(s)) => {

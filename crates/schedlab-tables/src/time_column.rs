@@ -55,7 +55,7 @@ impl TimeColumn {
                         self.push_values(&[v]);
                         self.chunk.value();
                     }
-                    None => self.chunk.null()?,
+                    None => self.chunk.nulls(1)?,
                 }
                 if self.chunk.page_full() {
                     self.encode_page();
