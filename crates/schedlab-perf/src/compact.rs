@@ -19,7 +19,8 @@ use schedlab_tables::{KeyedText, NULL_KEY, TableBatch, TableColumn};
 use crate::intern::Names;
 use crate::le::{Comm, comm_str};
 use crate::metadata::WakeKind;
-use crate::timehist::{Migration, Output, Slice, Wakeup};
+use crate::slice_columns::SliceColumns;
+use crate::timehist::{Migration, Output, Wakeup};
 
 /// One block's `sched_slices`, `migrations` and `wakeups` in the reader's compact form.
 pub struct CompactBatch {
@@ -39,7 +40,7 @@ impl CompactBatch {
 }
 
 /// Rows of `sched_slices`; see [`CompactBatch`].
-pub struct CompactSlices(Vec<Slice>, Arc<Names>);
+pub struct CompactSlices(SliceColumns, Arc<Names>);
 /// Rows of `migrations`; see [`CompactBatch`].
 pub struct CompactMigrations(Vec<Migration>, Arc<Names>);
 /// Rows of `wakeups`; see [`CompactBatch`].
@@ -54,31 +55,37 @@ impl CompactSlices {
         self.0.is_empty()
     }
 
-    /// The rows as a batch of the `sched_slices` table (`schema`).
-    pub fn table_batch(&self, schema: SchemaRef) -> Result<TableBatch, ArrowError> {
-        let (rows, names) = (&self.0, &self.1);
+    /// The rows as a batch of the `sched_slices` table (`schema`). Most columns move into
+    /// their arrays as they are.
+    pub fn table_batch(self, schema: SchemaRef) -> Result<TableBatch, ArrowError> {
+        let (rows, names) = (self.0, self.1);
+        let n = rows.len();
+        let (runs, preempt_waits) = (rows.runs(), rows.preempt_waits());
         let states = names.clone();
+        let state_keys = rows.state.iter().map(|&s| s as u64 as u128).collect();
         let columns = vec![
-            run_ids(names, rows.len()),
-            i32s(rows, |r| r.cpu),
-            i32s(rows, |r| r.pid),
-            i32s(rows, |r| r.tid),
-            comms(rows, |r| &r.comm),
-            i64s(rows, |r| r.start),
-            i64s(rows, |r| r.end),
-            i64s(rows, Slice::run),
-            i64s(rows, |r| r.wait),
-            i64s(rows, |r| r.delay),
-            i64s(rows, Slice::preempt_wait),
-            keyed(
-                rows,
-                |r| r.state as u64 as u128,
-                move |k| states.task_states.render(k as u64 as i64),
-            ),
-            workloads(names, rows, |r| r.workload),
-            i32s(rows, |r| r.prio),
+            run_ids(&names, n),
+            int32(rows.cpu),
+            int32(rows.pid),
+            int32(rows.tid),
+            TableColumn::Text(KeyedText {
+                keys: rows.comm,
+                text: Arc::new(|k| comm_str(&k.to_le_bytes())),
+            }),
+            int64(rows.start),
+            int64(rows.end),
+            int64(runs),
+            int64(rows.wait),
+            int64(rows.delay),
+            int64(preempt_waits),
+            TableColumn::Text(KeyedText {
+                keys: state_keys,
+                text: Arc::new(move |k| states.task_states.render(k as u64 as i64)),
+            }),
+            workloads(&names, &rows.workload, |w| *w),
+            int32(rows.prio),
         ];
-        TableBatch::new(&schema, rows.len(), columns)
+        TableBatch::new(&schema, n, columns)
     }
 }
 
@@ -159,6 +166,16 @@ fn run_ids(names: &Names, n: usize) -> TableColumn {
         keys: vec![0; n],
         text: Arc::new(move |_| run_id.to_string()),
     })
+}
+
+/// A column's values as they are, without a copy.
+fn int32(values: Vec<i32>) -> TableColumn {
+    TableColumn::Array(Arc::new(Int32Array::from(values)))
+}
+
+/// A column's values as they are, without a copy.
+fn int64(values: Vec<i64>) -> TableColumn {
+    TableColumn::Array(Arc::new(Int64Array::from(values)))
 }
 
 fn i32s<R>(rows: &[R], value: impl Fn(&R) -> i32) -> TableColumn {

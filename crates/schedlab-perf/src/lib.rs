@@ -72,6 +72,7 @@ mod metadata;
 mod order;
 mod reader;
 mod salvage;
+mod slice_columns;
 mod task_state;
 mod threads;
 mod timehist;

@@ -253,7 +253,8 @@ fn window(th: &Timehist) -> Option<(i64, i64)> {
 
 /// Turns the state machine's compact output into rows, sharing every repeated string.
 pub(crate) fn rows(out: Output, s: &mut Strings) -> SchedBatch {
-    let sched_slices = (out.slices.into_iter())
+    let sched_slices = (0..out.slices.len())
+        .map(|i| out.slices.get(i))
         .map(|x| SchedSliceRow {
             run_id: s.names.run_id.clone(),
             cpu: x.cpu,

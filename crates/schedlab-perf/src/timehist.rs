@@ -13,16 +13,16 @@
 use crate::decode::{Body, Event};
 use crate::le::Comm;
 use crate::metadata::WakeKind;
+use crate::slice_columns::SliceColumns;
 use crate::threads::{Runtime, Threads};
 
 /// CPUs beyond this are taken for damaged data rather than a real machine.
 pub(crate) const MAX_CPUS: i32 = 1 << 14;
 
-/// A slice in compact form; turned into a `SchedSliceRow` in batches.
+/// A slice as the state machine ends it; kept column by column in [`SliceColumns`].
 ///
-/// Slices are most of what the reader holds in flight, so what follows from other fields is
-/// not stored: the run time is `end - start`, the wait after a preemption is `wait` or 0 (80
-/// bytes instead of 96).
+/// What follows from other fields is not stored: the run time is `end - start`, the wait after
+/// a preemption is `wait` or 0.
 #[derive(Debug, Clone)]
 pub(crate) struct Slice {
     pub cpu: i32,
@@ -42,8 +42,6 @@ pub(crate) struct Slice {
     /// the trace did not see that switch-in, `prev_prio` of the switch-out that ended it.
     pub prio: i32,
 }
-
-const _: () = assert!(std::mem::size_of::<Slice>() <= 80, "see Slice's doc");
 
 impl Slice {
     /// Time on the CPU: 0 for a CPU's first switch, which has no start (as in perf).
@@ -119,7 +117,7 @@ fn runnable(state: i64) -> bool {
 /// Per-event output accumulated since the last [`Timehist::take_output`].
 #[derive(Debug, Default)]
 pub(crate) struct Output {
-    pub slices: Vec<Slice>,
+    pub slices: SliceColumns,
     pub migrations: Vec<Migration>,
     pub wakeups: Vec<Wakeup>,
 }
@@ -166,7 +164,7 @@ impl Timehist {
     pub(crate) fn take_output(&mut self) -> Output {
         let room = |n: usize| n + n / 2;
         let next = Output {
-            slices: Vec::with_capacity(room(self.out.slices.len())),
+            slices: SliceColumns::with_capacity(room(self.out.slices.len())),
             migrations: Vec::with_capacity(room(self.out.migrations.len())),
             wakeups: Vec::with_capacity(room(self.out.wakeups.len())),
         };
