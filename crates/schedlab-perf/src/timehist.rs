@@ -127,6 +127,8 @@ pub(crate) struct Timehist {
     cpus: Vec<Cpu>,
     has_waking: bool,
     out: Output,
+    /// The most slices, migrations and wakeups one block has had (see `take_output`).
+    most_output: (usize, usize, usize),
     pub lost: Vec<Lost>,
     /// Events whose CPU was out of range.
     pub bad_cpu: u64,
@@ -139,6 +141,7 @@ impl Timehist {
             cpus: Vec::new(),
             has_waking,
             out: Output::default(),
+            most_output: (0, 0, 0),
             lost: Vec::new(),
             bad_cpu: 0,
         }
@@ -156,17 +159,22 @@ impl Timehist {
         Some(&mut self.cpus[i])
     }
 
-    /// The output since the last call. The next block's vectors start at this block's sizes
-    /// and half as much again: blocks are alike, and growing a vector of a million slices by
-    /// doubling copied it about twice over (a tenth of the state machine's time). Without the
-    /// headroom every block that outgrew the one before still copied its slices once (1.4 % of
-    /// the CPU time of `schedlab parse perf-sched` on the bench trace, in `realloc`).
+    /// The output since the last call. The next block's vectors start with room for the most
+    /// any block has needed so far, and a quarter more: blocks are alike, and growing a vector
+    /// of a million slices by doubling copied it about twice over (a tenth of the state
+    /// machine's time). Sized after the last block alone, every block that outgrew the one
+    /// before still copied its slices once (1.4 % of the CPU time of `schedlab parse
+    /// perf-sched` on the bench trace, in `realloc`).
     pub(crate) fn take_output(&mut self) -> Output {
-        let room = |n: usize| n + n / 2;
+        let most = &mut self.most_output;
+        most.0 = most.0.max(self.out.slices.len());
+        most.1 = most.1.max(self.out.migrations.len());
+        most.2 = most.2.max(self.out.wakeups.len());
+        let room = |n: usize| n + n / 4;
         let next = Output {
-            slices: SliceColumns::with_capacity(room(self.out.slices.len())),
-            migrations: Vec::with_capacity(room(self.out.migrations.len())),
-            wakeups: Vec::with_capacity(room(self.out.wakeups.len())),
+            slices: SliceColumns::with_capacity(room(most.0)),
+            migrations: Vec::with_capacity(room(most.1)),
+            wakeups: Vec::with_capacity(room(most.2)),
         };
         std::mem::replace(&mut self.out, next)
     }

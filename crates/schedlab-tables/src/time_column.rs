@@ -214,18 +214,20 @@ impl DeltaEncoder {
 }
 
 /// Appends the 32 values of a miniblock `width` bits each, least significant bit first: 32
-/// values of any width fill `4 * width` bytes, written a 64-bit word at a time.
+/// values of any width fill `4 * width` bytes, written a 64-bit word at a time, and the half
+/// word an odd width leaves. (Copies of a fixed size: a copy of `word.len()` bytes was a call
+/// to `memmove` per word, a quarter of the encoder's time.)
 fn pack(values: &[u64; MINIBLOCK], width: u32, out: &mut Vec<u8>) {
     let start = out.len();
     out.resize(start + 4 * width as usize, 0);
-    let mut words = out[start..].chunks_mut(8);
+    let mut words = out[start..].chunks_exact_mut(8);
     let (mut acc, mut filled) = (0u64, 0u32);
     for &v in values {
         acc |= v << filled;
         filled += width;
         if filled >= 64 {
             if let Some(word) = words.next() {
-                word.copy_from_slice(&acc.to_le_bytes()[..word.len()]);
+                word.copy_from_slice(&acc.to_le_bytes());
             }
             filled -= 64;
             // The bits of `v` that did not fit (none when it ended the word exactly).
@@ -236,8 +238,8 @@ fn pack(values: &[u64; MINIBLOCK], width: u32, out: &mut Vec<u8>) {
             };
         }
     }
-    if let Some(word) = words.next() {
-        word.copy_from_slice(&acc.to_le_bytes()[..word.len()]);
+    if let Ok(half) = <&mut [u8; 4]>::try_from(words.into_remainder()) {
+        *half = (acc as u32).to_le_bytes();
     }
 }
 
