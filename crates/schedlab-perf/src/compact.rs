@@ -3,12 +3,13 @@
 //! [`stream_sched`](crate::stream_sched) hands over rows with shared strings (`Arc<str>`):
 //! convenient, but every row clones and drops four reference counts, and when the rows are
 //! encoded on another thread those counts bounce between the cores' caches (a third more CPU
-//! for `schedlab parse perf-sched`). A [`CompactBatch`] holds the state machine's own rows
-//! instead (plain numbers, command names as 16 bytes, workloads and states as small codes), so
-//! it crosses threads for free; each table's part builds its batch where it is encoded: Arrow
-//! arrays for numbers, and text by key ([`KeyedText`]: a command name's 16 bytes, a state's
-//! code), which the table writer turns into text once per distinct key. The tables equal those
-//! of the row path: the tests write both and compare.
+//! for `schedlab parse perf-sched`). A [`CompactBatch`] holds the state machine's own output
+//! instead (slices column by column, migrations and wakeups as rows: plain numbers, command
+//! names as 16 bytes, workloads and states as small codes), so it crosses threads for free;
+//! each table's part builds its batch where it is encoded: Arrow arrays for numbers, and text
+//! by key ([`KeyedText`]: a command name's 16 bytes, a state's code), which the table writer
+//! turns into text once per distinct key. The tables equal those of the row path: the tests
+//! write both and compare.
 
 use std::sync::Arc;
 
@@ -68,19 +69,15 @@ impl CompactSlices {
             int32(rows.cpu),
             int32(rows.pid),
             int32(rows.tid),
-            TableColumn::Text(KeyedText {
-                keys: rows.comm,
-                text: Arc::new(|k| comm_str(&k.to_le_bytes())),
-            }),
+            comm_keys(rows.comm),
             int64(rows.start),
             int64(rows.end),
             int64(runs),
             int64(rows.wait),
             int64(rows.delay),
             int64(preempt_waits),
-            TableColumn::Text(KeyedText {
-                keys: state_keys,
-                text: Arc::new(move |k| states.task_states.render(k as u64 as i64)),
+            keyed_text(state_keys, move |k| {
+                states.task_states.render(k as u64 as i64)
             }),
             workloads(&names, &rows.workload, |w| *w),
             int32(rows.prio),
@@ -147,16 +144,24 @@ impl CompactWakeups {
     }
 }
 
-/// Text keyed by `key` (see [`KeyedText`]), made by `text` once per distinct key.
+/// Text given by `keys` (see [`KeyedText`]), made by `text` once per distinct key.
+fn keyed_text(
+    keys: Vec<u128>,
+    text: impl Fn(u128) -> String + Send + Sync + 'static,
+) -> TableColumn {
+    TableColumn::Text(KeyedText {
+        keys,
+        text: Arc::new(text),
+    })
+}
+
+/// Text keyed by `key` of each row (see [`KeyedText`]), made by `text` once per distinct key.
 fn keyed<R>(
     rows: &[R],
     key: impl Fn(&R) -> u128,
     text: impl Fn(u128) -> String + Send + Sync + 'static,
 ) -> TableColumn {
-    TableColumn::Text(KeyedText {
-        keys: rows.iter().map(key).collect(),
-        text: Arc::new(text),
-    })
+    keyed_text(rows.iter().map(key).collect(), text)
 }
 
 /// One value on every row.
@@ -195,11 +200,12 @@ fn i64s<R>(rows: &[R], value: impl Fn(&R) -> u64) -> TableColumn {
 /// replaced (as the row path's is). No name is 16 bytes of 0xff ([`NULL_KEY`]): that is not
 /// UTF-8, and the kernel ends its names with a NUL.
 fn comms<R>(rows: &[R], comm: impl Fn(&R) -> &Comm) -> TableColumn {
-    keyed(
-        rows,
-        |r| u128::from_le_bytes(*comm(r)),
-        |k| comm_str(&k.to_le_bytes()),
-    )
+    comm_keys(rows.iter().map(|r| u128::from_le_bytes(*comm(r))).collect())
+}
+
+/// Command names given as their 16 bytes read little-endian (see [`comms`]).
+fn comm_keys(keys: Vec<u128>) -> TableColumn {
+    keyed_text(keys, |k| comm_str(&k.to_le_bytes()))
 }
 
 /// Workload names, or nulls.
