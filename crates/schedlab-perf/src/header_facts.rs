@@ -63,12 +63,8 @@ impl HeaderFacts {
 /// damaged count aborted the process (a mutated recording in the fuzz test claimed 62 GB).
 /// Counts are read little-endian: a big-endian file's command line is left out, not misread.
 fn cmdline_count_fits(file: &PerfFile) -> bool {
-    (file.feature_section_data(Feature::CMDLINE)).is_some_and(|s| {
-        let count = s
-            .get(..4)
-            .map(|n| u32::from_le_bytes([n[0], n[1], n[2], n[3]]) as usize);
-        count.is_some_and(|n| n <= (s.len() - 4) / 4)
-    })
+    (file.feature_section_data(Feature::CMDLINE))
+        .is_some_and(|s| u32_at(s, 0).is_some_and(|count| count as usize <= (s.len() - 4) / 4))
 }
 
 /// The clock of a sample time as a name: `CLOCK_MONOTONIC` and its kin, or `perf` for perf's

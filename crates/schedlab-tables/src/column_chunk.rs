@@ -68,15 +68,6 @@ impl ChunkPages {
         }
     }
 
-    /// Counts a non-null row of the page being filled.
-    pub(crate) fn value(&mut self) {
-        if self.nullable {
-            self.defined.push(1);
-        }
-        self.page_rows += 1;
-        self.rows += 1;
-    }
-
     /// Counts `n` non-null rows of the page being filled.
     pub(crate) fn values(&mut self, n: usize) {
         if self.nullable {
@@ -106,9 +97,17 @@ impl ChunkPages {
         self.page_rows >= PAGE_ROWS
     }
 
-    /// Rows in the page being filled.
-    pub(crate) fn page_rows(&self) -> usize {
-        self.page_rows
+    /// How `rows` new rows split at page ends: what the page being filled has room for, then
+    /// whole pages, then the rest. The column adds each piece and ends the page if it is full
+    /// before it adds the next.
+    pub(crate) fn page_pieces(&self, mut rows: usize) -> impl Iterator<Item = usize> + use<> {
+        let mut room = PAGE_ROWS - self.page_rows;
+        std::iter::from_fn(move || {
+            let take = rows.min(room);
+            rows -= take;
+            room = PAGE_ROWS;
+            (take > 0).then_some(take)
+        })
     }
 
     /// Bytes the page being filled's levels will take, about.

@@ -207,8 +207,9 @@ fn is_time(field: &FieldRef) -> bool {
 /// A Parquet file being written under a temporary name in its final directory.
 ///
 /// Text columns are encoded by [`TextColumn`] and time columns by [`TimeColumn`] (see their
-/// modules for why), the others by the `parquet` crate's Arrow column writers; row groups are cut as [`ROW_GROUP_ROWS`] and
-/// [`ROW_GROUP_BYTES`] say, a batch split across two groups where needed.
+/// modules for why), the others by the `parquet` crate's Arrow column writers; row groups are
+/// cut as [`ROW_GROUP_ROWS`] and [`ROW_GROUP_BYTES`] say, a batch split across two groups where
+/// needed.
 struct AtomicParquet {
     path: PathBuf,
     schema: SchemaRef,
@@ -574,6 +575,19 @@ mod tests {
         names
     }
 
+    /// The file's metadata and its rows, as the `parquet` crate's Arrow reader gives them.
+    fn read_back(
+        path: &Path,
+    ) -> (
+        Arc<parquet::file::metadata::ParquetMetaData>,
+        Vec<RecordBatch>,
+    ) {
+        let reader = ParquetRecordBatchReaderBuilder::try_new(File::open(path).unwrap()).unwrap();
+        let metadata = reader.metadata().clone();
+        let batches = reader.build().unwrap().map(Result::unwrap).collect();
+        (metadata, batches)
+    }
+
     fn slice(tid: i32, comm: &Arc<str>, workload: Option<&Arc<str>>) -> SchedSliceRow {
         SchedSliceRow {
             run_id: "r1".into(),
@@ -769,9 +783,7 @@ mod tests {
         }
         file.finish().unwrap();
 
-        let reader = ParquetRecordBatchReaderBuilder::try_new(File::open(&path).unwrap()).unwrap();
-        let metadata = reader.metadata().clone();
-        let batches: Vec<RecordBatch> = reader.build().unwrap().map(Result::unwrap).collect();
+        let (metadata, batches) = read_back(&path);
         let column = |i: usize| -> Vec<Option<i64>> {
             (batches.iter())
                 .flat_map(|b| {
@@ -782,19 +794,14 @@ mod tests {
                 })
                 .collect()
         };
-        assert_eq!(
-            column(0),
-            start.iter().copied().map(Some).collect::<Vec<_>>()
-        );
+        let start: Vec<Option<i64>> = start.into_iter().map(Some).collect();
+        assert_eq!(column(0), start);
         assert_eq!(column(1), end);
         assert!(metadata.num_row_groups() > 1);
         let mut first = 0;
         for group in metadata.row_groups() {
             let n = group.num_rows() as usize;
-            for (c, values) in [
-                (0, start.iter().map(|&v| Some(v)).collect::<Vec<_>>()),
-                (1, end.clone()),
-            ] {
+            for (c, values) in [(0, &start), (1, &end)] {
                 let chunk = group.column(c);
                 assert!(
                     chunk
@@ -879,8 +886,7 @@ mod tests {
             .unwrap();
         file.finish().unwrap();
 
-        let reader = ParquetRecordBatchReaderBuilder::try_new(File::open(&path).unwrap()).unwrap();
-        let metadata = reader.metadata().clone();
+        let (metadata, batches) = read_back(&path);
         // Data pages of the workload column's chunk in row group `g`.
         let pages = |g: usize| {
             use parquet::file::reader::{FileReader, SerializedFileReader};
@@ -899,7 +905,6 @@ mod tests {
             pages(metadata.num_row_groups() - 1) > 1,
             "a chunk of several pages"
         );
-        let batches: Vec<RecordBatch> = reader.build().unwrap().map(Result::unwrap).collect();
         let text = |name: &str| -> Vec<Option<String>> {
             (batches.iter())
                 .flat_map(|b| {

@@ -165,7 +165,7 @@ impl TextColumn {
     }
 
     /// Encodes the page being filled once it is full.
-    fn row_added(&mut self) {
+    fn end_page_if_full(&mut self) {
         if self.chunk.page_full() {
             self.encode_page();
         }
@@ -208,21 +208,12 @@ impl TextColumn {
     }
 
     /// Adds `rows` non-null rows at `index` of this row group's dictionary.
-    fn push_indices(&mut self, index: u32, mut rows: usize) {
-        while rows > 0 {
-            let take = rows.min(PAGE_ROWS - self.chunk.page_rows());
+    fn push_indices(&mut self, index: u32, rows: usize) {
+        for take in self.chunk.page_pieces(rows) {
             self.indices.resize(self.indices.len() + take, index);
             self.chunk.values(take);
-            self.row_added();
-            rows -= take;
+            self.end_page_if_full();
         }
-    }
-
-    /// Adds a non-null row at `index` of this row group's dictionary.
-    fn push_index(&mut self, index: u32) {
-        self.indices.push(index);
-        self.chunk.value();
-        self.row_added();
     }
 
     /// The number of the text of `key`, from the last keys seen or the file's map.
@@ -248,12 +239,10 @@ impl TextColumn {
     }
 
     /// Adds `rows` null rows: an error in a column that has none.
-    fn push_nulls(&mut self, mut rows: usize) -> Result<()> {
-        while rows > 0 {
-            let take = rows.min(PAGE_ROWS - self.chunk.page_rows());
+    fn push_nulls(&mut self, rows: usize) -> Result<()> {
+        for take in self.chunk.page_pieces(rows) {
             self.chunk.nulls(take)?;
-            self.row_added();
-            rows -= take;
+            self.end_page_if_full();
         }
         Ok(())
     }
@@ -294,7 +283,7 @@ impl TextColumn {
                 Some(text) => {
                     let n = self.number(text);
                     let index = self.index_of(n);
-                    self.push_index(index);
+                    self.push_indices(index, 1);
                 }
                 None => self.push_nulls(1)?,
             }

@@ -22,7 +22,7 @@ use parquet::errors::Result;
 use parquet::file::statistics::{Statistics, ValueStatistics};
 use parquet::schema::types::ColumnDescPtr;
 
-use crate::column_chunk::{ChunkPages, ChunkParts, PAGE_ROWS, uleb128};
+use crate::column_chunk::{ChunkPages, ChunkParts, uleb128};
 
 /// Values per block, and per miniblock (the `parquet` crate's choice, which every reader takes).
 const BLOCK: usize = 128;
@@ -46,34 +46,45 @@ impl TimeColumn {
         }
     }
 
-    /// Appends the rows of `array`.
+    /// Appends the rows of `array`: each run of values, and the nulls between runs.
     pub(crate) fn push(&mut self, array: &Int64Array) -> Result<()> {
-        if array.null_count() > 0 {
-            for value in array {
-                match value {
-                    Some(v) => {
-                        self.push_values(&[v]);
-                        self.chunk.value();
-                    }
-                    None => self.chunk.nulls(1)?,
-                }
-                if self.chunk.page_full() {
-                    self.encode_page();
-                }
-            }
-            return Ok(());
+        let values = array.values();
+        let whole = (array.null_count() == 0).then_some((0, values.len()));
+        let runs = (array.nulls())
+            .filter(|nulls| nulls.null_count() > 0)
+            .map(|nulls| nulls.valid_slices());
+        let mut at = 0;
+        for (start, end) in whole.into_iter().chain(runs.into_iter().flatten()) {
+            self.push_nulls(start - at)?;
+            self.push_run(&values[start..end]);
+            at = end;
         }
-        let mut rest = &array.values()[..];
-        while !rest.is_empty() {
-            let take = rest.len().min(PAGE_ROWS - self.chunk.page_rows());
-            self.push_values(&rest[..take]);
+        self.push_nulls(values.len() - at)
+    }
+
+    /// Appends non-null `values`, a page's worth at a time.
+    fn push_run(&mut self, mut values: &[i64]) {
+        for take in self.chunk.page_pieces(values.len()) {
+            self.push_values(&values[..take]);
             self.chunk.values(take);
-            rest = &rest[take..];
-            if self.chunk.page_full() {
-                self.encode_page();
-            }
+            values = &values[take..];
+            self.end_page_if_full();
+        }
+    }
+
+    /// Appends `rows` nulls: an error in a column that has none.
+    fn push_nulls(&mut self, rows: usize) -> Result<()> {
+        for take in self.chunk.page_pieces(rows) {
+            self.chunk.nulls(take)?;
+            self.end_page_if_full();
         }
         Ok(())
+    }
+
+    fn end_page_if_full(&mut self) {
+        if self.chunk.page_full() {
+            self.encode_page();
+        }
     }
 
     fn push_values(&mut self, values: &[i64]) {
