@@ -10,7 +10,7 @@ use schedlab_tables::{CpuActivityRow, CpuRow, ProcessRow};
 
 const INTERVAL_NS: i64 = 5_000_000_000;
 
-fn alder_lake() -> Vec<TurbostatSample> {
+fn alder_lake() -> Option<Vec<TurbostatSample>> {
     util::turbostat_fixture(
         "alderlake-p-hybrid-tod-interval5s-debughdr-v2024.12.03.txt",
         "adl",
@@ -43,7 +43,7 @@ fn scope<'a>(rows: &'a [CpuActivityRow], window: &str, scope: &str) -> Vec<&'a C
 
 #[test]
 fn every_interval_agrees_with_turbostats_own_summary_row() {
-    let samples = alder_lake();
+    let Some(samples) = alder_lake() else { return };
     let summaries: Vec<&TurbostatSample> = samples.iter().filter(|s| s.summary).collect();
     assert_eq!(summaries.len(), 23);
     // One window around the middle of each interval: exactly that interval.
@@ -82,7 +82,7 @@ fn every_interval_agrees_with_turbostats_own_summary_row() {
 
 #[test]
 fn classes_windows_and_core_scoped_fields() {
-    let samples = alder_lake();
+    let Some(samples) = alder_lake() else { return };
     let cpus = declared_classes();
     // A workload from the start of interval 5 to the end of interval 9.
     let processes = [workload("burst", 5 * INTERVAL_NS, 10 * INTERVAL_NS)];
@@ -125,7 +125,7 @@ fn classes_windows_and_core_scoped_fields() {
 
 #[test]
 fn each_interval_per_class_adds_up_to_turbostats_summary_row() {
-    let samples = alder_lake();
+    let Some(samples) = alder_lake() else { return };
     let rows = class_intervals(&samples, &declared_classes());
     assert_eq!(rows.len(), 23 * 2, "a row per interval and class");
     for summary in samples.iter().filter(|s| s.summary) {

@@ -21,16 +21,17 @@ const PARSERS: [(ParserKind, &str); 6] = [
 /// Fixture inputs are cut to this size so a case stays fast in debug builds.
 const MAX_INPUT: usize = 24 * 1024;
 
-/// Every fixture's bytes (real ones and the ones recorded here), loaded once.
+/// Every fixture's bytes (the ones recorded here, and the real outputs of other machines where the
+/// shared fixtures are beside the repository), loaded once.
 fn corpus() -> &'static [Vec<u8>] {
     static CORPUS: OnceLock<Vec<Vec<u8>>> = OnceLock::new();
     CORPUS.get_or_init(|| {
         let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-        let mut dirs: Vec<PathBuf> = PARSERS
-            .iter()
-            .map(|(_, dir)| root.join("../../fixtures/real").join(dir))
-            .collect();
-        dirs.push(root.join("tests/fixtures"));
+        let mut dirs = vec![root.join("tests/fixtures")];
+        let test = "the fuzz tests' real outputs of other machines (those recorded here still run)";
+        if let Some(real) = schedlab_testkit::shared_fixtures(test, "") {
+            dirs.extend(PARSERS.iter().map(|(_, dir)| real.join(dir)));
+        }
         let mut files: Vec<PathBuf> = dirs
             .iter()
             .flat_map(|d| std::fs::read_dir(d).unwrap().map(|e| e.unwrap().path()))

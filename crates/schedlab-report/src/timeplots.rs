@@ -684,10 +684,8 @@ mod tests {
     /// them.
     #[test]
     fn turbostat_draws_a_panel_per_figure_with_a_line_per_cpu_and_the_machines_row() {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-        let fixture = root.join(
-            "fixtures/real/turbostat/alderlake-p-hybrid-tod-interval5s-debughdr-v2024.12.03.txt",
-        );
+        let fixture = schedlab_testkit::shared_fixtures_or_skip!("turbostat")
+            .join("alderlake-p-hybrid-tod-interval5s-debughdr-v2024.12.03.txt");
         let text = std::fs::read_to_string(&fixture).unwrap();
         let ctx = schedlab_parse::ParseContext {
             run_id: "r".into(),

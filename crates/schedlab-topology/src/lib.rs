@@ -27,7 +27,7 @@
 //! class, capacity inside one ARM core type, and LP E-cores share frequency and CPPC values
 //! with E-cores. The one signal read alongside others is a missing L3, the only thing that
 //! separates LP E-cores from E-cores on Meteor and Panther Lake. The evidence is in `shared/notes/hybrid-topology.md`, and the tests check every
-//! real capture in `fixtures/real/sysfs` against its documented classes.
+//! real capture of other machines' sysfs (the shared fixtures beside the repository) against its documented classes.
 //!
 //! # Example
 //!

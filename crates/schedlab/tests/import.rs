@@ -428,12 +428,12 @@ fn an_imported_recording_gives_perfs_and_the_tools_figures() {
     assert!(compare.stdout.contains("hand"), "{}", compare.stdout);
 }
 
-/// Only the tools' outputs, no trace (real outputs from other machines, in fixtures/real):
+/// Only the tools' outputs, no trace (real outputs from other machines, in the shared fixtures):
 /// throughput still comes out, and the quality table says what is missing. Needs no root.
 #[test]
 fn tool_outputs_alone_give_throughput_and_say_the_trace_is_missing() {
+    let root = schedlab_testkit::shared_fixtures_or_skip!("");
     let sandbox = Sandbox::new();
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/real");
     let pipeline = sandbox.write(
         "outputs.yaml",
         "\
@@ -551,7 +551,7 @@ fn a_file_on_another_file_system_is_copied_with_its_digest() {
         return;
     }
     let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../fixtures/real/openssl-speed/openssl-3.5.5-al2023-xeon8488c-elapsed-seconds10-sha256.txt");
+        .join("../schedlab-parse/tests/fixtures/openssl-speed-seconds1-bytes16384-sha256.txt");
     let there = elsewhere.path().join("speed.txt");
     let here = sandbox.path("speed.txt");
     std::fs::copy(&fixture, &there).unwrap();
@@ -678,8 +678,8 @@ fn a_selector_mended_in_the_pipeline_applies_to_runs_imported_before() {
 /// where it was found, with a quality warning saying why.
 #[test]
 fn an_output_nobody_named_goes_to_the_workload_added_for_its_tool() {
+    let root = schedlab_testkit::shared_fixtures_or_skip!("");
     let sandbox = Sandbox::new();
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/real");
     let speed =
         root.join("openssl-speed/openssl-3.5.5-al2023-xeon8488c-elapsed-seconds10-sha256.txt");
     let stress = root.join("stress-ng/lkp-2024-metrics-full-flock-cpu-used-rss-max.txt");

@@ -1,19 +1,21 @@
-//! Real turbostat captures (`fixtures/real/turbostat/` at the repository's root), parsed by schedlab's own parser
+//! Real turbostat captures (the shared fixtures' `turbostat/`, beside the repository), parsed by schedlab's own parser
 //! onto a run clock that starts at 0, and read back through Parquet as the aggregate stage
 //! reads them.
-
-use std::path::PathBuf;
 
 use schedlab_parse::ParseContext;
 use schedlab_parse::turbostat::{TurbostatConfig, parse_with};
 use schedlab_tables::turbostat::{TurbostatSample, read_turbostat};
 use schedlab_tables::{ProcessRow, write_batch};
 
-/// `file` under the real turbostat fixtures, run `run_id`, sampled every `interval_ns`.
-pub fn turbostat_fixture(file: &str, run_id: &str, interval_ns: i64) -> Vec<TurbostatSample> {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../fixtures/real/turbostat")
-        .join(file);
+/// `file` under the real turbostat fixtures, run `run_id`, sampled every `interval_ns`; `None`
+/// once the running test is reported skipped because the shared fixtures are not there.
+pub fn turbostat_fixture(
+    file: &str,
+    run_id: &str,
+    interval_ns: i64,
+) -> Option<Vec<TurbostatSample>> {
+    let test = schedlab_testkit::test_name();
+    let path = schedlab_testkit::shared_fixtures(&test, "turbostat")?.join(file);
     let text = std::fs::read_to_string(&path).unwrap();
     let ctx = ParseContext {
         run_id: run_id.into(),
@@ -26,7 +28,7 @@ pub fn turbostat_fixture(file: &str, run_id: &str, interval_ns: i64) -> Vec<Turb
     let parsed = parse_with(&text, "turbostat.txt", &ctx, &config).unwrap();
     let dir = tempfile::tempdir().unwrap();
     write_batch(&dir.path().join("turbostat.parquet"), &parsed.turbostat[0]).unwrap();
-    read_turbostat(dir.path()).unwrap()
+    Some(read_turbostat(dir.path()).unwrap())
 }
 
 /// A workload process of run `run_id` alive from `start_ns` to `end_ns`.

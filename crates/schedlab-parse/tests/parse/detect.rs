@@ -25,6 +25,7 @@ fn files(dir: &Path) -> Vec<std::path::PathBuf> {
 
 #[test]
 fn every_real_output_is_recognised_as_its_tool() {
+    schedlab_testkit::shared_fixtures_or_skip!();
     let folders = [
         ("openssl-speed", Some(ParserKind::Openssl)),
         ("perf-stat", Some(ParserKind::PerfStat)),

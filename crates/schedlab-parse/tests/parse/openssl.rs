@@ -42,6 +42,7 @@ fn recorded_elapsed_run() {
 
 #[test]
 fn openssl_3_ops_lines_with_elapsed() {
+    schedlab_testkit::shared_fixtures_or_skip!();
     let parsed = openssl(
         DIR,
         "openssl-3.5.5-al2023-xeon8488c-elapsed-seconds10-sha256.txt",
@@ -60,6 +61,7 @@ fn openssl_3_ops_lines_with_elapsed() {
 
 #[test]
 fn multi_without_a_type_header_uses_the_got_h_sizes() {
+    schedlab_testkit::shared_fixtures_or_skip!();
     let parsed = openssl(DIR, "lkp-openssl-3.0.1-multi16-seconds30-sha256.txt");
     check_metrics(
         &parsed,
@@ -73,6 +75,7 @@ fn multi_without_a_type_header_uses_the_got_h_sizes() {
 
 #[test]
 fn rsa_sign_verify_table() {
+    schedlab_testkit::shared_fixtures_or_skip!();
     let parsed = openssl(DIR, "lkp-openssl-3.0.1-multi16-seconds30-rsa4096.txt");
     check_metrics(
         &parsed,
@@ -93,6 +96,7 @@ fn rsa_sign_verify_table() {
 
 #[test]
 fn openssl_4_rsa_kem_and_signature_tables() {
+    schedlab_testkit::shared_fixtures_or_skip!();
     let parsed = openssl(
         DIR,
         "lkp-openssl-4.0.0-dev-multi256-seconds30-rsa4096-kem-sig-tables.txt",
@@ -117,6 +121,7 @@ fn openssl_4_rsa_kem_and_signature_tables() {
 
 #[test]
 fn openssl_1_0_five_sizes_cpu_time() {
+    schedlab_testkit::shared_fixtures_or_skip!();
     // No "You have chosen…" line was captured, so the time is read as CPU time.
     let parsed = openssl(DIR, "openssl-1.0.2o-armv7-zynq-elapsed-evp-aes-128-ecb.txt");
     check_metrics(
@@ -132,6 +137,7 @@ fn openssl_1_0_five_sizes_cpu_time() {
 
 #[test]
 fn openssl_1_1_nine_sizes_and_legacy_names_with_spaces() {
+    schedlab_testkit::shared_fixtures_or_skip!();
     let parsed = openssl(
         DIR,
         "openssl-1.1.1a-armv7-zynq-elapsed-evp-aes-128-ecb-9sizes-stderr-and-stdout.txt",
@@ -160,6 +166,7 @@ fn openssl_1_1_nine_sizes_and_legacy_names_with_spaces() {
 
 #[test]
 fn stdout_only_three_digests() {
+    schedlab_testkit::shared_fixtures_or_skip!();
     let parsed = openssl(DIR, "openssl-1.1.1f-sha-stdout-only-i7-3770.txt");
     check_metrics(
         &parsed,
@@ -174,6 +181,7 @@ fn stdout_only_three_digests() {
 
 #[test]
 fn appended_single_size_tables() {
+    schedlab_testkit::shared_fixtures_or_skip!();
     let parsed = openssl(
         DIR,
         "openssl-3.0.14-macos-m1-bytes-evp-aes-256-gcm-appended.txt",
@@ -221,6 +229,7 @@ fn text_without_results_is_an_error() {
 
 #[test]
 fn every_openssl_fixture_is_tested() {
+    schedlab_testkit::shared_fixtures_or_skip!();
     all_tested(DIR, &["openssl-"], include_str!("openssl.rs"));
 }
 

@@ -259,6 +259,7 @@ fn recorded_human_intervals_with_not_counted() {
 
 #[test]
 fn csv_interval_with_padded_timestamps() {
+    schedlab_testkit::shared_fixtures_or_skip!();
     let rows = perf_stat(
         DIR,
         "lkp-perf-5.13-stat-a-I1000-x-comma-csv-interval-indented.txt",
@@ -287,6 +288,7 @@ fn csv_interval_with_padded_timestamps() {
 
 #[test]
 fn csv_interval_older_perf() {
+    schedlab_testkit::shared_fixtures_or_skip!();
     let rows = perf_stat(DIR, "lkp-perf-stat-a-I1000-x-comma-csv-interval.txt");
     assert_eq!(rows.len(), 39);
     let last = rows.last().unwrap();
@@ -308,6 +310,7 @@ fn csv_interval_older_perf() {
 
 #[test]
 fn hybrid_pmus_are_split_from_the_event_name() {
+    schedlab_testkit::shared_fixtures_or_skip!();
     let rows = perf_stat(
         DIR,
         "lkp-perf-6.17-stat-hybrid-cpu_atom-cpu_core-csv-interval.txt",
@@ -335,6 +338,7 @@ fn hybrid_pmus_are_split_from_the_event_name() {
 
 #[test]
 fn per_cpu_human_output_with_thousands_separators() {
+    schedlab_testkit::shared_fixtures_or_skip!();
     let rows = perf_stat(DIR, "perf-stat-a-A-msr-aperf-mperf-smi-tsc-t14.txt");
     assert_eq!(rows.len(), 33);
     assert_eq!(
@@ -373,6 +377,7 @@ fn per_cpu_human_output_with_thousands_separators() {
 
 #[test]
 fn human_output_without_separators_or_comments() {
+    schedlab_testkit::shared_fixtures_or_skip!();
     let parsed = parse(
         ParserKind::PerfStat,
         DIR,
@@ -445,5 +450,6 @@ fn text_without_counters_is_an_error() {
 
 #[test]
 fn every_perf_stat_fixture_is_tested() {
+    schedlab_testkit::shared_fixtures_or_skip!();
     all_tested(DIR, &["perf-stat-"], include_str!("perf_stat.rs"));
 }

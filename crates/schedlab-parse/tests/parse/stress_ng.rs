@@ -53,6 +53,7 @@ fn recorded_metrics_full_adds_cpu_used_and_rss() {
 
 #[test]
 fn old_header_with_three_spaces_and_rows_from_three_runs() {
+    schedlab_testkit::shared_fixtures_or_skip!();
     let parsed = stress_ng(
         DIR,
         "lkml-2020-metrics-brief-aio-old-header-3space-excerpt.txt",
@@ -77,6 +78,7 @@ fn old_header_with_three_spaces_and_rows_from_three_runs() {
 
 #[test]
 fn failure_without_a_table_is_an_error_quality_row() {
+    schedlab_testkit::shared_fixtures_or_skip!();
     let parsed = stress_ng(DIR, "lkp-2021-fail-sigaction-no-table.txt");
     assert!(parsed.workload_metrics.is_empty());
     assert_eq!(
@@ -90,6 +92,7 @@ fn failure_without_a_table_is_an_error_quality_row() {
 
 #[test]
 fn completion_before_the_table_and_memrate_sub_metrics() {
+    schedlab_testkit::shared_fixtures_or_skip!();
     let parsed = stress_ng(DIR, "lkp-2021-metrics-brief-memrate-info-tag.txt");
     check_metrics(
         &parsed,
@@ -110,6 +113,7 @@ fn completion_before_the_table_and_memrate_sub_metrics() {
 
 #[test]
 fn sequential_memory_class_many_stressors() {
+    schedlab_testkit::shared_fixtures_or_skip!();
     let parsed = stress_ng(
         DIR,
         "lkp-2021-metrics-brief-sequential-class-memory-info-tag.txt",
@@ -135,6 +139,7 @@ fn sequential_memory_class_many_stressors() {
 
 #[test]
 fn per_instance_info_lines_are_not_metrics() {
+    schedlab_testkit::shared_fixtures_or_skip!();
     let parsed = stress_ng(DIR, "lkp-2021-metrics-brief-signest-times.txt");
     check_metrics(
         &parsed,
@@ -153,6 +158,7 @@ fn per_instance_info_lines_are_not_metrics() {
 
 #[test]
 fn misc_metrics_section_and_completion_after_the_table() {
+    schedlab_testkit::shared_fixtures_or_skip!();
     let parsed = stress_ng(DIR, "lkp-2022-metrics-brief-longjmp-misc-metrics.txt");
     check_metrics(
         &parsed,
@@ -174,6 +180,7 @@ fn misc_metrics_section_and_completion_after_the_table() {
 
 #[test]
 fn metrc_tag_and_pass_fail_trailer() {
+    schedlab_testkit::shared_fixtures_or_skip!();
     let parsed = stress_ng(DIR, "lkp-2023-metrics-brief-udp-flood-metrc-tag.txt");
     check_metrics(
         &parsed,
@@ -192,6 +199,7 @@ fn metrc_tag_and_pass_fail_trailer() {
 
 #[test]
 fn metrics_full_flock() {
+    schedlab_testkit::shared_fixtures_or_skip!();
     let parsed = stress_ng(DIR, "lkp-2024-metrics-full-flock-cpu-used-rss-max.txt");
     check_metrics(
         &parsed,
@@ -230,5 +238,6 @@ fn text_without_stress_ng_lines_is_an_error() {
 
 #[test]
 fn every_stress_ng_fixture_is_tested() {
+    schedlab_testkit::shared_fixtures_or_skip!();
     all_tested(DIR, &["stress-ng-"], include_str!("stress_ng.rs"));
 }

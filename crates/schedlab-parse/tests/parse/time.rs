@@ -56,6 +56,7 @@ fn recorded_bash_time_keyword() {
 
 #[test]
 fn four_appended_records_with_hms_elapsed() {
+    schedlab_testkit::shared_fixtures_or_skip!();
     let parsed = time(DIR, "gnu-time-v-four-records-appended-hms-elapsed-bgmp.txt");
     let wall = per_record(&parsed, "wall_time_s");
     assert_eq!(wall.len(), 4);
@@ -71,6 +72,7 @@ fn four_appended_records_with_hms_elapsed() {
 
 #[test]
 fn nonzero_exit_after_the_program_traceback() {
+    schedlab_testkit::shared_fixtures_or_skip!();
     let parsed = time(DIR, "gnu-time-v-nonzero-exit-with-program-stderr-bgmp.txt");
     check_metrics(
         &parsed,
@@ -91,6 +93,7 @@ fn nonzero_exit_after_the_program_traceback() {
 
 #[test]
 fn cpu_above_100_percent() {
+    schedlab_testkit::shared_fixtures_or_skip!();
     let parsed = time(DIR, "gnu-time-v-cpu-198pct-cryptoline.txt");
     check_metrics(
         &parsed,
@@ -133,5 +136,6 @@ fn unreadable_values_are_warnings_and_no_record_is_an_error() {
 
 #[test]
 fn every_time_fixture_is_tested() {
+    schedlab_testkit::shared_fixtures_or_skip!();
     all_tested(DIR, &["time-v-", "bash-time-"], include_str!("time.rs"));
 }

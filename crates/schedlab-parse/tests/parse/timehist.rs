@@ -82,6 +82,7 @@ fn summary(row: &TimehistSummaryRow) -> Summary<'_> {
 
 #[test]
 fn rhel7_migrated_and_awakened_rows() {
+    schedlab_testkit::shared_fixtures_or_skip!();
     let parsed = parse(
         ParserKind::Timehist,
         DIR,
@@ -156,6 +157,7 @@ fn rhel7_migrated_and_awakened_rows() {
 
 #[test]
 fn rhel7_tid_filter_with_shifted_markers_and_swapper_waker() {
+    schedlab_testkit::shared_fixtures_or_skip!();
     let parsed = parse(
         ParserKind::Timehist,
         DIR,
@@ -194,6 +196,7 @@ fn rhel7_tid_filter_with_shifted_markers_and_swapper_waker() {
 
 #[test]
 fn wide_cpu_visual_state_column_and_overflowing_names() {
+    schedlab_testkit::shared_fixtures_or_skip!();
     let parsed = parse(
         ParserKind::Timehist,
         DIR,
@@ -242,6 +245,7 @@ fn wide_cpu_visual_state_column_and_overflowing_names() {
 
 #[test]
 fn default_listing_with_trailing_spaces() {
+    schedlab_testkit::shared_fixtures_or_skip!();
     let parsed = parse(
         ParserKind::Timehist,
         DIR,
@@ -396,6 +400,7 @@ fn recorded_summary_with_terminated_tasks_and_idle_stats() {
 
 #[test]
 fn pid_filtered_summaries_without_idle_stats() {
+    schedlab_testkit::shared_fixtures_or_skip!();
     let parsed = parse(
         ParserKind::Timehist,
         DIR,
@@ -432,6 +437,7 @@ fn pid_filtered_summaries_without_idle_stats() {
 
 #[test]
 fn other_perf_sched_outputs_are_errors_naming_their_first_line() {
+    schedlab_testkit::shared_fixtures_or_skip!();
     for (file, line) in [
         ("latency-count-column-stressng-load-hw1perf.txt", 3),
         ("latency-legacy-max-at-column-rhel7-head.txt", 3),
@@ -500,6 +506,7 @@ fn perf_data_is_not_read_from_bytes() {
 
 #[test]
 fn every_perf_sched_fixture_is_tested() {
+    schedlab_testkit::shared_fixtures_or_skip!();
     all_tested(DIR, &["perf-sched-"], include_str!("timehist.rs"));
 }
 

@@ -273,6 +273,7 @@ const CASES: &[Case] = &[
 
 #[test]
 fn every_real_turbostat_file() {
+    schedlab_testkit::shared_fixtures_or_skip!();
     for (file, rows, sample_count, summary_busy, checks) in CASES {
         let batch = batch(file);
         assert_eq!(batch.num_rows(), *rows, "{file}");
@@ -295,6 +296,7 @@ fn every_real_turbostat_file() {
 
 #[test]
 fn summary_rows_have_no_cpu_and_core_columns_are_ints() {
+    schedlab_testkit::shared_fixtures_or_skip!();
     let batch = batch("alderlake-p-hybrid-oneshot-sleep1-v2024.12.03.txt");
     let i = row(&batch, 0, Some(8));
     let core = batch
@@ -311,6 +313,7 @@ fn summary_rows_have_no_cpu_and_core_columns_are_ints() {
 
 #[test]
 fn fork_mode_time_is_start_plus_the_sec_line() {
+    schedlab_testkit::shared_fixtures_or_skip!();
     let batch = batch("alderlake-p-hybrid-oneshot-sleep1-v2024.12.03.txt");
     assert!(
         ints64(&batch, "time_ns")
@@ -321,6 +324,7 @@ fn fork_mode_time_is_start_plus_the_sec_line() {
 
 #[test]
 fn interval_mode_time_follows_the_measurement_interval_banner() {
+    schedlab_testkit::shared_fixtures_or_skip!();
     let batch = batch("alderlake-p-hybrid-tod-interval5s-debughdr-v2024.12.03.txt");
     let i = row(&batch, 22, Some(0));
     assert_eq!(
@@ -331,6 +335,7 @@ fn interval_mode_time_follows_the_measurement_interval_banner() {
 
 #[test]
 fn quiet_output_has_no_time_unless_the_interval_is_given() {
+    schedlab_testkit::shared_fixtures_or_skip!();
     let file = "t14-intel-4c8t-quiet-show22-interval10-n6-idle.txt";
     assert!(ints64(&batch(file), "time_ns").iter().all(Option::is_none));
     let text = std::fs::read_to_string(real_dir(DIR).join(file)).unwrap();
@@ -345,6 +350,7 @@ fn quiet_output_has_no_time_unless_the_interval_is_given() {
 
 #[test]
 fn header_without_data_is_a_warning_not_an_error() {
+    schedlab_testkit::shared_fixtures_or_skip!();
     let parsed = parse(ParserKind::Turbostat, DIR, "lkp-header-only-no-data.txt");
     assert_eq!(parsed.turbostat[0].num_rows(), 0);
     assert_eq!(
@@ -406,6 +412,7 @@ fn column_names_are_normalised() {
 
 #[test]
 fn batches_with_different_columns_concatenate_with_nulls() {
+    schedlab_testkit::shared_fixtures_or_skip!();
     let amd = batch("amd-genoa-summary-S-c0-v2024.12.03.txt");
     let intel = batch("legacy-2015-space-aligned-pctbusy-summary-S-mozilla-doc.txt");
     let both = concat_turbostat(&[amd, intel]);
@@ -429,6 +436,7 @@ fn batches_with_different_columns_concatenate_with_nulls() {
 
 #[test]
 fn write_to_puts_all_turbostat_files_in_one_parquet_table() {
+    schedlab_testkit::shared_fixtures_or_skip!();
     let mut parsed = parse(
         ParserKind::Turbostat,
         DIR,
@@ -460,6 +468,7 @@ fn write_to_puts_all_turbostat_files_in_one_parquet_table() {
 
 #[test]
 fn show_sets_without_a_cpu_column_are_told_apart_by_row_position() {
+    schedlab_testkit::shared_fixtures_or_skip!();
     // `--show frequency` on Arrow Lake: a summary row, then 24 CPU rows; only the first two
     // carry the package columns (GFXMHz … UncMHz).
     let batch =

@@ -4,11 +4,10 @@ use std::path::PathBuf;
 
 use schedlab_parse::{ParseContext, ParseError, Parsed, ParserKind};
 
-/// Real outputs published by others (`fixtures/real/<dir>/` at the repository's root).
+/// Real outputs of other machines, published by others (`<dir>/` of the shared fixtures beside
+/// the repository). A test that reads them starts with `shared_fixtures_or_skip!`.
 pub fn real_dir(dir: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../fixtures/real")
-        .join(dir)
+    schedlab_testkit::shared_fixtures_root().join(dir)
 }
 
 /// Outputs recorded on the development machine (`tests/fixtures/`).
@@ -28,7 +27,7 @@ pub fn ctx() -> ParseContext {
 
 pub const START_NS: i64 = 1_000_000_000;
 
-/// Parses `fixtures/real/<dir>/<file>` (or `tests/fixtures/<file>` when `dir` is
+/// Parses `<dir>/<file>` of the shared fixtures (or `tests/fixtures/<file>` when `dir` is
 /// `local`) with parser `kind`.
 pub fn try_parse(kind: ParserKind, dir: &str, file: &str) -> Result<Parsed, ParseError> {
     let path = if dir == "local" {

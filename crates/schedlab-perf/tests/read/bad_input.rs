@@ -163,8 +163,8 @@ fn flipped_byte_inside_a_sample_is_survived() {
 
 #[test]
 fn traces_without_sched_events_say_so() {
-    // Real recordings published by others (`fixtures/real/perf-data`, see its SOURCES.md).
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/real/perf-data");
+    // Real recordings published by others (the shared fixtures' `perf-data`, see SOURCES.md).
+    let dir = schedlab_testkit::shared_fixtures_or_skip!("perf-data");
     let entries = std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
     let mut seen = 0;
     for entry in entries {

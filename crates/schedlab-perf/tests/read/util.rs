@@ -142,12 +142,7 @@ pub fn summary(name: &str) -> (BTreeMap<i32, Summary>, BTreeMap<i32, Option<i64>
     (threads, idle)
 }
 
-/// Says that `test` is skipped and why, on the process's stderr itself (past the harness's
-/// capture), so that a plain `cargo test` shows it.
-pub fn skip(test: &str, reason: &str) {
-    use std::io::Write;
-    let _ = std::io::stderr().write_all(format!("SKIPPED {test}: {reason}\n").as_bytes());
-}
+pub use schedlab_testkit::skip;
 
 /// Whether `program` is on the PATH.
 pub fn on_path(program: &str) -> bool {

@@ -6,15 +6,16 @@ use std::path::{Path, PathBuf};
 
 use tempfile::TempDir;
 
-/// `fixtures/real/sysfs` at the repository's root.
-pub fn captures_dir() -> PathBuf {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/real/sysfs");
+/// The shared fixtures' `sysfs` captures (beside the repository), or `None` once the running test
+/// is reported skipped because they are not there.
+pub fn captures_dir() -> Option<PathBuf> {
+    let dir = schedlab_testkit::shared_fixtures(&schedlab_testkit::test_name(), "sysfs")?;
     assert!(
         dir.join("SOURCES.md").is_file(),
-        "the real sysfs captures are missing: expected {} with its SOURCES.md",
+        "{} has no SOURCES.md",
         dir.display()
     );
-    dir
+    Some(dir)
 }
 
 /// An unpacked capture; the directory is removed when this is dropped.
@@ -25,8 +26,9 @@ pub struct Capture {
 impl Capture {
     /// Unpacks `name` (a .tar.bz2, .tar.gz or .tar.xz under the captures folder). A pepc set's
     /// `sys/inlinefiles.txt` is also expanded into a tree under its `sys/`.
-    pub fn unpack(name: &str) -> Capture {
-        let path = captures_dir().join(name);
+    /// `None` once the running test is reported skipped because the captures are not there.
+    pub fn unpack(name: &str) -> Option<Capture> {
+        let path = captures_dir()?.join(name);
         let bytes = fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         let mut tar_bytes = Vec::new();
         if name.ends_with(".tar.bz2") {
@@ -49,7 +51,7 @@ impl Capture {
         if let Some(top) = capture.top_with("sys/inlinefiles.txt") {
             expand_inline_files(&top);
         }
-        capture
+        Some(capture)
     }
 
     /// A path inside the unpacked capture.

@@ -3,7 +3,6 @@
 // Each test binary includes this module and uses a different part of it.
 #![allow(dead_code)]
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
@@ -135,13 +134,7 @@ pub fn can_run(test: &str, needs: &[Need]) -> bool {
     false
 }
 
-/// Says that `test` is skipped and why. Written to the process's stderr itself, past the test
-/// harness's output capture, so that a plain `cargo test` shows it.
-pub fn skip(test: &str, reason: &str) {
-    let note = format!("SKIPPED {test}: {reason}\n");
-    // Best effort: a closed stderr loses the note, not the test.
-    let _ = std::io::stderr().write_all(note.as_bytes());
-}
+pub use schedlab_testkit::skip;
 
 /// Polls `condition` every 20 ms until it holds, for at most `deadline` (generous: the machine
 /// may be busy). Returns whether it held, so the caller's assertion names what was awaited.
