@@ -2,8 +2,9 @@
 //! time it was hashed keeps its recorded BLAKE3 digest; only a changed file is read again.
 
 use std::collections::BTreeMap;
+use std::fs::{File, Metadata, OpenOptions};
 use std::io;
-use std::os::unix::fs::MetadataExt;
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::Path;
 
 use indicatif::ProgressBar;
@@ -19,9 +20,10 @@ pub struct Stamp {
 }
 
 impl Stamp {
-    /// True when `path` is still the file this stamp was taken of, judged by stat alone.
+    /// True when `path` is still the file this stamp was taken of, judged by stat alone (a
+    /// symlink put in its place is not).
     pub fn describes(&self, path: &Path) -> bool {
-        std::fs::metadata(path).is_ok_and(|meta| self.same_file(&meta))
+        std::fs::symlink_metadata(path).is_ok_and(|meta| self.same_file(&meta))
     }
 
     fn same_file(&self, meta: &std::fs::Metadata) -> bool {
@@ -33,12 +35,47 @@ fn mtime_ns(meta: &std::fs::Metadata) -> i64 {
     meta.mtime() * 1_000_000_000 + meta.mtime_nsec()
 }
 
-/// Hashes `path`, read through a small buffer so that memory stays flat on a large trace (a
-/// memory map made every page of the file resident in the process: hashing a 120 MiB trace
-/// counted 120 MiB in the parse stage's peak RSS). The bytes read advance `bar`, if any.
+/// Opens `path` for reading only when it is itself a regular file. A symlink (to whatever),
+/// a device, a FIFO or a socket is refused: a run directory may come from a machine or share
+/// others write to, and a planted `raw/x -> /etc/shadow` must not make schedlab read, hash or
+/// copy a file outside the run. The check is made on the opened file, so nothing can be
+/// swapped in between a look and the open; a FIFO is opened without blocking, then refused.
+pub fn open_regular(path: &Path) -> io::Result<(File, Metadata)> {
+    let refused = |what: &str| {
+        io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("{what}, not a regular file: refused, so that nothing outside the run is read"),
+        )
+    };
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|err| match err.raw_os_error() {
+            Some(libc::ELOOP) => refused("a symbolic link"),
+            _ => err,
+        })?;
+    let meta = file.metadata()?;
+    let kind = meta.file_type();
+    if kind.is_file() {
+        return Ok((file, meta));
+    }
+    Err(refused(if kind.is_dir() {
+        "a directory"
+    } else if kind.is_fifo() {
+        "a FIFO"
+    } else if kind.is_socket() {
+        "a socket"
+    } else {
+        "a device"
+    }))
+}
+
+/// Hashes `path` (a regular file: [`open_regular`]), read through a small buffer so that memory
+/// stays flat on a large trace (a memory map made every page of the file resident in the
+/// process). The bytes read advance `bar`, if any.
 pub fn stamp(path: &Path, bar: Option<&ProgressBar>) -> io::Result<Stamp> {
-    let meta = std::fs::metadata(path)?;
-    let file = std::fs::File::open(path)?;
+    let (file, meta) = open_regular(path)?;
     let mut hasher = blake3::Hasher::new();
     match bar {
         Some(bar) => hasher.update_reader(bar.wrap_read(file))?,
@@ -75,7 +112,7 @@ impl Digests {
 
     /// The digest of `path`, known as `key`; `None` when the file does not exist.
     pub fn digest(&mut self, key: &str, path: &Path) -> io::Result<Option<String>> {
-        let meta = match std::fs::metadata(path) {
+        let meta = match std::fs::symlink_metadata(path) {
             Ok(meta) => meta,
             Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(None),
             Err(err) => return Err(err),
@@ -93,7 +130,7 @@ impl Digests {
 
     /// True when `path` is exactly as recorded under `key`, judged by stat alone.
     pub fn unchanged(&self, key: &str, path: &Path) -> bool {
-        match (self.0.get(key), std::fs::metadata(path)) {
+        match (self.0.get(key), std::fs::symlink_metadata(path)) {
             (Some(known), Ok(meta)) => known.same_file(&meta),
             _ => false,
         }
@@ -110,6 +147,35 @@ pub fn of_json(value: &serde_json::Value) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_a_regular_file_itself_is_opened() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("raw.bin");
+        std::fs::write(&file, b"bytes").unwrap();
+        assert_eq!(open_regular(&file).unwrap().1.len(), 5);
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(&file, &link).unwrap();
+        let fifo = dir.path().join("fifo");
+        let name = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o600) }, 0);
+        // The FIFO has no writer: a blocking open would hang here.
+        for (path, what) in [
+            (&link, "a symbolic link"),
+            (&fifo, "a FIFO"),
+            (&dir.path().to_owned(), "a directory"),
+        ] {
+            let err = open_regular(path).unwrap_err();
+            assert!(
+                err.to_string().starts_with(what),
+                "{}: {err}",
+                path.display()
+            );
+        }
+        assert!(stamp(&link, None).is_err());
+        assert!(Digests::default().digest("link", &link).is_err());
+    }
 
     #[test]
     fn unchanged_files_are_not_read_again_and_changed_ones_are() {

@@ -11,6 +11,12 @@
 //! ended, and a file in the run directory that the manifest does not list refuses the run too.
 //! A run is refused whole, never copied in part, and a refused run does not stop the others.
 //!
+//! Why it reads only regular files inside the run: a share that test machines write to is
+//! gathered by root, into a dataset others read. A manifest, `raw/` or raw file that is a
+//! symlink (even one whose target matches the manifest's size and digest), a device, a FIFO or a
+//! socket refuses the run, so a planted `raw/x -> /etc/shadow` copies nothing
+//! ([`digest::open_regular`] checks the file it opened, not a name looked at before).
+//!
 //! Why run ids can collide: a run id is `<set>-<label>-<variant>-r<n>`, so two machines that
 //! collect the same pipeline without `--label` name their runs alike. A run id already in the
 //! destination is skipped when its manifest is the same byte for byte (the same run, gathered
@@ -37,7 +43,7 @@ use indicatif::{HumanBytes, ProgressBar};
 use schedlab_tables::manifest::{MANIFEST_FILE, Manifest, RAW_DIR, RawFile, raw_file};
 
 use crate::layout::Layout;
-use crate::{RunnerError, lock, progress};
+use crate::{RunnerError, digest, lock, progress};
 
 /// How [`gather`] runs.
 pub struct GatherOptions<'a> {
@@ -357,8 +363,9 @@ impl SourceRun {
 /// Reads a run's manifest and checks that it belongs where it lies (its directory's name, its
 /// pipeline); the error is the refusal.
 fn read_run(found: &FoundRun, wanted: Option<&str>) -> Result<SourceRun, String> {
+    real_directory(&found.dir)?;
     let path = Layout::manifest(&found.dir);
-    let manifest_bytes = std::fs::read(&path).map_err(|err| {
+    let manifest_bytes = read_regular(&path).map_err(|err| {
         if err.kind() == ErrorKind::NotFound {
             format!("{}: missing, so this is not a complete run", path.display())
         } else {
@@ -461,7 +468,7 @@ fn check_files(run: &SourceRun) -> Result<(), String> {
             ));
         }
         let path = Layout::file_of_run(&run.dir, &raw.path);
-        match std::fs::metadata(&path) {
+        match std::fs::symlink_metadata(&path) {
             Err(err) if err.kind() == ErrorKind::NotFound => {
                 return Err(format!(
                     "{}: listed in the manifest but missing",
@@ -469,6 +476,13 @@ fn check_files(run: &SourceRun) -> Result<(), String> {
                 ));
             }
             Err(err) => return Err(format!("{}: cannot read: {err}", path.display())),
+            Ok(meta) if meta.is_symlink() => {
+                return Err(format!(
+                    "{}: a symbolic link, not a regular file: refused, so that nothing outside \
+                     the run is read",
+                    path.display()
+                ));
+            }
             Ok(meta) if !meta.is_file() => {
                 return Err(format!("{}: not a regular file", path.display()));
             }
@@ -496,7 +510,8 @@ fn check_files(run: &SourceRun) -> Result<(), String> {
         }
     }
     let raw_dir = Layout::raw(&run.dir);
-    if raw_dir.is_dir() {
+    if raw_dir.exists() || raw_dir.is_symlink() {
+        real_directory(&raw_dir)?;
         for name in entry_names(&raw_dir).map_err(|err| err.to_string())? {
             let file = raw_file(&name);
             if !listed.contains_key(file.as_str()) {
@@ -567,7 +582,7 @@ fn copy_verified(
     interrupt: &AtomicBool,
 ) -> Result<u64, Stop> {
     let unreadable = |err: std::io::Error| Stop::Refused(format!("{}: {err}", from.display()));
-    let mut source = File::open(from).map_err(unreadable)?;
+    let (mut source, _) = digest::open_regular(from).map_err(unreadable)?;
     let mut target = File::create(to).map_err(io_error(to))?;
     let mut hasher = blake3::Hasher::new();
     let mut buffer = vec![0; 1 << 20];
@@ -607,6 +622,28 @@ fn copy_verified(
     }
     target.sync_all().map_err(io_error(to))?;
     Ok(copied)
+}
+
+/// Refuses `dir` unless it is a directory itself, not a symlink to one: a run's files must lie
+/// inside the run directory.
+fn real_directory(dir: &Path) -> Result<(), String> {
+    match std::fs::symlink_metadata(dir) {
+        Ok(meta) if meta.is_dir() => Ok(()),
+        Ok(meta) if meta.is_symlink() => Err(format!(
+            "{}: a symbolic link, not a directory: refused, so that nothing outside the run is read",
+            dir.display()
+        )),
+        Ok(_) => Err(format!("{}: not a directory", dir.display())),
+        Err(err) => Err(format!("{}: cannot read: {err}", dir.display())),
+    }
+}
+
+/// The bytes of `path`, a regular file inside a run ([`digest::open_regular`]).
+fn read_regular(path: &Path) -> std::io::Result<Vec<u8>> {
+    let (mut file, meta) = digest::open_regular(path)?;
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    file.read_to_end(&mut bytes)?;
+    Ok(bytes)
 }
 
 /// Makes the names in directory `dir` durable (a rename or new file survives a crash).

@@ -349,8 +349,11 @@ fn assemble(
     for (k, workload) in kinded.iter().zip(outputs) {
         let name = unique_name(&raw_dir, &k.file.path);
         let to = raw_dir.join(&name);
-        if std::fs::hard_link(&k.file.path, &to).is_err() {
-            copy_file(&k.file.path, &to, bar).map_err(io(&to))?;
+        // The file the user named, through any symlink: a run's raw files are regular files
+        // (a hard link to a symlink would be a symlink in raw/, which the parse stage refuses).
+        let source = std::fs::canonicalize(&k.file.path).map_err(io(&k.file.path))?;
+        if std::fs::hard_link(&source, &to).is_err() {
+            copy_file(&source, &to, bar).map_err(io(&to))?;
             copied = true;
         }
         let from = std::path::absolute(&k.file.path).unwrap_or_else(|_| k.file.path.clone());

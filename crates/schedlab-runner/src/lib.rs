@@ -916,7 +916,9 @@ impl<'a> Runner<'a> {
     /// `state/digests.json` like any input's, so the executable is hashed again only when it changed.
     fn program(&self, cache: &mut Digests) -> String {
         let version = env!("CARGO_PKG_VERSION");
-        match cache.digest("program", &self.options.self_exe) {
+        // The executable may be started through a symlink; its digest is of the file itself.
+        let exe = std::fs::canonicalize(&self.options.self_exe);
+        match cache.digest("program", exe.as_deref().unwrap_or(&self.options.self_exe)) {
             Ok(Some(hash)) => format!("{version}+{}", &hash[..12]),
             _ => version.to_owned(),
         }

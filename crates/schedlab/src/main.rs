@@ -637,11 +637,26 @@ fn main() -> ExitCode {
             match err.downcast_ref::<InvalidPipeline>() {
                 // Diagnostics carry their own `file:line:column: error:` prefix.
                 Some(invalid) => eprintln!("{invalid}"),
-                None => eprintln!("schedlab: error: {err:#}"),
+                None => eprintln!("schedlab: error: {}", error_message(&err)),
             }
             ExitCode::from(EXIT_INPUT)
         }
     }
+}
+
+/// The error and its causes, each said once. A library error often puts its cause in its own
+/// message as well (`{path}: {source}`), where `{:#}` would print the cause twice.
+fn error_message(err: &anyhow::Error) -> String {
+    let mut text = String::new();
+    for cause in err.chain().map(ToString::to_string) {
+        if !text.contains(&cause) {
+            if !text.is_empty() {
+                text.push_str(": ");
+            }
+            text.push_str(&cause);
+        }
+    }
+    text
 }
 
 fn init_logging(verbose: u8) {

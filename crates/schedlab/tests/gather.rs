@@ -276,3 +276,80 @@ fn pipeline_narrows_a_data_directory_to_one_pipeline() {
     );
     assert_eq!(names(&sandbox.path("data")), ["other"]);
 }
+
+/// A source run whose raw file is a symlink to a file outside it, with the manifest's size and
+/// digest set to that file's (so every other check passes), is refused and nothing of it is
+/// copied; the same planted link in a run on disk stops `analyze` before it reads the file.
+#[test]
+fn a_symlink_to_a_file_outside_the_run_is_refused_and_nothing_is_copied() {
+    let sandbox = Sandbox::new();
+    let outside = sandbox.write("secret.txt", "a file outside every run\n");
+    let secret = std::fs::read(&outside).unwrap();
+    let source = collect(&sandbox, "host-one", Some("one"), 1);
+    let runs = run_dirs(&source);
+    let planted = first_raw_file(&runs[0]);
+    let relative = planted
+        .strip_prefix(&runs[0])
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .to_owned();
+    std::fs::remove_file(&planted).unwrap();
+    std::os::unix::fs::symlink(&outside, &planted).unwrap();
+    let manifest_path = runs[0].join("manifest.json");
+    let mut manifest = read_json(&manifest_path);
+    for raw in manifest["raw_files"].as_array_mut().unwrap() {
+        if raw["path"] == relative.as_str() {
+            raw["size"] = secret.len().into();
+            raw["blake3"] = blake3::hash(&secret).to_hex().to_string().into();
+        }
+    }
+    std::fs::write(
+        &manifest_path,
+        serde_json::to_vec_pretty(&manifest).unwrap(),
+    )
+    .unwrap();
+
+    let done = gather(&sandbox, &[&source]);
+    assert_eq!(done.code, 2, "{}", done.stderr);
+    let line = format!("refused {}: ", planted.display());
+    assert!(
+        (done.stderr.lines())
+            .any(|l| l.starts_with(&line) && l.contains("a symbolic link, not a regular file")),
+        "`{line}… a symbolic link …` in: {}",
+        done.stderr
+    );
+    let copied = sandbox.data("grid", "runs");
+    let kept: Vec<String> = names(&copied);
+    let refused = runs[0].file_name().unwrap().to_string_lossy().into_owned();
+    assert!(
+        !kept.iter().any(|name| name.starts_with(&refused)),
+        "{kept:?}"
+    );
+    for run in kept {
+        for file in names(&copied.join(&run).join("raw")) {
+            let bytes = std::fs::read(copied.join(&run).join("raw").join(&file)).unwrap();
+            assert_ne!(
+                bytes, secret,
+                "{run}/raw/{file} holds the outside file's bytes"
+            );
+        }
+    }
+
+    // A run collected here, then given the same planted link: analyze refuses to read it.
+    let pipeline = sandbox.path("grid.yaml");
+    let data = sandbox.path("host-one");
+    let analysed = sandbox.schedlab(&[
+        "analyze",
+        pipeline.to_str().unwrap(),
+        "--data",
+        data.to_str().unwrap(),
+    ]);
+    assert_ne!(analysed.code, 0, "{}", analysed.stdout);
+    assert!(
+        analysed.stderr.contains(&planted.display().to_string())
+            && analysed.stderr.matches("a symbolic link").count() == 1,
+        "the file named, and why, said once: {}",
+        analysed.stderr
+    );
+}

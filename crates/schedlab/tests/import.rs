@@ -741,3 +741,32 @@ fn an_output_nobody_named_goes_to_the_workload_added_for_its_tool() {
         "{quality:#?}"
     );
 }
+
+/// A file named through a symlink is imported as the file it points to: the run's raw file is
+/// a regular file (runs hold no symlinks, which `analyze` and `gather` refuse), and analyze
+/// reads it.
+#[test]
+fn a_file_named_through_a_symlink_is_imported_as_the_file_itself() {
+    let sandbox = Sandbox::new();
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../schedlab-parse/tests/fixtures/openssl-speed-seconds1-bytes16384-sha256.txt");
+    let link = sandbox.path("speed.txt");
+    std::os::unix::fs::symlink(&fixture, &link).unwrap();
+    let pipeline = sandbox.write(
+        "p.yaml",
+        "name: p\nimport:\n  workloads:\n    sha: \"comm:openssl\"\n",
+    );
+    let pipeline = pipeline.to_str().unwrap();
+    let imported = sandbox.schedlab(&["import", pipeline, link.to_str().unwrap()]);
+    assert_eq!(imported.code, 0, "{}", imported.stderr);
+    let runs = sandbox.runs("p");
+    let raw = sandbox.data("p", &format!("runs/{}/raw/speed.txt", runs[0]));
+    let meta = std::fs::symlink_metadata(&raw).unwrap();
+    assert!(meta.is_file(), "{}: {meta:?}", raw.display());
+    assert_eq!(
+        std::fs::read(&raw).unwrap(),
+        std::fs::read(&fixture).unwrap()
+    );
+    let analysed = sandbox.schedlab(&["analyze", pipeline]);
+    assert_eq!(analysed.code, 0, "{}", analysed.stderr);
+}
