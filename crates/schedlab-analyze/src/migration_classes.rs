@@ -33,20 +33,22 @@ fn state_at(slices: &[&SchedSliceRow], time_ns: i64) -> State {
     }
 }
 
-/// Counts of one workload's migrations between two classes, and the threads counted.
+/// Counts of one workload's migrations between two classes.
 #[derive(Default)]
 struct Counts {
     migrations: i64,
     at_wakeup: i64,
     runnable: i64,
     running: i64,
-    lost_events: i64,
 }
 
-/// The `migration_classes` rows of one run. `threads` are the threads to count, each with its
-/// workload and `lost_events`, and `slices` all of each thread's slices (whole, also outside
-/// the window, since a thread's state at a migration may date from before it). Only the
-/// migrations for which `inside` holds are counted.
+/// The `migration_classes` rows of one run: for every workload among `threads`, a row per
+/// pair of the run's classes, 0 where it did not migrate that way (a run without migrations
+/// has its figures too, so that a mean over runs counts it), and a row for any other pair it
+/// did migrate across (a CPU the `cpus` table lacks is `?`). `threads` are the threads to
+/// count, each with its workload and `lost_events`, and `slices` all of each thread's slices
+/// (whole, also outside the window, since a thread's state at a migration may date from before
+/// it). Only the migrations for which `inside` holds are counted.
 pub(crate) fn migration_classes(
     run: &RunTables<'_>,
     threads: &BTreeMap<i32, (&str, i64)>,
@@ -59,24 +61,33 @@ pub(crate) fn migration_classes(
             moves.entry(m.tid).or_default().push(m);
         }
     }
+    let mut lost: BTreeMap<&str, i64> = BTreeMap::new();
+    for &(workload, lost_events) in threads.values() {
+        *lost.entry(workload).or_default() += lost_events;
+    }
+    let mut classes: Vec<String> = run.class_of_cpu.values().map(|c| (*c).to_owned()).collect();
+    classes.sort();
+    classes.dedup();
     let mut counts: BTreeMap<(&str, String, String), Counts> = BTreeMap::new();
+    for &workload in lost.keys() {
+        for from in &classes {
+            for to in &classes {
+                counts.insert((workload, from.clone(), to.clone()), Counts::default());
+            }
+        }
+    }
     for (tid, moves) in &moves {
-        let (workload, lost_events) = threads[tid];
+        let (workload, _) = threads[tid];
         let mut own: Vec<&SchedSliceRow> = slices.get(tid).cloned().unwrap_or_default();
         own.sort_by_key(|s| s.start_ns);
-        let mut pairs_seen = Vec::new();
         for m in moves {
             let pair = (workload, run.class(m.from_cpu), run.class(m.to_cpu));
-            let c = counts.entry(pair.clone()).or_default();
+            let c = counts.entry(pair).or_default();
             c.migrations += 1;
             match state_at(&own, m.time_ns) {
                 State::Waking => c.at_wakeup += 1,
                 State::Runnable => c.runnable += 1,
                 State::Running => c.running += 1,
-            }
-            if !pairs_seen.contains(&pair) {
-                c.lost_events += lost_events;
-                pairs_seen.push(pair);
             }
         }
     }
@@ -91,7 +102,7 @@ pub(crate) fn migration_classes(
             runnable: c.runnable,
             running: c.running,
             source: "sched".to_owned(),
-            lost_events: Some(c.lost_events),
+            lost_events: Some(lost[workload]),
         })
         .collect()
 }
@@ -152,7 +163,12 @@ mod tests {
         let whole = aggregate(&run, 0, None);
         assert_eq!(
             rows(&whole.migration_classes),
-            [("E", "P", 1, 1, 0, 0), ("P", "E", 4, 1, 2, 1)]
+            [
+                ("E", "E", 0, 0, 0, 0),
+                ("E", "P", 1, 1, 0, 0),
+                ("P", "E", 4, 1, 2, 1),
+                ("P", "P", 0, 0, 0, 0)
+            ]
         );
         let per_thread: i64 = whole.migrations.iter().map(|m| m.migrations).sum();
         let per_class: i64 = whole.migration_classes.iter().map(|m| m.migrations).sum();
@@ -163,8 +179,32 @@ mod tests {
         let inside = aggregate(&run, 0, Some(Window::Trace));
         assert_eq!(
             rows(&inside.migration_classes),
-            [("E", "P", 1, 1, 0, 0), ("P", "E", 1, 0, 1, 0)]
+            [
+                ("E", "E", 0, 0, 0, 0),
+                ("E", "P", 1, 1, 0, 0),
+                ("P", "E", 1, 0, 1, 0),
+                ("P", "P", 0, 0, 0, 0)
+            ]
         );
         assert_eq!(inside.migrations[0].migrations, 2);
+    }
+
+    #[test]
+    fn a_workload_that_never_migrated_has_a_zero_row_per_class_pair() {
+        let slices = [slice(1, 0, 100, 200), slice(1, 0, 300, 400)];
+        let run = RunTables::for_tests(&slices);
+        let out = aggregate(&run, 0, None);
+        assert_eq!(
+            rows(&out.migration_classes),
+            [
+                ("E", "E", 0, 0, 0, 0),
+                ("E", "P", 0, 0, 0, 0),
+                ("P", "E", 0, 0, 0, 0),
+                ("P", "P", 0, 0, 0, 0)
+            ]
+        );
+        assert!(
+            (out.migration_classes.iter()).all(|r| r.workload == "w" && r.lost_events == Some(0))
+        );
     }
 }

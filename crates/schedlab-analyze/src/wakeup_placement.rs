@@ -24,12 +24,18 @@ struct Counts {
     onto_busy_while_idle: i64,
 }
 
-/// One row per workload thread and pair of classes its wakeups went between.
+/// One row per workload thread and pair of classes: from each of the run's classes (or
+/// [`NO_EARLIER_RUN`]) to each, 0 where no wakeup went that way, so that a run whose thread was
+/// never woken onto another class still has the figure; and any other pair its wakeups went
+/// between (a CPU the `cpus` table lacks is `?`).
 pub fn wakeup_placement(
     run: &RunTables<'_>,
     timeline: &Timeline<'_>,
     threads: &[WorkloadThread<'_>],
 ) -> Vec<WakeupPlacementRow> {
+    let mut classes: Vec<String> = run.class_of_cpu.values().map(|c| (*c).to_owned()).collect();
+    classes.sort();
+    classes.dedup();
     let mut rows = Vec::new();
     for WorkloadThread {
         slices,
@@ -40,6 +46,11 @@ pub fn wakeup_placement(
     {
         let first = slices[0];
         let mut pairs: BTreeMap<(String, String), Counts> = BTreeMap::new();
+        for from in classes.iter().map(String::as_str).chain([NO_EARLIER_RUN]) {
+            for to in &classes {
+                pairs.insert((from.to_owned(), to.clone()), Counts::default());
+            }
+        }
         let mut previous: Option<i32> = None;
         for s in slices.iter() {
             if s.sched_delay_ns > 0 {
@@ -63,7 +74,8 @@ pub fn wakeup_placement(
             }
             previous = Some(s.cpu);
         }
-        let total: i64 = pairs.values().map(|c| c.wakeups).sum();
+        // A thread never woken has shares of 0, not 0/0.
+        let total = pairs.values().map(|c| c.wakeups).sum::<i64>().max(1);
         rows.extend(
             pairs
                 .into_iter()
@@ -145,16 +157,36 @@ mod tests {
             [
                 (third, third, 0.0),
                 (third, 0.0, third),
-                (third, 0.0, third)
+                (third, 0.0, third),
+                (0.0, 0.0, 0.0),
+                (0.0, 0.0, 0.0),
+                (0.0, 0.0, 0.0)
             ]
         );
+        // Every pair of the run's classes has a row, and the pairs from no earlier run too.
         assert_eq!(
             rows,
             [
                 ("E", "E", 1, 1, 0, 0, 0),
                 ("E", "P", 1, 0, 1, 1, 0),
                 ("P", "E", 1, 0, 1, 1, 1),
+                ("P", "P", 0, 0, 0, 0, 0),
+                ("none", "E", 0, 0, 0, 0, 0),
+                ("none", "P", 0, 0, 0, 0, 0),
             ]
+        );
+    }
+
+    #[test]
+    fn a_thread_never_woken_has_zero_rows_not_none() {
+        let slices = [woken(0, (0, 80), 0), woken(0, (90, 100), 0)];
+        let run = RunTables::for_tests(&slices);
+        let timeline = Timeline::new(&run.all_slices);
+        let placed = wakeup_placement(&run, &timeline, &workload_threads(&run));
+        assert_eq!(placed.len(), 6);
+        assert!(
+            (placed.iter()).all(|r| r.wakeups == 0 && r.share == 0.0 && r.same_cpu_share == 0.0),
+            "{placed:#?}"
         );
     }
 }

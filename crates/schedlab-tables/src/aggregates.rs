@@ -145,8 +145,8 @@ impl Table for SchedDelayCdfRow {
     const NAME: &'static str = "sched_delay_cdf";
 }
 
-/// A workload's migrations from one core class to another, by what the thread was doing when
-/// it moved (from its `sched_slices`): waking (`at_wakeup`), waiting runnable (`runnable`), or
+/// A workload's migrations from one core class to another (a row for every pair of the run's
+/// classes, 0 where it did not move that way), by what the thread was doing when it moved (from its `sched_slices`): waking (`at_wakeup`), waiting runnable (`runnable`), or
 /// running (`running`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MigrationClassRow {
@@ -164,7 +164,8 @@ pub struct MigrationClassRow {
     /// It was inside one of its slices: on a CPU.
     pub running: i64,
     pub source: String,
-    /// The `lost_events` of the threads counted here, summed, each thread's once.
+    /// The `lost_events` of the workload's threads, summed, each thread's once: the events lost
+    /// while they were seen, which may hide a migration of any pair (a 0 row included).
     pub lost_events: Option<i64>,
 }
 

@@ -201,3 +201,113 @@ aggregate:
     let costs: Vec<PlacementCostRow> = read_table(&sandbox.data("untraced", "aggregates")).unwrap();
     assert!(costs.is_empty(), "{costs:#?}");
 }
+
+/// Every run has every figure: a periodic workload pinned to cpu 0 never migrates, yet each of
+/// its runs has a `migration_classes` row per class pair (all 0) and `wakeup_placement` rows per
+/// thread and class pair, and `compare` finds every figure in every run, so a mean over runs
+/// counts the runs without migrations instead of dropping them.
+#[test]
+fn a_run_without_migrations_has_a_row_for_every_figure() {
+    const TEST: &str = "a_run_without_migrations_has_a_row_for_every_figure";
+    if !can_run(TEST, &[Need::TraceAllCpus]) {
+        return;
+    }
+    let nproc = std::thread::available_parallelism().unwrap().get();
+    if nproc < 2 {
+        util::skip(
+            TEST,
+            "one CPU: a pinned workload has nowhere else to go anyway",
+        );
+        return;
+    }
+    let sandbox = Sandbox::new();
+    let text = format!(
+        "\
+name: every
+topology: {{ P: [0], E: [\"1-{last}\"] }}
+repeat: 2
+collect:
+  duration: 2s
+  monitors:
+    sched: {{ perf-sched: {{}} }}
+  workloads:
+    pinned:
+      cpus: [0]
+      periodic: {{ threads: 2, period: 20ms, busy: 4ms, duration: 1500ms }}
+aggregate:
+  - residency: {{}}
+  - migrations: {{}}
+  - sched_delay: {{}}
+  - cpu_time: {{}}
+  - cpu_share: {{}}
+  - cpu_timeline: {{}}
+  - placement_cost: {{}}
+  - wakeup_placement: {{}}
+",
+        last = nproc - 1
+    );
+    let pipeline = sandbox.write("every.yaml", &text);
+    let pipeline = pipeline.to_str().unwrap();
+    let run = sandbox.schedlab(&["run", pipeline]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let runs = sandbox.runs("every");
+    assert_eq!(runs.len(), 2, "{runs:?}");
+    let aggregates = sandbox.data("every", "aggregates");
+
+    let migrations: Vec<schedlab_tables::MigrationSummaryRow> = read_table(&aggregates).unwrap();
+    assert!(
+        migrations.iter().all(|m| m.migrations == 0),
+        "pinned to cpu 0, the workload never migrates: {migrations:#?}"
+    );
+    let classes: Vec<schedlab_tables::MigrationClassRow> = read_table(&aggregates).unwrap();
+    let wakeups: Vec<WakeupPlacementRow> = read_table(&aggregates).unwrap();
+    for run_id in &runs {
+        let mut pairs: Vec<(&str, &str, i64)> = (classes.iter())
+            .filter(|c| &c.run_id == run_id && c.workload == "pinned")
+            .map(|c| (c.from_class.as_str(), c.to_class.as_str(), c.migrations))
+            .collect();
+        pairs.sort();
+        assert_eq!(
+            pairs,
+            [("E", "E", 0), ("E", "P", 0), ("P", "E", 0), ("P", "P", 0)],
+            "{run_id}"
+        );
+        let threads: Vec<i32> = (migrations.iter())
+            .filter(|m| &m.run_id == run_id)
+            .map(|m| m.tid)
+            .collect();
+        for tid in threads {
+            let rows = (wakeups.iter())
+                .filter(|w| &w.run_id == run_id && w.tid == tid)
+                .count();
+            assert_eq!(rows, 6, "{run_id} tid {tid}: from P, E or none to P or E");
+        }
+    }
+
+    // Every figure compare finds is found in every run.
+    let compared = sandbox.schedlab(&["compare", pipeline, "--by", "repetition"]);
+    assert_eq!(compared.code, 0, "{}", compared.stderr);
+    let observations: Vec<schedlab_tables::ObservationRow> = schedlab_tables::read_rows(
+        &sandbox.data("every", "compare/by-repetition.observations.parquet"),
+    )
+    .unwrap();
+    let mut figures: BTreeMap<(String, String, String), Vec<String>> = BTreeMap::new();
+    for o in &observations {
+        let key = (o.context.clone(), o.workload.clone(), o.metric.clone());
+        figures.entry(key).or_default().push(o.run_id.clone());
+    }
+    for metric in [
+        "migration_classes/at_wakeup",
+        "wakeup_placement/wakeups_to_other_class",
+    ] {
+        assert!(
+            figures.keys().any(|(_, _, m)| m == metric),
+            "{metric} is compared: {:?}",
+            figures.keys()
+        );
+    }
+    for (figure, mut seen_in) in figures {
+        seen_in.sort();
+        assert_eq!(seen_in, runs, "{figure:?} is in every run");
+    }
+}
