@@ -61,6 +61,15 @@ pub enum PerfError {
         hint: &'static str,
     },
 
+    /// A pipe-mode or compressed perf.data could not be written out as the file-mode copy the
+    /// reader reads (see `inject`).
+    #[error("{}: cannot write its file-mode, uncompressed copy to the temporary directory: {source}; hint: free space there, or point TMPDIR to a directory with room", path.display())]
+    Rewrite {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+
     /// A perf.data file that has no `sched:sched_switch` event to build slices from.
     #[error("{}: no sched:sched_switch events in this perf.data (it records: {events}); hint: record with `perf sched record -a -k CLOCK_MONOTONIC -- CMD`", path.display())]
     NoSchedEvents { path: PathBuf, events: String },

@@ -66,6 +66,7 @@ mod decode;
 mod error;
 mod framing;
 mod header_facts;
+mod inject;
 mod intern;
 mod le;
 mod metadata;

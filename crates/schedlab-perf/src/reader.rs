@@ -18,6 +18,7 @@ use crate::decode::{Decoded, decode_chunk};
 use crate::error::PerfError;
 use crate::framing::{Block, Damage, Framer};
 use crate::header_facts::HeaderFacts;
+use crate::inject::{self, Plain, Rewritten};
 use crate::intern::{Names, Strings};
 use crate::metadata::Metadata;
 use crate::order::Orderer;
@@ -50,8 +51,8 @@ const FOLIO_BYTES_MAX: usize = 2 << 20;
 
 /// The header's facts of the file at `path`.
 pub(crate) fn header_facts(path: &Path, salvage: bool) -> Result<HeaderFacts, PerfError> {
-    let map = map_file(path)?;
-    Ok(Metadata::read(path, &map, salvage)?.facts)
+    let plain = inject::plain(path, map_file(path)?, salvage)?;
+    Ok(Metadata::read(path, &plain.map, salvage)?.facts)
 }
 
 /// Maps the file read-only; an empty file is an error here, since it cannot be mapped.
@@ -83,9 +84,16 @@ pub(crate) fn run(
     opts: &SchedOptions,
     mut emit: impl FnMut(Output, &mut Strings) + Send,
 ) -> Result<SchedTables, PerfError> {
-    let map = map_file(path)?;
+    let Plain { map, rewritten } = inject::plain(path, map_file(path)?, opts.salvage)?;
     let meta = Metadata::read(path, &map, opts.salvage)?;
     let data = &map[meta.data_start as usize..meta.data_end as usize];
+    // The progress counts the file's own bytes, also where they were decompressed.
+    let progress = |bytes: usize| match &rewritten {
+        Some(r) if r.rewritten_records_bytes > 0 => {
+            (bytes as u128 * r.records_bytes as u128 / r.rewritten_records_bytes as u128) as u64
+        }
+        _ => bytes as u64,
+    };
 
     let selectors = (opts.workloads.iter().enumerate())
         .map(|(i, w)| (w.select.clone(), i as u16))
@@ -112,7 +120,7 @@ pub(crate) fn run(
             let _ =
                 unsafe { map.unchecked_advise_range(UncheckedAdvice::DontNeed, from, to - from) };
             if let Some(read) = &opts.bytes_read {
-                read.fetch_add((last.end - first.start) as u64, Ordering::Relaxed);
+                read.fetch_add(progress(last.end - first.start), Ordering::Relaxed);
             }
         }
         (decoded, block.damage)
@@ -161,9 +169,9 @@ pub(crate) fn run(
         emit(th.take_output(), &mut strings);
     });
 
-    let quality = notes.rows(path, opts, &meta, &th, &framer);
+    let quality = notes.rows(path, opts, &meta, &th, &framer, rewritten.as_ref());
     let window = window(&th);
-    let trace = trace_row(path, opts, &meta, &th, window);
+    let trace = trace_row(path, opts, &meta, &th, window, rewritten.as_ref());
     let known = |t: u64| (t != 0).then_some(t as i64);
     let losses = (th.lost.iter().filter(|l| l.id.is_none()))
         .map(|l| LossRow {
@@ -218,6 +226,7 @@ fn trace_row(
     meta: &Metadata,
     th: &Timehist,
     window: Option<(i64, i64)>,
+    rewritten: Option<&Rewritten>,
 ) -> TraceRow {
     let spans = th.cpu_spans();
     let facts = meta.facts.clone();
@@ -240,6 +249,8 @@ fn trace_row(
         window_start_ns: window.map(|w| w.0),
         window_end_ns: window.map(|w| w.1),
         lost_events: lost_events(th) as i64,
+        layout: rewritten.map_or("file", |r| r.layout).to_owned(),
+        compressed_records: rewritten.map_or(0, |r| r.compressed_records as i64),
     }
 }
 
@@ -327,6 +338,7 @@ impl Notes {
         meta: &Metadata,
         th: &Timehist,
         framer: &Framer,
+        rewritten: Option<&Rewritten>,
     ) -> Vec<QualityRow> {
         let row =
             |severity: Severity, message: String, time: Option<u64>, cpu: Option<i32>| QualityRow {
@@ -415,6 +427,27 @@ impl Notes {
                 format!(
                     "{file}: {} events named an impossible CPU and were skipped",
                     th.bad_cpu
+                ),
+                None,
+                None,
+            ));
+        }
+        if let Some(bytes) = rewritten.map(|r| r.unended_record_bytes).filter(|&b| b > 0) {
+            rows.push(row(
+                Severity::Warning,
+                format!(
+                    "{file}: its compressed records end with {bytes} bytes of a record that never ends; they were dropped, as perf drops them"
+                ),
+                None,
+                None,
+            ));
+        }
+        if let Some((offset, what)) = rewritten.and_then(|r| r.cut.as_ref()) {
+            rows.push(row(
+                Severity::Warning,
+                format!(
+                    "{file}: byte {offset}: {what}; the {} records before it were read (salvaged), the rest could not be",
+                    rewritten.map_or("file", |r| r.layout)
                 ),
                 None,
                 None,

@@ -47,7 +47,13 @@ fn apply(mut b: Vec<u8>, edits: &[(bool, f64, u8)]) -> Vec<u8> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 96, failure_persistence: None, ..ProptestConfig::default() })]
+    // 96 cases by default (each reads a whole recording); `PROPTEST_CASES` (`just fuzz`) sets
+    // more.
+    #![proptest_config(ProptestConfig {
+        cases: std::env::var("PROPTEST_CASES").ok().and_then(|n| n.parse().ok()).unwrap_or(96),
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    })]
 
     #[test]
     fn truncated_recordings_never_panic(keep in 0.0..1.0f64, salvage in any::<bool>()) {
@@ -67,6 +73,22 @@ proptest! {
     fn mutated_bursty_recording_never_panics(e in edits(), salvage in any::<bool>()) {
         let dir = tempfile::tempdir().unwrap();
         survives(&apply(fixture("bursty.data"), &e), dir.path(), salvage);
+    }
+
+    /// perf's other layouts, rewritten before they are read: compressed records, and a pipe of
+    /// compressed records; cut anywhere, inside a compressed record too, or with bytes flipped.
+    #[test]
+    fn truncated_or_mutated_compressed_and_pipe_recordings_never_panic(
+        pipe in any::<bool>(),
+        keep in 0.0..1.0f64,
+        e in edits(),
+        salvage in any::<bool>(),
+    ) {
+        let dir = tempfile::tempdir().unwrap();
+        let b = fixture(if pipe { "pipe-zstd.data" } else { "zstd.data" });
+        let n = (keep * b.len() as f64) as usize;
+        survives(&b[..n], dir.path(), salvage);
+        survives(&apply(b, &e), dir.path(), salvage);
     }
 }
 

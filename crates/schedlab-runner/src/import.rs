@@ -74,7 +74,10 @@ pub struct ImportReport {
 
 /// A file's kind as the import decided it.
 struct Kinded {
+    /// The file read (standard input's spooled copy for `-`).
     file: ImportFile,
+    /// The file as the user named it (`-` for standard input).
+    named: PathBuf,
     kind: ParserKind,
     kind_from: String,
 }
@@ -90,19 +93,30 @@ pub fn import(
     if request.files.is_empty() {
         return Err(import_error("no file to import"));
     }
-    let kinded = kinds(request)?;
-    for k in &kinded {
+    let layout = Layout::new(data_dir, &plan.name);
+    std::fs::create_dir_all(layout.runs()).map_err(io(&layout.runs()))?;
+    let spooled = spool_stdin(request, &layout)?;
+    let files: Vec<ImportFile> = (request.files.iter())
+        .map(|f| match &spooled {
+            Some((_, path)) if f.path == Path::new(STDIN) => ImportFile {
+                path: path.clone(),
+                workload: f.workload.clone(),
+            },
+            _ => f.clone(),
+        })
+        .collect();
+    let mut kinded = kinds(&files, request.kind)?;
+    for (k, given) in kinded.iter_mut().zip(&request.files) {
+        k.named = given.path.clone();
         say(&format!(
             "{}: {} ({})",
-            k.file.path.display(),
+            k.named.display(),
             k.kind,
             k.kind_from
         ));
     }
     let workloads = selectors(plan, request);
     let outputs = attribute(&kinded, &workloads)?;
-    let layout = Layout::new(data_dir, &plan.name);
-    std::fs::create_dir_all(layout.runs()).map_err(io(&layout.runs()))?;
     let _lock = lock::acquire(&layout.lock(), "schedlab import")?;
 
     let partial = layout.partial_run("imported-new");
@@ -122,7 +136,7 @@ pub fn import(
     Ok(ImportReport {
         run_id,
         files: (kinded.into_iter())
-            .map(|k| (k.file.path, k.kind, k.kind_from))
+            .map(|k| (k.named, k.kind, k.kind_from))
             .collect(),
         copied,
     })
@@ -146,11 +160,51 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> RunnerError + '_ {
     }
 }
 
+/// The file name that stands for standard input (`perf sched record -o - … | schedlab import
+/// P.yaml -`).
+pub const STDIN: &str = "-";
+
+/// The name standard input's bytes get in the run's `raw/`.
+const STDIN_FILE: &str = "stdin.data";
+
+/// Standard input, when a file is `-`: copied into a temporary directory beside the pipeline's
+/// runs (so the run links it rather than copying it again), removed with the returned guard. A
+/// terminal, or `-` given twice, is an error.
+fn spool_stdin(
+    request: &ImportRequest,
+    layout: &Layout,
+) -> Result<Option<(tempfile::TempDir, PathBuf)>, RunnerError> {
+    use std::io::IsTerminal;
+    let wanted = (request.files.iter())
+        .filter(|f| f.path == Path::new(STDIN))
+        .count();
+    match wanted {
+        0 => return Ok(None),
+        1 => {}
+        _ => return Err(import_error("`-` (standard input) is named more than once")),
+    }
+    if std::io::stdin().is_terminal() {
+        return Err(import_error(
+            "`-` reads the recording from standard input, which is a terminal here (hint: pipe \
+             it in: `perf sched record -o - -- CMD | schedlab import P.yaml -`)",
+        ));
+    }
+    let dir = tempfile::Builder::new()
+        .prefix(".stdin-")
+        .tempdir_in(&layout.root)
+        .map_err(io(&layout.root))?;
+    let path = dir.path().join(STDIN_FILE);
+    let mut file = std::fs::File::create(&path).map_err(io(&path))?;
+    std::io::copy(&mut std::io::stdin().lock(), &mut file).map_err(io(&path))?;
+    file.sync_all().map_err(io(&path))?;
+    Ok(Some((dir, path)))
+}
+
 /// Each file's kind: `--as`, or what its content says; a file of no known kind is an error
 /// naming it.
-fn kinds(request: &ImportRequest) -> Result<Vec<Kinded>, RunnerError> {
+fn kinds(files: &[ImportFile], kind: Option<ParserKind>) -> Result<Vec<Kinded>, RunnerError> {
     let mut kinded = Vec::new();
-    for file in &request.files {
+    for file in files {
         let path = &file.path;
         if !path.is_file() {
             return Err(import_error(format!(
@@ -158,7 +212,7 @@ fn kinds(request: &ImportRequest) -> Result<Vec<Kinded>, RunnerError> {
                 path.display()
             )));
         }
-        let (kind, kind_from) = match request.kind {
+        let (kind, kind_from) = match kind {
             Some(kind) => (kind, "--as".to_owned()),
             None => match detect_file(path).map_err(io(path))? {
                 Some(found) => (found.kind, found.evidence.to_owned()),
@@ -174,6 +228,7 @@ fn kinds(request: &ImportRequest) -> Result<Vec<Kinded>, RunnerError> {
         };
         kinded.push(Kinded {
             file: file.clone(),
+            named: file.path.clone(),
             kind,
             kind_from,
         });
@@ -240,7 +295,7 @@ fn attribute(
     let names: Vec<&str> = workloads.iter().map(|w| w.workload.as_str()).collect();
     let mut out = Vec::new();
     for k in kinded {
-        let path = k.file.path.display();
+        let path = k.named.display();
         if let Some(named) = &k.file.workload {
             if !names.contains(&named.as_str()) {
                 return Err(import_error(format!(
@@ -356,7 +411,10 @@ fn assemble(
             copy_file(&source, &to, bar).map_err(io(&to))?;
             copied = true;
         }
-        let from = std::path::absolute(&k.file.path).unwrap_or_else(|_| k.file.path.clone());
+        let from = match k.named == Path::new(STDIN) {
+            true => k.named.clone(),
+            false => std::path::absolute(&k.named).unwrap_or_else(|_| k.named.clone()),
+        };
         files.push(ImportedFile {
             path: raw_file(&name),
             from: from.display().to_string(),
@@ -640,6 +698,7 @@ mod tests {
                 path: PathBuf::from(name),
                 workload: workload.map(str::to_owned),
             },
+            named: PathBuf::from(name),
             kind,
             kind_from: String::new(),
         }

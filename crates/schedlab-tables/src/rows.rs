@@ -242,6 +242,10 @@ pub struct TraceRow {
     pub window_end_ns: Option<i64>,
     /// Events perf lost to ring-buffer overflows (details in `quality`).
     pub lost_events: i64,
+    /// How the file was written: `file` (`perf record -o FILE`) or `pipe` (`perf record -o -`).
+    pub layout: String,
+    /// PERF_RECORD_COMPRESSED(2) records it held (`perf record -z`), decompressed to read it.
+    pub compressed_records: i64,
 }
 table!(TraceRow, "traces");
 

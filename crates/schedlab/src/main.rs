@@ -222,8 +222,9 @@ enum Command {
     /// Add files recorded without schedlab as a new run of PIPELINE, for `schedlab analyze`.
     ///
     /// The files are what the seed articles' shell scripts leave behind: a perf.data from
-    /// `perf sched record -a`, `perf sched timehist` text, a turbostat log, the output of
-    /// stress-ng, openssl speed or `time -v`, perf stat's. Each file's kind is told from its
+    /// `perf sched record -a` (file or pipe mode, compressed records or not), `perf sched
+    /// timehist` text, a turbostat log, the output of stress-ng, openssl speed or `time -v`,
+    /// perf stat's; `-` reads one from standard input. Each file's kind is told from its
     /// content (one line per file says which, and why); --as says it instead. The files are
     /// hard-linked (or copied) into DATA/PIPELINE/runs/RUN/raw/ with a manifest saying where
     /// they came from, their digests, and what an import cannot know (process start and end
@@ -244,10 +245,14 @@ enum Command {
     ///     --workload background=comm:stress-ng* --workload foreground=comm:openssl \
     ///     --label by-hand
     ///   schedlab analyze pipelines/imported.yaml
+    /// or straight from perf, with no file in between:
+    ///   perf sched record -a -k CLOCK_MONOTONIC -o - -- CMD | \
+    ///     schedlab import pipelines/imported.yaml - --workload app=comm:CMD
     #[command(verbatim_doc_comment)]
     Import {
         pipeline: PathBuf,
-        /// Files to import, each FILE or NAME=FILE (the output of workload NAME).
+        /// Files to import, each FILE or NAME=FILE (the output of workload NAME); `-` is
+        /// standard input.
         #[arg(required = true, value_name = "[NAME=]FILE")]
         files: Vec<String>,
         #[command(flatten)]

@@ -770,3 +770,125 @@ fn a_file_named_through_a_symlink_is_imported_as_the_file_itself() {
     let analysed = sandbox.schedlab(&["analyze", pipeline]);
     assert_eq!(analysed.code, 0, "{}", analysed.stderr);
 }
+
+/// Each thread's run time while its command name began with `comm` (as a `comm:` selector
+/// counts it: a process's slices before its exec are not the command's), as `perf script`
+/// decodes the file's sched_switch events, with perf sched timehist's rule (a switch-out on a
+/// CPU ends the slice begun at that CPU's previous switch): perf 6.1's timehist reads no
+/// pipe-mode file, its script does.
+fn perf_script_run_ns(perf_data: &Path, comm: &str) -> BTreeMap<i32, i64> {
+    let out = Command::new("perf")
+        .args(["script", "--ns", "-F", "cpu,time,event,trace", "-i"])
+        .arg(perf_data)
+        .output()
+        .expect("perf runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let (mut previous, mut run) = (BTreeMap::new(), BTreeMap::new());
+    for line in text.lines().filter(|l| l.contains("sched:sched_switch:")) {
+        let mut words = line.split_whitespace();
+        let cpu: i32 = words
+            .next()
+            .unwrap()
+            .trim_matches(['[', ']'])
+            .parse()
+            .unwrap();
+        let time: i64 = (words.next().unwrap().trim_end_matches(':').replace('.', ""))
+            .parse()
+            .unwrap();
+        let tid: i32 = (line.split_whitespace())
+            .find_map(|w| w.strip_prefix("prev_pid="))
+            .unwrap()
+            .parse()
+            .unwrap();
+        let ran = previous.insert(cpu, time).map_or(0, |start| time - start);
+        let named = (line.split_whitespace())
+            .find_map(|w| w.strip_prefix("prev_comm="))
+            .is_some_and(|c| c.starts_with(comm));
+        if named {
+            *run.entry(tid).or_default() += ran;
+        }
+    }
+    run
+}
+
+/// Straight from perf, with no file in between: `perf sched record -o - … | schedlab import
+/// P.yaml -`. The run keeps the stream as `raw/stdin.data`, its manifest says it came from
+/// `-`, the traces table says it is pipe mode, and the workload's CPU time is perf's own.
+#[test]
+fn a_recording_piped_from_perf_is_imported_from_standard_input() {
+    const TEST: &str = "a_recording_piped_from_perf_is_imported_from_standard_input";
+    if !can_run(TEST, &[Need::TraceAllCpus, Need::Program("stress-ng")]) {
+        return;
+    }
+    let sandbox = Sandbox::new();
+    let pipeline = sandbox.write(
+        "piped.yaml",
+        "name: piped\nimport: {}\naggregate:\n  - cpu_time: {}\n",
+    );
+    let mut perf = Command::new("perf")
+        .args([
+            "sched",
+            "record",
+            "-a",
+            "-k",
+            "CLOCK_MONOTONIC",
+            "-o",
+            "-",
+            "--",
+        ])
+        .args(["stress-ng", "--cpu", "1", "--cpu-load", "30", "-t", "1"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("perf starts");
+    let stream = perf.stdout.take().unwrap();
+    let imported = util::finished(
+        sandbox
+            .command(&["import", pipeline.to_str().unwrap(), "-"])
+            .args(["--workload", "cpu=comm:stress-ng*"])
+            .stdin(stream)
+            .output()
+            .expect("schedlab runs"),
+    );
+    assert!(perf.wait().unwrap().success());
+    assert_eq!(imported.code, 0, "{}", imported.stderr);
+
+    let run_id = sandbox.runs("piped").pop().expect("the imported run");
+    let manifest = util::read_json(&sandbox.data("piped", &format!("runs/{run_id}/manifest.json")));
+    let file = &manifest["imported"]["files"][0];
+    assert_eq!(
+        (file["path"].as_str(), file["from"].as_str()),
+        (Some("raw/stdin.data"), Some("-"))
+    );
+    let leftovers: Vec<_> = std::fs::read_dir(sandbox.data("piped", ""))
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with(".stdin"))
+        .collect();
+    assert!(
+        leftovers.is_empty(),
+        "the spooled copy is removed: {leftovers:?}"
+    );
+
+    let analysed = sandbox.schedlab(&["analyze", pipeline.to_str().unwrap()]);
+    assert_eq!(analysed.code, 0, "{}", analysed.stderr);
+    let traces: Vec<schedlab_tables::TraceRow> =
+        read_table(&sandbox.data("piped", "tables")).unwrap();
+    assert_eq!(traces[0].layout, "pipe");
+    let cpu_time: Vec<CpuTimeRow> = read_table(&sandbox.data("piped", "aggregates")).unwrap();
+    let raw = sandbox.data("piped", &format!("runs/{run_id}/raw/stdin.data"));
+    let perf_run = perf_script_run_ns(&raw, "stress-ng");
+    assert!(
+        cpu_time.len() >= 2,
+        "stress-ng and its worker: {cpu_time:#?}"
+    );
+    for c in &cpu_time {
+        assert_eq!(
+            Some(&c.cpu_time_ns),
+            perf_run.get(&c.tid),
+            "tid {} ({})",
+            c.tid,
+            c.comm
+        );
+    }
+}

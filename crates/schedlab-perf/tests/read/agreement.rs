@@ -3,12 +3,26 @@
 
 use std::collections::BTreeMap;
 
-use crate::util::{Line, listing, read, summary, us};
+use schedlab_perf::SchedTables;
+
+use crate::util::{Line, Summary, listing, read, summary, us};
 
 /// Checks one fixture: the listing slice by slice, then each thread of the summary.
 fn check(stem: &str) {
     let tables = read(&format!("{stem}.data"));
     let (lines, _) = listing(&format!("{stem}.timehist.txt"));
+    let summary = summary(&format!("{stem}.summary.txt"));
+    agrees_with_perf(stem, &tables, &lines, &summary);
+}
+
+/// Checks `tables`, read from the file `stem` names, against perf's `perf sched timehist`
+/// listing of it and its `perf sched timehist -M -s` summary.
+pub fn agrees_with_perf(
+    stem: &str,
+    tables: &SchedTables,
+    lines: &[Line],
+    summary: &(BTreeMap<i32, Summary>, BTreeMap<i32, Option<i64>>),
+) {
     let slices = &tables.sched_slices;
     assert_eq!(
         slices.len(),
@@ -20,7 +34,7 @@ fn check(stem: &str) {
     // last switch-outs, filed under the sample's tid) we follow prev_pid; perf's wait and delay
     // on those lines come from its fake -1 thread, so only time, CPU and run time compare.
     let mut minus_one: BTreeMap<i32, usize> = BTreeMap::new();
-    for (i, (s, l)) in slices.iter().zip(&lines).enumerate() {
+    for (i, (s, l)) in slices.iter().zip(lines).enumerate() {
         let ours = Line {
             time_us: us(s.end_ns),
             cpu: s.cpu,
@@ -47,11 +61,11 @@ fn check(stem: &str) {
 
     // Per thread: the summary's count, run time, max run time and migrations, with the slices
     // perf put under -1 taken out of ours.
-    let (perf_threads, perf_idle) = summary(&format!("{stem}.summary.txt"));
+    let (perf_threads, perf_idle) = summary;
     for (&tid, p) in perf_threads.iter().filter(|(t, _)| **t > 0) {
         let mine: Vec<(&schedlab_perf::SchedSliceRow, &Line)> = slices
             .iter()
-            .zip(&lines)
+            .zip(lines)
             .filter(|(s, l)| s.tid == tid && l.tid != -1)
             .collect();
         let run_ns: i64 = mine.iter().map(|(s, _)| s.run_ns).sum();
@@ -85,7 +99,7 @@ fn check(stem: &str) {
     }
 
     // Idle per CPU.
-    for (&cpu, &idle_us) in &perf_idle {
+    for (&cpu, &idle_us) in perf_idle {
         let idle: Vec<i64> = slices
             .iter()
             .filter(|s| s.tid == 0 && s.cpu == cpu)
@@ -103,7 +117,7 @@ fn check(stem: &str) {
     // Per thread and CPU run time, mean and max delay, from the listing's columns.
     let mut perf_by: BTreeMap<(i32, i32), (i64, i64, i64, i64)> = BTreeMap::new();
     let mut ours_by = perf_by.clone();
-    for (s, l) in slices.iter().zip(&lines).filter(|(_, l)| l.tid != -1) {
+    for (s, l) in slices.iter().zip(lines).filter(|(_, l)| l.tid != -1) {
         for (map, run, delay) in [
             (&mut perf_by, l.run_us, l.delay_us),
             (&mut ours_by, us(s.run_ns), us(s.sched_delay_ns)),

@@ -5,6 +5,7 @@ mod agreement;
 mod attribution;
 mod bad_input;
 mod compact;
+mod layouts;
 mod prio;
 mod quality;
 mod salvage;

@@ -65,7 +65,11 @@ pub struct LostLine {
 }
 
 pub fn listing(name: &str) -> (Vec<Line>, Vec<LostLine>) {
-    let text = std::fs::read_to_string(fixture(name)).unwrap();
+    listing_of(&std::fs::read_to_string(fixture(name)).unwrap())
+}
+
+/// The lines of a `perf sched timehist` listing's text.
+pub fn listing_of(text: &str) -> (Vec<Line>, Vec<LostLine>) {
     let (mut lines, mut lost) = (Vec::new(), Vec::new());
     for l in text.lines().skip(3) {
         let tok: Vec<&str> = l.split_whitespace().collect();
@@ -105,7 +109,11 @@ pub struct Summary {
 /// Per tid (perf's `-1` included), and idle per CPU: `Some(µs)`, or `None` for perf's
 /// "idle entire time window" (no idle slice).
 pub fn summary(name: &str) -> (BTreeMap<i32, Summary>, BTreeMap<i32, Option<i64>>) {
-    let text = std::fs::read_to_string(fixture(name)).unwrap();
+    summary_of(&std::fs::read_to_string(fixture(name)).unwrap())
+}
+
+/// The threads and idle CPUs of a `perf sched timehist -M -s` summary's text.
+pub fn summary_of(text: &str) -> (BTreeMap<i32, Summary>, BTreeMap<i32, Option<i64>>) {
     let (mut threads, mut idle) = (BTreeMap::new(), BTreeMap::new());
     let mut in_rows = false;
     for l in text.lines() {
