@@ -64,8 +64,9 @@ notebooks: python-env
     {{venv}}/bin/python -c "import notebook" 2>/dev/null || {{venv}}/bin/pip install -q notebook
     cd notebooks && SCHEDLAB_DATA=../data {{venv}}/bin/jupyter notebook
 
-# Benchmarks on real traces: schedlab's perf.data reader against `perf sched timehist`, then what
-# adding a run to 1 and to 20 stored runs costs (and the analysis's peak memory against the trace).
+# Benchmarks on real traces: schedlab's perf.data reader against `perf sched timehist` (also on a
+# compressed `-z` trace), then what adding a run to 1 and to 20 stored runs costs (and the
+# analysis's peak memory against the trace).
 bench:
     crates/schedlab-perf/bench.sh
     crates/schedlab-runner/bench/incremental.sh

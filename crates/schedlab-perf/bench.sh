@@ -152,3 +152,25 @@ awk -v size="$size" -v runs="$RUNS" -v nproc="$(nproc)" \
 function row(name, s, c, k) {
     printf "%-36s %7.2f %8.1fx %6.2f %8.1fx %6.0f %8.2f\n", name, s, ps / s, c, pc / c, k / 1024, k * 1024 / size
 }'
+
+# The same workload recorded with compressed records (`perf sched record -z`), which schedlab
+# decompresses into a temporary file before reading: perf against schedlab parse on that file, in
+# alternating pairs. The 5x floor is stated for uncompressed traces; this row shows what -z costs.
+ZTRACE=${SCHEDLAB_BENCH_ZTRACE:-/tmp/schedlab-bench-z.data}
+if [ ! -s "$ZTRACE" ]; then
+    echo "recording $ZTRACE ..."
+    perf sched record -z -a -k CLOCK_MONOTONIC -o "$ZTRACE" -- stress-ng --switch 2 --timeout 4s \
+        >/dev/null 2>&1
+fi
+cat "$ZTRACE" >/dev/null
+zpairs=()
+for _ in $(seq "${ZRUNS:-5}"); do
+    read -r zp < <(RUNS=1 measure perf sched timehist -M -V -i "$ZTRACE")
+    rm -rf "$OUT/ztables"
+    read -r zs < <(RUNS=1 measure "$SCHEDLAB" parse perf-sched "$ZTRACE" --out "$OUT/ztables")
+    zpairs+=("$(awk "BEGIN{print $zp / $zs}")")
+done
+zsize=$(stat -c %s "$ZTRACE")
+read -r zmin zmed zmax < <(spread "${zpairs[@]}")
+printf 'compressed trace (-z): %.0f MiB; %d pairs, perf sched timehist -M -V / schedlab parse: %.2fx %.2fx %.2fx\n' \
+    "$(awk "BEGIN{print $zsize / 1048576}")" "${#zpairs[@]}" "$zmin" "$zmed" "$zmax"
