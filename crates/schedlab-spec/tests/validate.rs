@@ -256,8 +256,15 @@ fn stop_knows_one_value_and_enters_the_identity_only_when_set() {
    |             ^
   = hint: the only value is `expected`: schedlab stopping the workload (at the collection's end, or its timeout) is part of the experiment"
     );
-    let flow = GOOD.replace("parse: stress-ng", "parse: stress-ng\n      stop: [expected]");
-    assert!(errors(&flow).starts_with("p.yaml:14:13: error:"), "{}", errors(&flow));
+    let flow = GOOD.replace(
+        "parse: stress-ng",
+        "parse: stress-ng\n      stop: [expected]",
+    );
+    assert!(
+        errors(&flow).starts_with("p.yaml:14:13: error:"),
+        "{}",
+        errors(&flow)
+    );
 }
 
 #[test]
