@@ -34,6 +34,55 @@ pub struct Child {
 pub struct Exit {
     /// Exit code, or `128 + signal` when a signal ended it (as shells report it).
     pub code: i32,
+    /// The number of the signal that ended it, if one did: `exit 137` and SIGKILL share a
+    /// code, not this.
+    pub signal: Option<i32>,
+}
+
+impl Exit {
+    /// The name of the signal that ended the child (`SIGKILL`), as `kill -l` prints it, or
+    /// `signal N` for one without a name (a real-time signal).
+    pub fn signal_name(&self) -> Option<String> {
+        self.signal.map(signal_name)
+    }
+}
+
+/// `SIGKILL` for SIGKILL's number: the name a reader knows, whatever the architecture numbers it.
+fn signal_name(raw: i32) -> String {
+    const NAMES: [(Signal, &str); 29] = [
+        (Signal::HUP, "SIGHUP"),
+        (Signal::INT, "SIGINT"),
+        (Signal::QUIT, "SIGQUIT"),
+        (Signal::ILL, "SIGILL"),
+        (Signal::TRAP, "SIGTRAP"),
+        (Signal::ABORT, "SIGABRT"),
+        (Signal::BUS, "SIGBUS"),
+        (Signal::FPE, "SIGFPE"),
+        (Signal::KILL, "SIGKILL"),
+        (Signal::USR1, "SIGUSR1"),
+        (Signal::SEGV, "SIGSEGV"),
+        (Signal::USR2, "SIGUSR2"),
+        (Signal::PIPE, "SIGPIPE"),
+        (Signal::ALARM, "SIGALRM"),
+        (Signal::TERM, "SIGTERM"),
+        (Signal::CHILD, "SIGCHLD"),
+        (Signal::CONT, "SIGCONT"),
+        (Signal::STOP, "SIGSTOP"),
+        (Signal::TSTP, "SIGTSTP"),
+        (Signal::TTIN, "SIGTTIN"),
+        (Signal::TTOU, "SIGTTOU"),
+        (Signal::URG, "SIGURG"),
+        (Signal::XCPU, "SIGXCPU"),
+        (Signal::XFSZ, "SIGXFSZ"),
+        (Signal::VTALARM, "SIGVTALRM"),
+        (Signal::PROF, "SIGPROF"),
+        (Signal::WINCH, "SIGWINCH"),
+        (Signal::IO, "SIGIO"),
+        (Signal::SYS, "SIGSYS"),
+    ];
+    (NAMES.iter())
+        .find(|(known, _)| known.as_raw() == raw)
+        .map_or_else(|| format!("signal {raw}"), |(_, name)| (*name).to_owned())
 }
 
 pub fn spawn(argv: &[String], options: &SpawnOptions<'_>) -> io::Result<Child> {
@@ -117,6 +166,7 @@ fn exit_of(status: &std::process::ExitStatus) -> Exit {
         code: status
             .code()
             .unwrap_or_else(|| 128 + status.signal().unwrap_or(0)),
+        signal: status.signal(),
     }
 }
 
@@ -137,4 +187,54 @@ pub fn tail(path: &Path, lines: usize) -> String {
     let text = std::fs::read_to_string(path).unwrap_or_default();
     let all: Vec<&str> = text.lines().collect();
     all[all.len().saturating_sub(lines)..].join("\n")
+}
+
+/// The last line of a text file with anything on it, trimmed and cut to 200 characters (a
+/// line of a quality note); `None` when the file is empty or unreadable.
+pub fn last_line(path: &Path) -> Option<String> {
+    let text = String::from_utf8_lossy(&std::fs::read(path).ok()?).into_owned();
+    let line = text.lines().rev().map(str::trim).find(|l| !l.is_empty())?;
+    let mut shown: String = line.chars().take(200).collect();
+    if shown.len() < line.len() {
+        shown.push('…');
+    }
+    Some(shown)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// How `sh -c script` ends, polled for up to 30 s (a busy machine starts shells slowly).
+    fn exit_of_shell(script: &str) -> Exit {
+        let argv = ["sh", "-c", script].map(str::to_owned);
+        let child = spawn(&argv, &SpawnOptions::default()).expect("sh starts");
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while Instant::now() < deadline {
+            if let Some(exit) = child.try_exit().expect("wait") {
+                return exit;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        panic!("`sh -c {script}` did not end");
+    }
+
+    #[test]
+    fn a_signal_is_told_from_an_exit_code_of_the_same_number() {
+        let killed = exit_of_shell("kill -9 $$");
+        assert_eq!(
+            (killed.code, killed.signal_name().as_deref()),
+            (137, Some("SIGKILL"))
+        );
+        let exited = exit_of_shell("exit 137");
+        assert_eq!((exited.code, exited.signal_name()), (137, None));
+        let terminated = exit_of_shell("kill -TERM $$");
+        assert_eq!(terminated.signal_name().as_deref(), Some("SIGTERM"));
+        // A real-time signal has no name in the table: its number is kept.
+        let rt = exit_of_shell("kill -s RTMIN+3 $$");
+        assert!(
+            rt.signal_name().is_some_and(|n| n.starts_with("signal ")),
+            "{rt:?}"
+        );
+    }
 }

@@ -13,8 +13,8 @@ use schedlab_spec::{MonitorPlan, Program, RunPlan, WorkloadPlan};
 use crate::clock::{monotonic_ns, ns};
 use schedlab_tables::Severity;
 use schedlab_tables::manifest::{
-    HostFacts, Manifest, MonitorRecord, MonitorStatus, Note, ProcessRecord, RAW_DIR, RunStatus,
-    raw_file,
+    Ending, HostFacts, Manifest, MonitorRecord, MonitorStatus, Note, ProcessRecord, RAW_DIR,
+    RunStatus, StopReason, raw_file,
 };
 
 use crate::monitor::{self, MonitorContext, Running, Tracked};
@@ -206,7 +206,7 @@ fn run_workloads(
         let now = monotonic_ns();
         if request.interrupt.load(Ordering::SeqCst) {
             interrupted = true;
-            stop_all(&mut active, &mut processes, "interrupted");
+            stop_all(&mut active, &mut processes, StopReason::Interrupted);
             break;
         }
         while schedule.last().is_some_and(|(at, _, _)| *at <= now) {
@@ -214,7 +214,7 @@ fn run_workloads(
             let (record, child) = match start_workload(request, workload, instance) {
                 Ok(started) => started,
                 Err(err) => {
-                    stop_all(&mut active, &mut processes, "the run failed");
+                    stop_all(&mut active, &mut processes, StopReason::RunFailed);
                     return Err(err);
                 }
             };
@@ -241,7 +241,7 @@ fn run_workloads(
         }
         windows.pass(now, monitors, notes);
         if end_at.is_some_and(|end| now >= end) {
-            stop_all(&mut active, &mut processes, "end of collection");
+            stop_all(&mut active, &mut processes, StopReason::EndOfCollection);
             break;
         }
         if end_at.is_none() && schedule.is_empty() && active.is_empty() {
@@ -335,42 +335,61 @@ impl Windows {
     }
 }
 
-/// How the run went: interrupted, failed (a workload that was not stopped by schedlab exited
-/// with an error, noted with its stderr's last lines, or a monitor failed) or completed.
+/// How the run went: interrupted; failed (a workload exited with a non-zero code or was killed
+/// by a signal schedlab did not send, or a monitor failed); workload-stopped (schedlab stopped a
+/// workload at the collection's end and the pipeline did not say that is expected); or
+/// completed. Every workload that did not end as planned gets a note naming how it ended and
+/// its stderr's last line (a timeout's stop a warning that leaves the status as it is: the
+/// pipeline asked for it).
 fn run_status(run_dir: &Path, ran: &Ran, monitors: &Monitors, notes: &mut Vec<Note>) -> RunStatus {
-    let mut status = if ran.interrupted {
+    let mut failed = (monitors.iter()).any(|(m, _)| m.status == MonitorStatus::Failed);
+    let mut stopped = false;
+    for record in &ran.processes {
+        let (severity, how) = match record.ending() {
+            Ending::AsPlanned => continue,
+            Ending::Failed(how) => {
+                failed = true;
+                (Severity::Error, how)
+            }
+            Ending::Stopped(how) => {
+                stopped = true;
+                (Severity::Warning, how)
+            }
+            Ending::TimedOut(how) => (Severity::Warning, how),
+        };
+        let stderr = match process::last_line(&run_dir.join(&record.stderr)) {
+            Some(line) => format!("its stderr's last line: {line:?}"),
+            None => "its stderr is empty".to_owned(),
+        };
+        let longer = match record.stopped {
+            Some(StopReason::EndOfCollection) => Some("`collect.duration`"),
+            Some(StopReason::Timeout) => Some("`timeout`"),
+            _ => None,
+        };
+        let hint = longer.map_or_else(String::new, |longer| {
+            format!(
+                " (hint: a longer {longer} lets it finish; `stop: expected` on the workload \
+                 says the stop is part of the experiment)"
+            )
+        });
+        notes.push(Note {
+            source: record.workload.clone(),
+            severity,
+            message: format!(
+                "workload {} (instance {}) {how}; {stderr}{hint}",
+                record.workload, record.instance
+            ),
+        });
+    }
+    if ran.interrupted {
         RunStatus::Interrupted
+    } else if failed {
+        RunStatus::Failed
+    } else if stopped {
+        RunStatus::WorkloadStopped
     } else {
         RunStatus::Completed
-    };
-    for record in &ran.processes {
-        let failed = record.stopped.is_none() && record.exit_code != Some(0);
-        if failed {
-            let tail = process::tail(&run_dir.join(&record.stderr), 5);
-            notes.push(Note {
-                source: record.workload.clone(),
-                severity: Severity::Error,
-                message: format!(
-                    "workload {} (instance {}) exited with code {}: {}",
-                    record.workload,
-                    record.instance,
-                    record.exit_code.map_or("?".into(), |c| c.to_string()),
-                    tail.trim()
-                ),
-            });
-            if status == RunStatus::Completed {
-                status = RunStatus::Failed;
-            }
-        }
     }
-    if monitors
-        .iter()
-        .any(|(m, _)| m.status == MonitorStatus::Failed)
-        && status == RunStatus::Completed
-    {
-        status = RunStatus::Failed;
-    }
-    status
 }
 
 /// Refuses to start a run whose programs are missing, before any monitor runs.
@@ -421,6 +440,8 @@ fn start_workload(
         end_ns: None,
         exit_code: None,
         stopped: None,
+        signal: None,
+        stop_expected: workload.stop_expected,
         stdout,
         stderr,
         report,
@@ -489,6 +510,9 @@ pub fn timeline(plan: &RunPlan, run_dir: &Path, self_exe: &Path) -> Vec<String> 
             if workload.repeat_until_end {
                 line.push_str(", restarted until the collection ends");
             }
+            if workload.stop_expected {
+                line.push_str(", its stop expected");
+            }
             line.push(')');
             lines.push((workload.start_after, line));
         }
@@ -528,7 +552,7 @@ fn reap<'p>(
             Ok(Some(exit)) => {
                 ended(&proc.child, record, Some(exit));
                 if proc.terminated_at.is_some() {
-                    record.stopped = Some("timeout".into());
+                    record.stopped = Some(StopReason::Timeout);
                 } else if exit.code == 0 && proc.workload.repeat_until_end {
                     restart.push((proc.workload, proc.instance));
                 }
@@ -551,17 +575,26 @@ fn reap<'p>(
 }
 
 /// A workload's process ended: the workers its leader forked must not outlive it, and its
-/// record gets its end and exit code.
+/// record gets its end, exit code and the signal that ended it.
 fn ended(child: &Child, record: &mut ProcessRecord, exit: Option<process::Exit>) {
     child.signal(Signal::KILL);
     record.end_ns = Some(monotonic_ns());
     record.exit_code = exit.map(|e| e.code);
+    record.signal = exit.and_then(|e| e.signal_name());
 }
 
 /// Stops every active workload: SIGTERM to all, one grace period shared by all, then SIGKILL to
 /// what is left (sixteen workers that ignore SIGTERM take 3 s to stop, not 48). Each process's
-/// end is stamped when it is seen to end, not when its turn in the list comes.
-fn stop_all(active: &mut Vec<Active<'_>>, processes: &mut [ProcessRecord], why: &str) {
+/// end is stamped when it is seen to end, not when its turn in the list comes. One that ended
+/// by itself since the last look is recorded so, not as stopped.
+fn stop_all(active: &mut Vec<Active<'_>>, processes: &mut [ProcessRecord], why: StopReason) {
+    active.retain(|proc| match proc.child.try_exit() {
+        Ok(Some(exit)) => {
+            ended(&proc.child, &mut processes[proc.index], Some(exit));
+            false
+        }
+        _ => true,
+    });
     for proc in active.iter() {
         proc.child.signal(Signal::TERM);
     }
@@ -569,7 +602,10 @@ fn stop_all(active: &mut Vec<Active<'_>>, processes: &mut [ProcessRecord], why: 
     let mut stopped = |proc: &Active<'_>, exit: Option<process::Exit>| {
         let record = &mut processes[proc.index];
         ended(&proc.child, record, exit);
-        record.stopped = Some(why.to_owned());
+        record.stopped = Some(why);
+        // What `repeat_until: monitors` means: the instance running at the end is stopped.
+        record.stop_expected |=
+            why == StopReason::EndOfCollection && proc.workload.repeat_until_end;
     };
     let mut left = std::mem::take(active);
     while !left.is_empty() && monotonic_ns() < deadline {

@@ -25,7 +25,8 @@
 //!
 //! Every parser keeps the lines it understands. Lines of a form it does not know become one
 //! `warning` quality row (source = the parser's name) naming the first of them as file:line;
-//! only text with nothing readable at all is a [`ParseError::Text`].
+//! only text with nothing readable at all is a [`ParseError::Text`]. A workload's stdout and
+//! stderr are parsed apart by [`parse_outputs`], which fails only when neither has results.
 //!
 //! # Key design decision
 //!
@@ -262,6 +263,43 @@ pub fn parse(
     }
 }
 
+/// Runs the text parser `kind` on each output of one process (its stdout and stderr: `(name,
+/// bytes)` pairs) on its own, and joins what they yield. Tools print their results to stdout,
+/// some (openssl's `Doing …` lines, GNU time, perf stat) to stderr, and the other stream holds
+/// the program's own text, so a file with nothing of the tool's form is no error while another
+/// has results; parsed apart, every message names the file and line it is about. When no file
+/// has results, the error names every file read and why each gave none.
+pub fn parse_outputs(
+    kind: ParserKind,
+    outputs: &[(&str, &[u8])],
+    ctx: &ParseContext,
+) -> Result<Parsed, ParseError> {
+    let mut parsed = Parsed::default();
+    let mut found = false;
+    let mut reasons = Vec::new();
+    for (name, bytes) in outputs {
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            reasons.push(format!("{name} is empty"));
+            continue;
+        }
+        match parse(kind, name, bytes, ctx) {
+            Ok(one) => {
+                parsed.extend(one);
+                found = true;
+            }
+            Err(err @ ParseError::Text { .. }) => reasons.push(err.to_string()),
+            Err(err) => return Err(err),
+        }
+    }
+    if found {
+        return Ok(parsed);
+    }
+    Err(ParseError::NoResults {
+        files: outputs.iter().map(|(name, _)| (*name).to_owned()).collect(),
+        reasons,
+    })
+}
+
 /// A file a parser could not read at all.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -278,6 +316,13 @@ pub enum ParseError {
         source_name: String,
         line: usize,
         message: String,
+    },
+    /// None of a process's outputs holds anything of the tool's form ([`parse_outputs`]):
+    /// every file read, and why each gave nothing.
+    #[error("no results in {}: {}", .files.join(" or "), .reasons.join("; "))]
+    NoResults {
+        files: Vec<String>,
+        reasons: Vec<String>,
     },
     /// A perf.data file the native reader rejected (its message names the file and offset).
     #[error(transparent)]

@@ -33,12 +33,13 @@ use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
 use schedlab_spec::{PlotKind, ReportFormat, Summarize};
+use schedlab_tables::manifest::RunStatus;
 use schedlab_tables::{
     BUSY_CPU_PCT, CpuActivityRow, CpuRow, CpuShareRow, CpuTimeRow, CpuTimelineRow,
     MigrationClassRow, MigrationSummaryRow, PlacementCostWorkloadRow, PlacementRow, PowerStepRow,
-    ProcessRow, QualityRow, ResidencyRollupRow, ResidencyRow, SchedDelayRow, SchedDelayWorkloadRow,
-    SchedSliceRow, Severity, TableDir, TableError, ThroughputRow, TotalsRow, WorkloadMetricRow,
-    read_table, read_table_where,
+    ProcessRow, QualityRow, ResidencyRollupRow, ResidencyRow, RunRow, SchedDelayRow,
+    SchedDelayWorkloadRow, SchedSliceRow, Severity, TableDir, TableError, ThroughputRow, TotalsRow,
+    WorkloadMetricRow, read_table, read_table_where,
 };
 
 use table::{Align, Table, escape};
@@ -61,9 +62,9 @@ pub enum ReportError {
 }
 
 /// The parse stage's tables a summary reads besides `aggregates/` (the runner fingerprints
-/// them): workload figures, quality notes, the processes of the per-worker table, and the CPUs'
-/// classes "Why here?" names.
-pub const TABLES_READ: [&str; 4] = ["workload_metrics", "quality", "processes", "cpus"];
+/// them): workload figures, quality notes, the processes of the per-worker table, the CPUs'
+/// classes "Why here?" names, and the runs' statuses.
+pub const TABLES_READ: [&str; 5] = ["workload_metrics", "quality", "processes", "cpus", "runs"];
 
 /// What [`plot_run`] draws a run's plots from: its partitions of these tables and aggregates
 /// (the runner fingerprints them per run, so only a changed run's plots are drawn again).
@@ -102,6 +103,9 @@ pub struct Summary {
     pub sections: Vec<String>,
     /// Quality warnings, one line each.
     pub warnings: Vec<String>,
+    /// The runs that did not complete and their statuses, in one line (plain text), when any
+    /// did not: what to read before any figure.
+    pub not_completed: Option<String>,
     /// Every file written under `report/`.
     pub written: Vec<PathBuf>,
 }
@@ -153,6 +157,7 @@ struct Inputs {
     migration_classes: Vec<MigrationClassRow>,
     delay_workloads: Vec<SchedDelayWorkloadRow>,
     cpus: Vec<CpuRow>,
+    runs: Vec<RunRow>,
     /// Whether the pipeline computed `placement_cost` (its dataset exists, rows or not).
     asked_placement_cost: bool,
 }
@@ -179,6 +184,7 @@ impl Inputs {
             migration_classes: read_table(paths.aggregates)?,
             delay_workloads: read_table(paths.aggregates)?,
             cpus: read_table(paths.tables)?,
+            runs: read_table(paths.tables)?,
             asked_placement_cost: !(paths.aggregates)
                 .files_of(<PlacementCostWorkloadRow as schedlab_tables::Table>::NAME)?
                 .is_empty(),
@@ -504,12 +510,35 @@ fn sections(inputs: &Inputs) -> Vec<Section> {
         .collect()
 }
 
+/// `runs not completed: r1 workload-stopped, r2 failed (…)`, when a run did not complete.
+fn not_completed(runs: &[RunRow]) -> Option<String> {
+    let runs: Vec<String> = (runs.iter())
+        .filter(|r| r.status != RunStatus::Completed)
+        .map(|r| format!("{} {}", r.run_id, r.status))
+        .collect();
+    (!runs.is_empty()).then(|| {
+        format!(
+            "runs not completed: {} (a workload failed or was stopped before it ended by \
+             itself, so their figures may cover only part of its work; the quality notes say \
+             how each ended)",
+            runs.join(", ")
+        )
+    })
+}
+
 /// The whole summary as `summary.md` has it.
-fn markdown(pipeline: &str, table: &str, sections: &[Section], quality: &[QualityRow]) -> String {
-    let mut markdown = format!(
-        "# {}: summary\n\nPer workload thread, per run.\n\n{table}",
-        escape(pipeline)
-    );
+fn markdown(
+    pipeline: &str,
+    table: &str,
+    sections: &[Section],
+    quality: &[QualityRow],
+    not_completed: Option<&str>,
+) -> String {
+    let mut markdown = format!("# {}: summary\n\n", escape(pipeline));
+    if let Some(line) = not_completed {
+        writeln!(markdown, "**{}**\n", escape(line)).expect("writing to a String");
+    }
+    write!(markdown, "Per workload thread, per run.\n\n{table}").expect("writing to a String");
     for s in sections {
         write!(markdown, "\n## {}\n\n{}\n\n{}", s.heading, s.intro, s.body)
             .expect("writing to a String");
@@ -535,7 +564,14 @@ pub fn summarize(
     let inputs = Inputs::read(paths)?;
     let table = thread_table(&inputs);
     let sections = sections(&inputs);
-    let markdown = markdown(pipeline, &table, &sections, &inputs.quality);
+    let not_completed = not_completed(&inputs.runs);
+    let markdown = markdown(
+        pipeline,
+        &table,
+        &sections,
+        &inputs.quality,
+        not_completed.as_deref(),
+    );
     let summary_md = paths.report.summary_md();
     write_atomic(&summary_md, markdown.as_bytes())?;
     let mut written = vec![summary_md];
@@ -570,6 +606,7 @@ pub fn summarize(
         warnings: (warnings(&inputs.quality))
             .map(|q| warning_line(q, str::to_owned))
             .collect(),
+        not_completed,
         written,
     })
 }

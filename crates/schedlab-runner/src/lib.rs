@@ -43,7 +43,7 @@ use rayon::prelude::*;
 use schedlab_analyze::compare::CompareInputs;
 use schedlab_collect::RunRequest;
 use schedlab_spec::{Plan, variant_text};
-use schedlab_tables::manifest::{Manifest, RawFile, RunStatus};
+use schedlab_tables::manifest::{Ending, Manifest, RawFile, RunStatus};
 use schedlab_tables::{ComparisonRow, RunRow, read_table};
 
 use digest::Digests;
@@ -178,6 +178,9 @@ pub struct Outcome {
     pub interrupted: bool,
     /// Runs collected by this command that ended `failed`.
     pub failed_runs: Vec<String>,
+    /// Runs collected by this command that ended `workload-stopped`: a workload was stopped at
+    /// the collection's end before it ended by itself.
+    pub stopped_runs: Vec<String>,
 }
 
 /// What `schedlab compare` computed and where it wrote it.
@@ -201,6 +204,9 @@ pub struct RunOnDisk {
     pub started_at: String,
     /// A run of the pipeline as it is now (what its collect section makes runs do).
     pub current: bool,
+    /// How each workload process that did not end as planned ended (`workload w#0 was stopped
+    /// at the end of collection after 2.0 s, before it ended by itself`), from the manifest.
+    pub endings: Vec<String>,
     /// Per stage computed per run (parse, aggregate): why this run's result is stale. Empty
     /// when fresh, and for runs that are not current.
     pub stale: Vec<(Stage, Vec<String>)>,
@@ -451,8 +457,10 @@ impl<'a> Runner<'a> {
                 std::fs::remove_dir_all(&final_dir).map_err(|e| io(e, &final_dir))?;
             }
             std::fs::rename(&partial, &final_dir).map_err(|e| io(e, &final_dir))?;
-            if manifest.status == RunStatus::Failed {
-                outcome.failed_runs.push(run_id.clone());
+            match manifest.status {
+                RunStatus::Failed => outcome.failed_runs.push(run_id.clone()),
+                RunStatus::WorkloadStopped => outcome.stopped_runs.push(run_id.clone()),
+                _ => {}
             }
             (self.say)(&format!("collect: {run_id} {}", manifest.status.as_str()));
         }
@@ -889,7 +897,10 @@ impl<'a> Runner<'a> {
 
         let summary =
             schedlab_report::summarize(&self.plan.name, &paths, &self.plan.summarize, &plots)?;
-        let mut text = summary.table;
+        let mut text = match &summary.not_completed {
+            Some(line) => format!("{line}\n\n{}", summary.table),
+            None => summary.table,
+        };
         for table in &summary.sections {
             text.push('\n');
             text.push_str(table);
@@ -1154,6 +1165,7 @@ impl<'a> Runner<'a> {
             let manifest = read_manifest(&Layout::manifest(&entry.path())).ok();
             runs.push(RunOnDisk {
                 current: self.ids.is_current(&name),
+                endings: manifest.as_ref().map_or_else(Vec::new, endings),
                 status: manifest.as_ref().map_or_else(
                     || {
                         if name.ends_with(".partial") {
@@ -1187,6 +1199,18 @@ impl<'a> Runner<'a> {
             stages,
         })
     }
+}
+
+/// How each of a run's workload processes that did not end as planned ended, one line each.
+fn endings(manifest: &Manifest) -> Vec<String> {
+    (manifest.processes.iter())
+        .filter_map(|p| match p.ending() {
+            Ending::AsPlanned => None,
+            Ending::Failed(how) | Ending::Stopped(how) | Ending::TimedOut(how) => {
+                Some(format!("workload {}#{} {how}", p.workload, p.instance))
+            }
+        })
+        .collect()
 }
 
 /// The table or aggregate a partition file (`tables/<t>/run_id=…/…`, relative to the pipeline

@@ -150,11 +150,15 @@ fn parse_run(
                 ..ParseContext::default()
             };
             // Tools print their results to stdout, some (openssl's "Doing …" lines, time -v) to
-            // stderr: parse both, as one would read the terminal.
-            let mut text = std::fs::read(run.dir.join(&p.stdout)).unwrap_or_default();
-            text.extend(std::fs::read(run.dir.join(&p.stderr)).unwrap_or_default());
-            let name = run.dir.join(&p.stdout).display().to_string();
-            match schedlab_parse::parse(kind, &name, &text, &ctx) {
+            // stderr: both are read, each on its own, and named as the manifest names them. A
+            // file the collector did not leave reads as empty, which the error then says.
+            let stdout = std::fs::read(run.dir.join(&p.stdout)).unwrap_or_default();
+            let stderr = std::fs::read(run.dir.join(&p.stderr)).unwrap_or_default();
+            let outputs = [
+                (p.stdout.as_str(), &stdout[..]),
+                (p.stderr.as_str(), &stderr[..]),
+            ];
+            match schedlab_parse::parse_outputs(kind, &outputs, &ctx) {
                 Ok(mut parsed) => {
                     events.take_from(&mut parsed);
                     out.parsed.extend(parsed)

@@ -706,6 +706,22 @@ impl Checker<'_> {
             }
             None => false,
         };
+        let stop_expected = match &raw.stop {
+            Some(stop) if stop.value == "expected" => true,
+            Some(stop) => {
+                self.error_at(
+                    stop,
+                    format!("unknown `stop` value `{}`", stop.value),
+                    Some(
+                        "the only value is `expected`: schedlab stopping the workload (at the \
+                         collection's end, or its timeout) is part of the experiment"
+                            .into(),
+                    ),
+                );
+                false
+            }
+            None => false,
+        };
         Some(WorkloadPlan {
             name: name.to_owned(),
             program,
@@ -716,6 +732,7 @@ impl Checker<'_> {
             instances: instances.unwrap_or(1),
             parse,
             repeat_until_end,
+            stop_expected,
         })
     }
 

@@ -273,6 +273,10 @@ pub struct RawWorkload {
     /// a matrix variable: `when: "${foreground}"` with `matrix: { foreground: [on, off] }`.
     #[serde(default)]
     pub when: Option<Spanned<Scalar>>,
+    /// `expected`: schedlab stopping the workload (at the collection's end, or its timeout) is
+    /// part of the experiment (a `sleep` filler), so the run stays `completed`.
+    #[serde(default)]
+    pub stop: Option<Spanned<String>>,
 }
 
 /// rt-app-like periodic threads: each wakes every `period`, spins for `busy` (or `duty` percent

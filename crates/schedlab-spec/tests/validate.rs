@@ -105,7 +105,7 @@ fn unknown_key_names_line_column_and_the_likely_key() {
     let yaml = GOOD.replace("start_after: 1s", "start_afer: 1s");
     assert_eq!(
         errors(&yaml),
-        "p.yaml:11:7: error: unknown field `start_afer`, expected one of run, periodic, start_after, nice, cpus, timeout, instances, parse, repeat_until, when
+        "p.yaml:11:7: error: unknown field `start_afer`, expected one of run, periodic, start_after, nice, cpus, timeout, instances, parse, repeat_until, when, stop
    |
 11 |       start_afer: 1s
    |       ^
@@ -230,6 +230,41 @@ fn repeat_until_needs_a_duration_and_knows_one_value() {
     );
     let typo = yaml.replace("repeat_until: monitors", "repeat_until: monitor");
     assert!(errors(&typo).contains("unknown `repeat_until` value `monitor`"));
+}
+
+/// `stop: expected` is a plan field only where it is written: a workload without it has the
+/// identity it had before the key existed, and one with it has another.
+#[test]
+fn stop_knows_one_value_and_enters_the_identity_only_when_set() {
+    let without = compile_text(GOOD).unwrap();
+    assert!(!without.runs[0].collect.workloads[0].stop_expected);
+    let identity = without.runs[0].identity().to_string();
+    assert!(!identity.contains("stop"), "{identity}");
+
+    let yaml = GOOD.replace("parse: stress-ng", "parse: stress-ng\n      stop: expected");
+    let with = compile_text(&yaml).unwrap();
+    assert!(with.runs[0].collect.workloads[0].stop_expected);
+    let identity = with.runs[0].identity().to_string();
+    assert!(identity.contains("\"stop_expected\":true"), "{identity}");
+
+    let typo = yaml.replace("stop: expected", "stop: expectd");
+    assert_eq!(
+        errors(&typo),
+        "p.yaml:14:13: error: unknown `stop` value `expectd`
+   |
+14 |       stop: expectd
+   |             ^
+  = hint: the only value is `expected`: schedlab stopping the workload (at the collection's end, or its timeout) is part of the experiment"
+    );
+    let flow = GOOD.replace(
+        "parse: stress-ng",
+        "parse: stress-ng\n      stop: [expected]",
+    );
+    assert!(
+        errors(&flow).starts_with("p.yaml:14:13: error:"),
+        "{}",
+        errors(&flow)
+    );
 }
 
 #[test]

@@ -30,12 +30,32 @@ pub fn raw_file(name: &str) -> String {
 word_enum! {
     /// How a run's collection ended.
     pub enum RunStatus {
-        /// Every workload ended with exit code 0.
+        /// Every workload ended by itself with exit code 0, or was stopped where the pipeline
+        /// expects it ([`ProcessRecord::stop_expected`]).
         Completed = "completed",
-        /// Collection finished but a workload or a required monitor failed.
+        /// Collection finished but a workload failed (it exited with a non-zero code, or a
+        /// signal schedlab did not send ended it) or a required monitor failed.
         Failed = "failed",
         /// Ctrl-C or SIGTERM stopped the collection; what was recorded is kept.
         Interrupted = "interrupted",
+        /// Collection finished, but schedlab stopped a workload at the collection's end before
+        /// it ended by itself, and the pipeline did not say that is expected: its figures cover
+        /// only part of its work.
+        WorkloadStopped = "workload-stopped",
+    }
+}
+
+word_enum! {
+    /// Why schedlab stopped a workload before it ended by itself.
+    pub enum StopReason {
+        /// The collection's `duration` was over.
+        EndOfCollection = "end of collection",
+        /// The workload's own `timeout` was over.
+        Timeout = "timeout",
+        /// Ctrl-C or SIGTERM stopped the collection.
+        Interrupted = "interrupted",
+        /// Another workload could not be started, so the run was abandoned.
+        RunFailed = "the run failed",
     }
 }
 
@@ -62,15 +82,79 @@ pub struct ProcessRecord {
     pub cpus: Option<Vec<u32>>,
     pub start_ns: i64,
     pub end_ns: Option<i64>,
+    /// Exit code, or `128 + signal` when a signal ended it (as shells report it).
     pub exit_code: Option<i32>,
     /// Why the runner stopped it, when it did (`timeout`, `end of collection`, `interrupted`).
-    pub stopped: Option<String>,
+    pub stopped: Option<StopReason>,
+    /// The signal that ended it (`SIGKILL`), when one did: schedlab's own when `stopped` is set,
+    /// another's otherwise. A name, since signal numbers differ between architectures.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signal: Option<String>,
+    /// The pipeline expects schedlab to stop it (`stop: expected`, or `repeat_until: monitors`
+    /// at the collection's end): a stop is then no sign of a workload cut short.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub stop_expected: bool,
     /// Output files relative to the run directory.
     pub stdout: String,
     pub stderr: String,
     /// The built-in periodic workload's report, relative to the run directory.
     pub report: Option<String>,
     pub parse: Option<String>,
+}
+
+fn is_false(value: &bool) -> bool {
+    !value
+}
+
+/// How a workload's process ended, judged from its record: what the run's status and its
+/// quality notes say about it. Each text is a predicate after the workload's name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Ending {
+    /// It ended by itself with exit code 0, or schedlab stopped it where the pipeline expects
+    /// that.
+    AsPlanned,
+    /// It exited by itself with a non-zero code, a signal schedlab did not send ended it, or its
+    /// end is unknown: the run is `failed`.
+    Failed(String),
+    /// schedlab stopped it before it ended by itself (the collection's end, an interrupt): the
+    /// run is `workload-stopped` (or `interrupted`).
+    Stopped(String),
+    /// Its own `timeout` stopped it before it ended by itself. The pipeline asked for that
+    /// stop, so the run stays `completed`, but what it measured covers only part of its work.
+    TimedOut(String),
+}
+
+impl ProcessRecord {
+    /// How this process ended.
+    pub fn ending(&self) -> Ending {
+        let after = match self.end_ns {
+            Some(end) => format!(" after {:.1} s", (end - self.start_ns) as f64 / 1e9),
+            None => String::new(),
+        };
+        match (self.stopped, &self.signal, self.exit_code) {
+            (Some(_), _, _) if self.stop_expected => Ending::AsPlanned,
+            (Some(StopReason::Timeout), _, _) => Ending::TimedOut(format!(
+                "was stopped by its timeout{after}, before it ended by itself"
+            )),
+            (Some(StopReason::EndOfCollection), _, _) => Ending::Stopped(format!(
+                "was stopped at the end of collection{after}, before it ended by itself"
+            )),
+            (Some(StopReason::Interrupted), _, _) => Ending::Stopped(format!(
+                "was stopped when the collection was interrupted{after}"
+            )),
+            (Some(StopReason::RunFailed), _, _) => {
+                Ending::Stopped(format!("was stopped because the run failed{after}"))
+            }
+            (None, Some(signal), _) => Ending::Failed(format!(
+                "was killed by {signal}{after}, a signal schedlab did not send"
+            )),
+            (None, None, Some(0)) => Ending::AsPlanned,
+            (None, None, Some(code)) => Ending::Failed(format!("exited with code {code}{after}")),
+            (None, None, None) => {
+                Ending::Failed("ended without an exit status schedlab could read".into())
+            }
+        }
+    }
 }
 
 /// A note for the quality table, made while collecting.
@@ -224,4 +308,72 @@ pub struct MonitorRecord {
     /// CPU time a built-in sampler's own thread used, so its cost can be stated.
     #[serde(default)]
     pub self_cpu_ns: Option<i64>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A process that ran 2.5 s and ended as `exit_code`, `stopped` and `signal` say.
+    fn record(
+        exit_code: Option<i32>,
+        stopped: Option<StopReason>,
+        signal: Option<&str>,
+    ) -> ProcessRecord {
+        ProcessRecord {
+            workload: "w".into(),
+            instance: 0,
+            pid: 1,
+            argv: vec!["sleep".into(), "30".into()],
+            nice: 0,
+            cpus: None,
+            start_ns: 1_000_000_000,
+            end_ns: Some(3_500_000_000),
+            exit_code,
+            stopped,
+            signal: signal.map(str::to_owned),
+            stop_expected: false,
+            stdout: "raw/w.0.stdout.txt".into(),
+            stderr: "raw/w.0.stderr.txt".into(),
+            report: None,
+            parse: None,
+        }
+    }
+
+    #[test]
+    fn a_stop_by_schedlab_is_told_from_a_signal_of_another_and_from_an_exit_code() {
+        let stopped = record(
+            Some(143),
+            Some(StopReason::EndOfCollection),
+            Some("SIGTERM"),
+        );
+        assert_eq!(
+            stopped.ending(),
+            Ending::Stopped(
+                "was stopped at the end of collection after 2.5 s, before it ended by itself"
+                    .into()
+            )
+        );
+        assert_eq!(
+            record(Some(137), None, Some("SIGKILL")).ending(),
+            Ending::Failed(
+                "was killed by SIGKILL after 2.5 s, a signal schedlab did not send".into()
+            )
+        );
+        // `exit 137` from a shell is a code, not a signal.
+        assert_eq!(
+            record(Some(137), None, None).ending(),
+            Ending::Failed("exited with code 137 after 2.5 s".into())
+        );
+        assert_eq!(record(Some(0), None, None).ending(), Ending::AsPlanned);
+        assert!(matches!(
+            record(Some(0), Some(StopReason::Timeout), Some("SIGTERM")).ending(),
+            Ending::TimedOut(text) if text.starts_with("was stopped by its timeout after 2.5 s")
+        ));
+        let expected = ProcessRecord {
+            stop_expected: true,
+            ..stopped
+        };
+        assert_eq!(expected.ending(), Ending::AsPlanned);
+    }
 }

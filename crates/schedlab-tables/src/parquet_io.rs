@@ -1030,7 +1030,11 @@ mod word_column_tests {
                 imported: false,
             })
             .collect();
-        check(&rows, "status", &["completed", "failed", "interrupted"]);
+        check(
+            &rows,
+            "status",
+            &["completed", "failed", "interrupted", "workload-stopped"],
+        );
     }
 
     #[test]

@@ -39,6 +39,13 @@ struct Args {
 #[derive(Subcommand)]
 enum Command {
     /// Run a pipeline: collect what is missing, then parse, aggregate and summarize what is stale.
+    ///
+    /// Exit codes: 0 done; 1 a run collected now is `failed` (a workload exited with a non-zero
+    /// code or was killed by a signal schedlab did not send, or a monitor failed); 3 a run
+    /// collected now is `workload-stopped` (schedlab stopped a workload at the collection's end
+    /// before it ended by itself; `stop: expected` on the workload says that is meant); 2
+    /// invalid pipeline, input or environment; 130 interrupted. The quality table says how each
+    /// workload ended.
     Run {
         pipeline: PathBuf,
         #[command(flatten)]
@@ -632,6 +639,10 @@ fn with_parse_progress<T>(
 /// Exit code after Ctrl-C / SIGTERM, as shells report SIGINT.
 const EXIT_INTERRUPTED: u8 = 130;
 
+/// Exit code when a run collected now is `workload-stopped`: its figures may cover only part of
+/// a workload's work, which a script must be able to tell from a run that failed (1).
+const EXIT_WORKLOAD_STOPPED: u8 = 3;
+
 fn main() -> ExitCode {
     keep_freed_memory();
     let args = Args::parse();
@@ -1149,9 +1160,12 @@ fn status(pipeline: &Path, common: &Common, scope: Scope) -> anyhow::Result<Exit
             "  (not of the current collect section)"
         };
         println!(
-            "  {:<40} {:<12} {}{tag}",
+            "  {:<40} {:<16} {}{tag}",
             run.run_id, run.status, run.started_at
         );
+        for ending in &run.endings {
+            println!("    {ending}");
+        }
         for (stage, reasons) in &run.stale {
             println!("    {} stale: {}", stage.name(), reasons.join("; "));
         }
@@ -1304,6 +1318,16 @@ fn execute(
                 outcome.failed_runs.join(", ")
             );
             return Ok(ExitCode::from(1));
+        }
+        if !outcome.stopped_runs.is_empty() {
+            eprintln!(
+                "schedlab: {} run(s) had a workload stopped at the end of collection before it \
+                 ended by itself: {} (see the quality table; `stop: expected` on a workload says \
+                 its stop is part of the experiment)",
+                outcome.stopped_runs.len(),
+                outcome.stopped_runs.join(", ")
+            );
+            return Ok(ExitCode::from(EXIT_WORKLOAD_STOPPED));
         }
         Ok(ExitCode::SUCCESS)
     })

@@ -500,13 +500,15 @@ fn a_stubborn_timeout_does_not_delay_the_timeline() {
 #[test]
 fn workloads_that_ignore_sigterm_share_one_grace_period_at_the_end() {
     let sandbox = Sandbox::new();
-    // `sleep 41`, not the `sleep 30.<pid>` that interrupt.rs looks for in /proc.
-    let stubborn = "{ run: [sh, -c, \"trap '' TERM; sleep 41\"] }";
+    // `sleep 41`, not the `sleep 30.<pid>` that interrupt.rs looks for in /proc. Stopping them
+    // is what the test is about, so the pipeline says it is expected.
+    let stubborn = "{ run: [sh, -c, \"trap '' TERM; sleep 41\"], stop: expected }";
     let pipeline = sandbox.write(
         "ends.yaml",
         &format!(
             "name: ends\ncollect:\n  duration: 300ms\n  workloads:\n    \
-             a: {stubborn}\n    b: {stubborn}\n    c: {stubborn}\n    d: {{ run: [sleep, \"41\"] }}\n"
+             a: {stubborn}\n    b: {stubborn}\n    c: {stubborn}\n    \
+             d: {{ run: [sleep, \"41\"], stop: expected }}\n"
         ),
     );
     let done = sandbox.schedlab(&["run", pipeline.to_str().unwrap(), "--only", "collect"]);

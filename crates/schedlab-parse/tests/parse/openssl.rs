@@ -227,6 +227,58 @@ fn text_without_results_is_an_error() {
     );
 }
 
+/// A local fixture's bytes.
+fn local(file: &str) -> Vec<u8> {
+    std::fs::read(crate::util::local_dir().join(file)).unwrap()
+}
+
+/// openssl prints its table to stdout and its `Doing …` lines to stderr: parsed apart, the two
+/// files give both, as the one file of `2>&1` does. The stderr says 30,568 ops in 0.37 s of
+/// CPU, the stdout's table 1,353,584.09k bytes/s (30,568 × 16,384 B / 0.37 s = 1,353,584,086).
+#[test]
+fn stdout_and_stderr_parsed_apart_give_both_halves() {
+    let stdout = local("openssl-speed-seconds1-bytes16384-sha256.stdout.txt");
+    let stderr = local("openssl-speed-seconds1-bytes16384-sha256.stderr.txt");
+    let parsed = schedlab_parse::parse_outputs(
+        ParserKind::Openssl,
+        &[
+            ("raw/w.0.stdout.txt", &stdout),
+            ("raw/w.0.stderr.txt", &stderr),
+        ],
+        &ctx(),
+    )
+    .unwrap();
+    check_metrics(
+        &parsed,
+        &[
+            ("sha256/16384/ops", 30568.0, "ops"),
+            ("sha256/16384/cpu_time_s", 0.37, "s"),
+            ("sha256/16384/bytes_per_s", 1353584090.0, "B/s"),
+        ],
+    );
+    assert!(quality(&parsed).is_empty(), "{:?}", quality(&parsed));
+}
+
+/// `timeout 0.5 openssl speed -seconds 3 sha256`: stopped in its first block size, openssl
+/// left half a `Doing …` line on stderr and nothing on stdout (0 bytes: it prints its table at
+/// the end). The error names both files and why each gave nothing.
+#[test]
+fn outputs_without_results_name_every_file_read() {
+    let stderr = local("openssl-speed-seconds3-sha256-timeout0.5.stderr.txt");
+    let err = schedlab_parse::parse_outputs(
+        ParserKind::Openssl,
+        &[("raw/w.0.stdout.txt", b""), ("raw/w.0.stderr.txt", &stderr)],
+        &ctx(),
+    )
+    .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "no results in raw/w.0.stdout.txt or raw/w.0.stderr.txt: raw/w.0.stdout.txt is empty; \
+         raw/w.0.stderr.txt:1: no `Doing …` line and no result table (hint: is this `openssl \
+         speed` output?)"
+    );
+}
+
 #[test]
 fn every_openssl_fixture_is_tested() {
     schedlab_testkit::shared_fixtures_or_skip!();

@@ -191,6 +191,15 @@ pub struct WorkloadPlan {
     pub parse: Option<String>,
     /// Restart the workload whenever it ends successfully, until the collection ends.
     pub repeat_until_end: bool,
+    /// `stop: expected`: schedlab stopping it (the collection's end, its timeout) is part of
+    /// the experiment, not a workload cut short. Left out of the identity while false, so the
+    /// runs of pipelines without the key keep their ids.
+    #[serde(skip_serializing_if = "is_false")]
+    pub stop_expected: bool,
+}
+
+fn is_false(value: &bool) -> bool {
+    !value
 }
 
 #[derive(Debug, Clone, Serialize)]
