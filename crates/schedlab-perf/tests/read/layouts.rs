@@ -13,7 +13,7 @@ use std::process::{Command, Stdio};
 use schedlab_perf::{PerfError, SchedOptions, SchedTables, read_sched};
 
 use crate::agreement::agrees_with_perf;
-use crate::util::{cannot_trace, listing_of, skip, summary_of};
+use crate::util::{cannot_trace, listing_of, summary_of, unavailable};
 
 /// What the recordings trace: forks and exits, sleeps and a little CPU work.
 const WORKLOAD: &[&str] = &[
@@ -183,7 +183,7 @@ fn check_cut(full: &Path, complete: &SchedTables, at: u64) {
 fn a_compressed_recording_gives_what_perf_gives_on_it() {
     const TEST: &str = "a_compressed_recording_gives_what_perf_gives_on_it";
     if let Some(reason) = cannot_trace() {
-        return skip(TEST, &reason);
+        return unavailable(TEST, &reason);
     }
     let dir = tempfile::tempdir().unwrap();
     let file = record(dir.path(), "z.data", &["-z"]);
@@ -203,7 +203,7 @@ fn a_compressed_recording_gives_what_perf_gives_on_it() {
 fn a_pipe_mode_recording_gives_what_perf_decodes_from_it() {
     const TEST: &str = "a_pipe_mode_recording_gives_what_perf_decodes_from_it";
     if let Some(reason) = cannot_trace() {
-        return skip(TEST, &reason);
+        return unavailable(TEST, &reason);
     }
     let dir = tempfile::tempdir().unwrap();
     let file = record(dir.path(), "pipe.data", &["-o", "-"]);
@@ -217,7 +217,7 @@ fn a_pipe_mode_recording_gives_what_perf_decodes_from_it() {
 fn a_compressed_pipe_mode_recording_gives_what_perf_decodes_from_it() {
     const TEST: &str = "a_compressed_pipe_mode_recording_gives_what_perf_decodes_from_it";
     if let Some(reason) = cannot_trace() {
-        return skip(TEST, &reason);
+        return unavailable(TEST, &reason);
     }
     let dir = tempfile::tempdir().unwrap();
     let file = record(dir.path(), "zpipe.data", &["-z", "-o", "-"]);

@@ -8,7 +8,7 @@ use std::process::Command;
 
 use schedlab_perf::{SchedOptions, SchedSliceRow, read_sched};
 
-use crate::util::{cannot_trace, fixture, on_path, skip};
+use crate::util::{cannot_trace, fixture, on_path, skip, unavailable};
 
 /// One sched_switch as `perf script` prints it.
 #[derive(Debug)]
@@ -125,7 +125,7 @@ fn check(file: &Path) -> Checked {
 fn prio_is_what_perf_script_prints_for_the_fixtures() {
     const TEST: &str = "prio_is_what_perf_script_prints_for_the_fixtures";
     if !on_path("perf") {
-        return skip(TEST, "perf is not installed");
+        return unavailable(TEST, "perf is not installed");
     }
     for stem in ["bursty", "contended", "allsched", "lossy", "default-clock"] {
         check(&fixture(&format!("{stem}.data")));
@@ -143,10 +143,10 @@ fn prio_is_what_perf_script_prints_for_the_fixtures() {
 fn prio_follows_nice_in_a_recording() {
     const TEST: &str = "prio_follows_nice_in_a_recording";
     if let Some(reason) = cannot_trace() {
-        return skip(TEST, &reason);
+        return unavailable(TEST, &reason);
     }
     if let Some(missing) = ["taskset", "renice"].into_iter().find(|p| !on_path(p)) {
-        return skip(TEST, &format!("{missing} is not installed"));
+        return unavailable(TEST, &format!("{missing} is not installed"));
     }
     if std::thread::available_parallelism().map_or(1, |n| n.get()) < 2 {
         return skip(TEST, "it needs two CPUs");

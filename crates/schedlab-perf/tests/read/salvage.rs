@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use schedlab_perf::{PerfError, SchedOptions, SchedSliceRow, SchedTables, Severity, read_sched};
 
-use crate::util::{cannot_trace, skip};
+use crate::util::{cannot_trace, unavailable};
 
 fn read(path: &Path, salvage: bool) -> Result<SchedTables, PerfError> {
     let opts = SchedOptions {
@@ -148,6 +148,31 @@ fn record(dir: &Path) -> PathBuf {
     file
 }
 
+/// The bytes of whole records after the FINISHED_INIT record (perf's end of what it
+/// synthesized before recording) in a file perf is still writing; 0 before it.
+fn recorded_after_init(file: &Path) -> u64 {
+    const PERF_RECORD_FINISHED_INIT: u32 = 82;
+    let Ok(b) = std::fs::read(file) else {
+        return 0;
+    };
+    let Some(start) = b.get(40..48) else {
+        return 0;
+    };
+    let mut at = u64::from_le_bytes(start.try_into().unwrap()) as usize;
+    let mut init_end = None;
+    while let Some(h) = b.get(at..at + 8) {
+        let size = u16::from_le_bytes([h[6], h[7]]) as usize;
+        if size < 8 || at + size > b.len() {
+            break;
+        }
+        at += size;
+        if u32::from_le_bytes(h[..4].try_into().unwrap()) == PERF_RECORD_FINISHED_INIT {
+            init_end = Some(at);
+        }
+    }
+    init_end.map_or(0, |end| (at - end) as u64)
+}
+
 fn by_end(mut s: Vec<SchedSliceRow>) -> Vec<SchedSliceRow> {
     s.sort_by_key(|s| (s.end_ns, s.cpu, s.tid));
     s
@@ -166,7 +191,7 @@ fn by_end(mut s: Vec<SchedSliceRow>) -> Vec<SchedSliceRow> {
 fn a_recording_cut_inside_its_records_is_read_up_to_the_last_complete_record() {
     const TEST: &str = "a_recording_cut_inside_its_records_is_read_up_to_the_last_complete_record";
     if let Some(reason) = cannot_trace() {
-        return skip(TEST, &reason);
+        return unavailable(TEST, &reason);
     }
     let dir = tempfile::tempdir().unwrap();
     let full = record(dir.path());
@@ -296,7 +321,7 @@ fn a_recording_cut_inside_its_records_is_read_up_to_the_last_complete_record() {
 fn a_recording_cut_after_its_records_loses_only_the_header_sections() {
     const TEST: &str = "a_recording_cut_after_its_records_loses_only_the_header_sections";
     if let Some(reason) = cannot_trace() {
-        return skip(TEST, &reason);
+        return unavailable(TEST, &reason);
     }
     let dir = tempfile::tempdir().unwrap();
     let full = record(dir.path());
@@ -324,7 +349,7 @@ fn a_recording_cut_after_its_records_loses_only_the_header_sections() {
     assert_eq!(salvaged.threads, complete.threads);
 }
 
-/// `perf sched record` killed with SIGKILL once its file has grown past 64 KiB leaves a header
+/// `perf sched record` killed with SIGKILL once it has written 32 KiB of recorded events leaves a header
 /// whose data size is 0 and no feature sections; perf refuses the file, the plain read refuses
 /// it naming `--salvage`, and the salvaged read has the slices of perf itself and of the
 /// recorded `sleep`, the clock from the attributes, and as many unreadable bytes as follow the
@@ -333,21 +358,25 @@ fn a_recording_cut_after_its_records_loses_only_the_header_sections() {
 fn a_recording_whose_perf_was_killed_is_salvaged() {
     const TEST: &str = "a_recording_whose_perf_was_killed_is_salvaged";
     if let Some(reason) = cannot_trace() {
-        return skip(TEST, &reason);
+        return unavailable(TEST, &reason);
     }
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("killed.data");
     let mut perf = Command::new("perf")
         .args(["sched", "record", "-a", "-k", "CLOCK_MONOTONIC", "-o"])
         .arg(&file)
-        .args(["--", "sleep", "5"])
+        // Long enough for the ring buffers to fill to perf's wake-up mark on an idle machine:
+        // perf writes what they recorded only then (or when the workload ends).
+        .args(["--", "sleep", "120"])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
         .expect("perf runs");
-    let deadline = Instant::now() + Duration::from_secs(60);
+    let deadline = Instant::now() + Duration::from_secs(110);
     let size = || std::fs::metadata(&file).map_or(0, |m| m.len());
-    while size() < 64 << 10 {
+    // perf first writes the machine's processes and mappings (more on a busy machine), then
+    // FINISHED_INIT, then what the ring buffers recorded: wait for 32 KiB of the latter.
+    while recorded_after_init(&file) < 32 << 10 {
         assert!(
             Instant::now() < deadline,
             "{} stayed at {} bytes",

@@ -150,7 +150,7 @@ pub fn summary_of(text: &str) -> (BTreeMap<i32, Summary>, BTreeMap<i32, Option<i
     (threads, idle)
 }
 
-pub use schedlab_testkit::skip;
+pub use schedlab_testkit::{skip, unavailable};
 
 /// Whether `program` is on the PATH.
 pub fn on_path(program: &str) -> bool {
