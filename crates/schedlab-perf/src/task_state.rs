@@ -10,7 +10,7 @@
 
 /// How one kernel names the bits of `prev_state`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct TaskStates {
+pub struct TaskStates {
     /// Each named bit with its letter, in the order the kernel prints them.
     flags: Vec<(i64, Box<str>)>,
     /// The bit that marks a task switched out while still runnable (printed as `+`).
@@ -19,7 +19,7 @@ pub(crate) struct TaskStates {
 
 impl TaskStates {
     /// The bits of Linux 4.14 and later (include/trace/events/sched.h).
-    pub(crate) fn since_4_14() -> Self {
+    pub fn since_4_14() -> Self {
         let names = ["S", "D", "T", "t", "X", "Z", "P", "I"];
         TaskStates {
             flags: (names.iter().enumerate())
@@ -31,7 +31,7 @@ impl TaskStates {
 
     /// Reads the `{ bit, "name" }` pairs of the `__print_flags` in a sched_switch print format;
     /// `None` when there are none or they are not distinct single bits.
-    pub(crate) fn from_print_fmt(print_fmt: &str) -> Option<Self> {
+    pub fn from_print_fmt(print_fmt: &str) -> Option<Self> {
         let start = print_fmt.find("__print_flags(")?;
         let mut rest = &print_fmt[start..];
         let mut flags: Vec<(i64, Box<str>)> = Vec::new();
@@ -66,7 +66,7 @@ impl TaskStates {
 
     /// `state` as the kernel's format prints it: `R` when no named bit is set, else the set
     /// bits' letters joined by `|`; then `+` when the task was preempted.
-    pub(crate) fn render(&self, state: i64) -> String {
+    pub fn render(&self, state: i64) -> String {
         let mut s = String::with_capacity(4);
         for (bit, name) in &self.flags {
             if state & bit != 0 {
