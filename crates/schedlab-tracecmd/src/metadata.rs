@@ -308,6 +308,20 @@ impl Metadata {
                 ));
             }
             seen.push(next);
+            if next >= errs.len {
+                // trace-cmd writes the options that describe each buffer's CPU data after that
+                // data: a v7 file cut short loses them, and with them where each CPU's data
+                // begins and ends.
+                return Err(TraceCmdError::Truncated {
+                    path: errs.path.to_path_buf(),
+                    offset: pointer_at,
+                    len: errs.len,
+                    what: format!(
+                        "its options continue at byte {next}, past the end; a v7 file keeps the table of its CPU data in the options trace-cmd writes after the data, so a v7 file cut short cannot be read, nor salvaged"
+                    ),
+                    salvageable: false,
+                });
+            }
             let section = self.section(file, next, 0, pointer_at, errs)?;
             self.options.next = 0;
             (self.options.read(&mut section.cursor(), Version::V7))

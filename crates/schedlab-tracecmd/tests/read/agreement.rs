@@ -71,24 +71,30 @@ pub fn agrees_with_report(path: &Path, instances: &[&str]) -> TraceCmdTables {
         );
     }
 
-    // Every sched_waking, sched_wakeup and sched_wakeup_new is a wakeup of its kind.
-    let mut want: Vec<(i64, i32, i32, String)> = Vec::new();
+    // Every sched_waking, sched_wakeup and sched_wakeup_new is a wakeup of its kind, by the
+    // task that was running.
+    type Wakeup = (i64, i32, i32, String, Option<i32>);
+    let mut want: Vec<Wakeup> = Vec::new();
     for (event, kind) in [
         ("sched_waking", "waking"),
         ("sched_wakeup", "wakeup"),
         ("sched_wakeup_new", "wakeup_new"),
     ] {
         want.extend(of(&raw, event).iter().map(|l| {
-            (
-                l.time_ns,
-                l.int("pid") as i32,
-                l.int("target_cpu") as i32,
-                kind.to_string(),
-            )
+            let (pid, cpu) = (l.int("pid") as i32, l.int("target_cpu") as i32);
+            (l.time_ns, pid, cpu, kind.to_string(), Some(l.pid))
         }));
     }
-    let mut got: Vec<(i64, i32, i32, String)> = (t.sched.wakeups.iter())
-        .map(|w| (w.time_ns, w.tid, w.target_cpu, w.kind.to_string()))
+    let mut got: Vec<Wakeup> = (t.sched.wakeups.iter())
+        .map(|w| {
+            (
+                w.time_ns,
+                w.tid,
+                w.target_cpu,
+                w.kind.to_string(),
+                w.waker_tid,
+            )
+        })
         .collect();
     want.sort();
     got.sort();
@@ -220,6 +226,13 @@ fn an_instance_is_read_and_a_local_clock_is_flagged() {
     let rec = record(Buffer::Instance, "local", &["cpu"]);
     let instance = rec.instance.clone().unwrap();
     let t = agrees_with_report(&rec.path, &[instance.as_str()]);
+    let lines = report(&rec.path, Fields::Raw, &[instance.as_str()]);
+    assert!(
+        lines
+            .iter()
+            .all(|l| l.buffer.as_deref() == Some(instance.as_str())),
+        "every event is the instance's"
+    );
     let trace = t.sched.trace.as_ref().unwrap();
     assert_eq!(
         (trace.clock.as_str(), trace.trace_clock.as_deref()),

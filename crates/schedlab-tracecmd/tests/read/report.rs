@@ -9,6 +9,7 @@ use std::process::Command;
 pub struct Line {
     /// The instance the event is from (`None`: the top buffer).
     pub buffer: Option<String>,
+    /// The task that was running (`common_pid`).
     pub pid: i32,
     pub cpu: i32,
     pub time_ns: i64,
