@@ -1,4 +1,5 @@
-//! The per-event tables (`sched_slices`, `migrations`, `wakeups`) of many inputs at once.
+//! The per-event tables (`sched_slices`, `migrations`, `wakeups`, and a trace.dat's
+//! `cpu_freq_idle`) of many inputs at once.
 //!
 //! These are the only tables that grow with trace size (millions of rows per perf.data file),
 //! so they never sit in memory whole: each input (a file of `schedlab parse`, a run of the
@@ -12,8 +13,8 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 use schedlab_perf::CompactBatch;
 use schedlab_tables::{
-    BackgroundWriter, MigrationRow, SchedSliceRow, Table, TableDir, TableError, WakeupRow,
-    concat_parts, create_parent, table_path, write_rows,
+    BackgroundWriter, CpuFreqIdleRow, MigrationRow, SchedSliceRow, Table, TableDir, TableError,
+    WakeupRow, concat_parts, create_parent, table_path, write_rows,
 };
 use tempfile::TempDir;
 
@@ -24,10 +25,11 @@ pub struct EventTables {
     slices: BackgroundWriter<SchedSliceRow>,
     migrations: BackgroundWriter<MigrationRow>,
     wakeups: BackgroundWriter<WakeupRow>,
+    cpu_freq_idle: BackgroundWriter<CpuFreqIdleRow>,
 }
 
 impl EventTables {
-    /// Starts the three event tables in `dir` (a flat directory, or a run's partition).
+    /// Starts the event tables in `dir` (a flat directory, or a run's partition).
     pub fn create(dir: &(impl TableDir + ?Sized)) -> Result<Self, TableError> {
         fn start<T: Table + Send + 'static>(
             dir: &(impl TableDir + ?Sized),
@@ -40,6 +42,7 @@ impl EventTables {
             slices: start(dir)?,
             migrations: start(dir)?,
             wakeups: start(dir)?,
+            cpu_freq_idle: start(dir)?,
         })
     }
 
@@ -62,11 +65,19 @@ impl EventTables {
         }
     }
 
-    /// Moves the event rows a text parser put in `parsed` (timehist text) into the tables.
+    /// Queues a trace.dat's frequency and idle spans.
+    pub fn add_cpu_freq_idle(&self, rows: Vec<CpuFreqIdleRow>) {
+        if !rows.is_empty() {
+            self.cpu_freq_idle.send(rows);
+        }
+    }
+
+    /// Moves the event rows a parser put in `parsed` (timehist text) into the tables.
     pub fn take_from(&self, parsed: &mut Parsed) {
         self.slices.send(std::mem::take(&mut parsed.sched_slices));
         self.migrations.send(std::mem::take(&mut parsed.migrations));
         self.wakeups.send(std::mem::take(&mut parsed.wakeups));
+        self.add_cpu_freq_idle(std::mem::take(&mut parsed.cpu_freq_idle));
     }
 
     /// Waits for the queued rows to be encoded and completes the tables.
@@ -74,6 +85,7 @@ impl EventTables {
         self.slices.finish()?;
         self.migrations.finish()?;
         self.wakeups.finish()?;
+        self.cpu_freq_idle.finish()?;
         Ok(())
     }
 }
@@ -127,13 +139,15 @@ impl EventParts {
     }
 
     /// Joins the parts of inputs `0..count` (each [`finish`](EventTables::finish)ed) into
-    /// `out/sched_slices.parquet`, `out/migrations.parquet` and `out/wakeups.parquet`; returns
-    /// those paths. Without inputs the tables are written empty.
+    /// `out/sched_slices.parquet`, `out/migrations.parquet`, `out/wakeups.parquet` and
+    /// `out/cpu_freq_idle.parquet`; returns those paths. Without inputs the tables are written
+    /// empty.
     fn join(self, count: usize, out: &Path) -> Result<Vec<PathBuf>, TableError> {
         Ok(vec![
             self.join_table::<SchedSliceRow>(count, out)?,
             self.join_table::<MigrationRow>(count, out)?,
             self.join_table::<WakeupRow>(count, out)?,
+            self.join_table::<CpuFreqIdleRow>(count, out)?,
         ])
     }
 
