@@ -100,10 +100,12 @@ pub struct EventParts {
 impl EventParts {
     /// Parses `inputs` in parallel, each streaming its event rows into its own part, then joins
     /// the parts in input order into `out`. Returns what `parse` returned for each input (in
-    /// input order) and the event tables written. On an error nothing is written.
+    /// input order) and the event tables written (`cpu_freq_idle` only when the parser gives
+    /// it: a trace.dat's). On an error nothing is written.
     pub fn parse_each<I: Sync, R: Send, E: From<TableError> + Send>(
         out: &Path,
         inputs: &[I],
+        cpu_freq_idle: bool,
         parse: impl Fn(&I, &EventTables) -> Result<R, E> + Sync,
     ) -> Result<(Vec<R>, Vec<PathBuf>), E> {
         let parts = EventParts::new(out)?;
@@ -115,7 +117,7 @@ impl EventParts {
                 Ok(result)
             })
             .collect::<Result<Vec<R>, E>>()?;
-        let written = parts.join(inputs.len(), out)?;
+        let written = parts.join(inputs.len(), out, cpu_freq_idle)?;
         Ok((results, written))
     }
 
@@ -139,16 +141,24 @@ impl EventParts {
     }
 
     /// Joins the parts of inputs `0..count` (each [`finish`](EventTables::finish)ed) into
-    /// `out/sched_slices.parquet`, `out/migrations.parquet`, `out/wakeups.parquet` and
-    /// `out/cpu_freq_idle.parquet`; returns those paths. Without inputs the tables are written
-    /// empty.
-    fn join(self, count: usize, out: &Path) -> Result<Vec<PathBuf>, TableError> {
-        Ok(vec![
+    /// `out/sched_slices.parquet`, `out/migrations.parquet`, `out/wakeups.parquet` and, with
+    /// `cpu_freq_idle`, `out/cpu_freq_idle.parquet`; returns those paths. Without inputs the
+    /// tables are written empty.
+    fn join(
+        self,
+        count: usize,
+        out: &Path,
+        cpu_freq_idle: bool,
+    ) -> Result<Vec<PathBuf>, TableError> {
+        let mut written = vec![
             self.join_table::<SchedSliceRow>(count, out)?,
             self.join_table::<MigrationRow>(count, out)?,
             self.join_table::<WakeupRow>(count, out)?,
-            self.join_table::<CpuFreqIdleRow>(count, out)?,
-        ])
+        ];
+        if cpu_freq_idle {
+            written.push(self.join_table::<CpuFreqIdleRow>(count, out)?);
+        }
+        Ok(written)
     }
 
     fn join_table<T: Table>(&self, count: usize, out: &Path) -> Result<PathBuf, TableError> {

@@ -22,9 +22,11 @@ pub fn parse_files_to(
         }
         return Ok(all.write_to(dir, &[kind])?);
     }
-    let (per_file, mut written) = EventParts::parse_each(dir, paths, |path, events| {
-        parse_file_streaming(kind, path, ctx, events)
-    })?;
+    let cpu_freq_idle = kind == ParserKind::TraceCmd;
+    let (per_file, mut written) =
+        EventParts::parse_each(dir, paths, cpu_freq_idle, |path, events| {
+            parse_file_streaming(kind, path, ctx, events)
+        })?;
     per_file.into_iter().for_each(|rest| all.extend(rest));
     written.extend(all.write_to(dir, &[kind])?);
     Ok(written)

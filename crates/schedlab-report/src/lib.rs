@@ -641,7 +641,8 @@ pub fn plot_run(
 type Drawn = (&'static str, Result<Option<String>, String>);
 
 /// The plots an HTML page always has where the run has their data: activity over time (from
-/// turbostat, else the `cpu` monitor), the workloads' migrations, their wakeup-delay CDF.
+/// turbostat, else the `cpu` monitor, else a trace.dat's frequency and idle spans), the
+/// workloads' migrations, their wakeup-delay CDF.
 fn page_plots(
     pipeline: &str,
     run_id: &str,
@@ -662,6 +663,11 @@ fn page_plots(
         let samples: Vec<schedlab_tables::CpuSampleRow> = read_table(tables)?;
         let samples: Vec<_> = samples.iter().collect();
         panels = timeplots::cpu_sample_panels(&samples, cpus);
+    }
+    if panels.is_empty() {
+        let spans: Vec<schedlab_tables::CpuFreqIdleRow> = read_table(tables)?;
+        let spans: Vec<_> = spans.iter().collect();
+        panels = timeplots::freq_idle_panels(&spans, cpus);
     }
     let steps: Vec<PowerStepRow> = read_table(aggregates)?;
     timeplots::mark_power_step(&mut panels, &steps.iter().collect::<Vec<_>>());
