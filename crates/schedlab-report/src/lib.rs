@@ -34,9 +34,9 @@ use std::path::{Path, PathBuf};
 
 use schedlab_spec::{PlotKind, ReportFormat, Summarize};
 use schedlab_tables::{
-    BUSY_CPU_PCT, CpuActivityRow, CpuRow, CpuShareRow, CpuTimeRow, CpuTimelineRow,
-    MigrationClassRow, MigrationSummaryRow, PlacementCostWorkloadRow, PlacementRow, PowerStepRow,
-    ProcessRow, QualityRow, ResidencyRollupRow, ResidencyRow, SchedDelayRow, SchedDelayWorkloadRow,
+    CpuActivityRow, CpuRow, CpuShareRow, CpuTimeRow, CpuTimelineRow, MigrationClassRow,
+    MigrationSummaryRow, PlacementCostWorkloadRow, PlacementRow, PowerStepRow, ProcessRow,
+    QualityRow, ResidencyRollupRow, ResidencyRow, SchedDelayRow, SchedDelayWorkloadRow,
     SchedSliceRow, Severity, TableDir, TableError, ThroughputRow, TotalsRow, WorkloadMetricRow,
     read_table, read_table_where,
 };
@@ -450,9 +450,7 @@ fn sections(inputs: &Inputs) -> Vec<Section> {
     let parts = [
         (
             "CPU activity (turbostat)",
-            format!(
-                "All CPUs, each core class, and each CPU busy at least {BUSY_CPU_PCT}% of the window."
-            ),
+            activity::activity_note(&inputs.cpu_activity),
             activity::activity_table(&inputs.cpu_activity),
         ),
         (
