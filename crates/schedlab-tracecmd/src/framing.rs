@@ -28,6 +28,8 @@ pub(crate) struct Damage {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Lost {
     pub cpu: i32,
+    /// The buffer whose ring buffer lost them (index into the metadata's buffers).
+    pub buffer: usize,
     /// The CPU's last event before the loss (`None`: none in the trace yet).
     pub since: Option<u64>,
     /// The time of the first page after the loss.
@@ -233,6 +235,7 @@ impl<'a> CpuStream<'a> {
                 if h.missed != Missed::None {
                     self.lost.push(Lost {
                         cpu: self.cpu,
+                        buffer: self.buffer,
                         since: self.last_time,
                         until: h.timestamp,
                         count: match h.missed {

@@ -9,7 +9,7 @@ use std::path::Path;
 use std::sync::atomic::Ordering;
 
 use memmap2::Mmap;
-use schedlab_perf::feed::{Body, Event, FeedSummary, SchedFeed};
+use schedlab_perf::feed::{Body, Comm, Event, FeedSummary, SchedFeed};
 use schedlab_perf::{
     HeaderFacts, LossRow, QualityRow, SchedOptions, SchedTables, Severity, TraceRow,
 };
@@ -21,10 +21,45 @@ use crate::error::TraceCmdError;
 use crate::formats::{Events, Kind};
 use crate::framing::{CpuStream, Damage, Lost, PageLayout};
 use crate::metadata::{Errors, Metadata};
+use crate::options::CpuStat;
 
 const SOURCE: &str = "trace-cmd";
 /// Events per block handed to the caller: a few megabytes of rows.
 const BLOCK_EVENTS: u64 = 1 << 18;
+
+/// The command name each thread had last, to tell the state machine when it changes.
+///
+/// perf writes a COMM record when a task execs or renames itself, and the state machine renames
+/// the thread (and a thread of no workload joins the one that selects the new name). A
+/// trace.dat has no such records, but every sched_switch names the task it switches out, as
+/// sched_process_exec does the task that execs: where that name differs from the one the
+/// thread had, a rename goes to the state machine first, as perf's COMM record would.
+#[derive(Default)]
+struct Names(HashMap<i32, Comm>);
+
+impl Names {
+    fn rename(&mut self, body: &Body) -> Option<Body> {
+        let (tid, comm) = match *body {
+            Body::Switch {
+                prev_pid,
+                prev_comm,
+                ..
+            } => (prev_pid, prev_comm),
+            Body::ProcessExec { pid, comm } => (pid, comm),
+            Body::ProcessFork {
+                child_pid,
+                child_comm,
+                ..
+            } => {
+                self.0.insert(child_pid, child_comm);
+                return None;
+            }
+            _ => return None,
+        };
+        let before = self.0.insert(tid, comm)?;
+        (tid > 0 && before != comm).then_some(Body::Comm { pid: -1, tid, comm })
+    }
+}
 
 /// Maps the file read-only; an empty file cannot be mapped and is refused here.
 fn map_file(path: &Path) -> Result<Mmap, TraceCmdError> {
@@ -104,14 +139,12 @@ pub(crate) fn run(
     let mut feed = SchedFeed::new(opts, events.task_states.clone());
     let mut states = CpuStates::new(&opts.run_id);
     let mut notes = Notes::default();
+    let mut names = Names::default();
 
     let mut heap: BinaryHeap<Reverse<(u64, usize)>> = (streams.iter().enumerate())
         .filter_map(|(i, s)| Some(Reverse((s.peek_time()?, i))))
         .collect();
-    let convert = |t: u64| match meta.options.tsc2nsec {
-        Some((mult, shift, _)) if mult != 0 => ((u128::from(t) * u128::from(mult)) >> shift) as u64,
-        _ => t,
-    };
+    let convert = |t: u64| to_ns(&meta, t);
     let (mut since_block, mut last_time) = (0u64, 0u64);
     let mut read_bytes = 0u64;
     while let Some(Reverse((raw_time, i))) = heap.pop() {
@@ -132,13 +165,17 @@ pub(crate) fn run(
                         Ok(body) => {
                             notes.switches += u64::from(matches!(body, Body::Switch { .. }));
                             let tid = events.common_pid.i32(payload).unwrap_or(-1);
-                            feed.event(&Event {
+                            let event = |body| Event {
                                 time,
                                 cpu: stream.cpu,
                                 pid: -1,
                                 tid,
                                 body,
-                            });
+                            };
+                            if let Some(renamed) = names.rename(&body) {
+                                feed.event(&event(renamed));
+                            }
+                            feed.event(&event(body));
                         }
                         Err(why) => notes.bad(stream.cpu, time, why),
                     },
@@ -216,10 +253,14 @@ pub(crate) fn run(
     let file_name = path.display().to_string();
     let summary = feed.finish(&file_name);
     for s in &mut streams {
-        notes.lost.append(&mut s.lost);
+        notes.lost.extend(s.lost.drain(..).map(|l| Lost {
+            since: l.since.map(|t| to_ns(&meta, t)),
+            until: to_ns(&meta, l.until),
+            ..l
+        }));
     }
-    let first_event = first_events(file, &meta);
-    let losses = notes.losses(opts, &meta, &first_event);
+    notes.reconcile(&meta, &first_events(file, &meta));
+    let losses = notes.losses(opts);
     let quality = notes.rows(&file_name, opts, &meta, &summary, &streams, &events);
     let trace = trace_row(&file_name, opts, &meta, &summary, &losses);
     Ok(TraceCmdTables {
@@ -233,6 +274,17 @@ pub(crate) fn run(
         },
         cpu_freq_idle: Vec::new(),
     })
+}
+
+/// A ring-buffer time in nanoseconds: as it is, or converted from TSC ticks by the file's
+/// TSC2NSEC option (trace-cmd's `mult`/`shift` conversion).
+fn to_ns(meta: &Metadata, t: u64) -> u64 {
+    match meta.options.tsc2nsec {
+        Some((mult, shift, _)) if mult != 0 && shift < 64 => {
+            ((u128::from(t) * u128::from(mult)) >> shift) as u64
+        }
+        _ => t,
+    }
 }
 
 fn meta_page_size(meta: &Metadata, buffer: usize) -> u64 {
@@ -262,7 +314,7 @@ fn streams<'f>(file: &'f [u8], meta: &Metadata) -> Vec<CpuStream<'f>> {
 /// Per CPU of each buffer, the time of its first event (where an overrun's lost events end).
 fn first_events(file: &[u8], meta: &Metadata) -> HashMap<(usize, i32), u64> {
     (streams(file, meta).iter())
-        .filter_map(|s| Some(((s.buffer, s.cpu), s.peek_time()?)))
+        .filter_map(|s| Some(((s.buffer, s.cpu), to_ns(meta, s.peek_time()?))))
         .collect()
 }
 
@@ -357,7 +409,10 @@ struct Notes {
     duplicates: BTreeMap<(usize, u64), u64>,
     bad: u64,
     first_bad: Option<(i32, u64, &'static str)>,
+    /// Losses the pages flagged, their counts completed from the ring buffer's statistics.
     lost: Vec<Lost>,
+    /// Losses only the statistics tell of, with the statistics and the buffer's name.
+    stat_lost: Vec<(Lost, CpuStat, String)>,
 }
 
 impl Notes {
@@ -366,15 +421,52 @@ impl Notes {
         self.first_bad.get_or_insert((cpu, time, why));
     }
 
-    /// Losses the pages flagged, and the events each ring buffer's statistics say were
-    /// overwritten or dropped before trace-cmd read them.
-    fn losses(
-        &self,
-        opts: &SchedOptions,
-        meta: &Metadata,
-        first: &HashMap<(usize, i32), u64>,
-    ) -> Vec<LossRow> {
-        let mut rows: Vec<LossRow> = (self.lost.iter())
+    /// Completes the pages' losses with each ring buffer's statistics (`overrun`, `commit
+    /// overrun`, `dropped events`), which count the same losses: trace-cmd report prints the
+    /// first page's count as `[N EVENTS DROPPED]`, and it equals the overrun. A CPU whose
+    /// statistics say more than its pages do gets the rest on its one page of unknown count,
+    /// or, without such a page, a loss of its own ending at the CPU's first event.
+    fn reconcile(&mut self, meta: &Metadata, first: &HashMap<(usize, i32), u64>) {
+        for stat in &meta.options.cpu_stats {
+            let Some(buffer) = meta.buffers.iter().position(|b| b.name == stat.buffer) else {
+                continue;
+            };
+            let total = stat.overrun + stat.commit_overrun + stat.dropped;
+            let mine = |l: &&mut Lost| l.buffer == buffer && l.cpu == stat.cpu;
+            let known: u64 = (self.lost.iter_mut().filter(mine))
+                .filter_map(|l| l.count)
+                .sum();
+            if total <= known {
+                continue;
+            }
+            let mut unknown: Vec<&mut Lost> = (self.lost.iter_mut().filter(mine))
+                .filter(|l| l.count.is_none())
+                .collect();
+            match unknown.as_mut_slice() {
+                [one] => one.count = Some(total - known),
+                [] => {
+                    let Some(&until) = first.get(&(buffer, stat.cpu)) else {
+                        continue;
+                    };
+                    let lost = Lost {
+                        cpu: stat.cpu,
+                        buffer,
+                        since: None,
+                        until,
+                        count: Some(total - known),
+                    };
+                    let name = meta.buffers[buffer].label().to_string();
+                    self.stat_lost.push((lost, stat.clone(), name));
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// One row per loss.
+    fn losses(&self, opts: &SchedOptions) -> Vec<LossRow> {
+        (self.lost.iter())
+            .chain(self.stat_lost.iter().map(|(l, _, _)| l))
             .map(|l| LossRow {
                 run_id: opts.run_id.clone(),
                 cpu: l.cpu,
@@ -382,24 +474,7 @@ impl Notes {
                 until_ns: Some(l.until as i64),
                 events: l.count.map_or(-1, |n| n as i64),
             })
-            .collect();
-        for stat in &meta.options.cpu_stats {
-            let lost = stat.overrun + stat.commit_overrun + stat.dropped;
-            let Some(buffer) = meta.buffers.iter().position(|b| b.name == stat.buffer) else {
-                continue;
-            };
-            if lost == 0 {
-                continue;
-            }
-            rows.push(LossRow {
-                run_id: opts.run_id.clone(),
-                cpu: stat.cpu,
-                since_ns: None,
-                until_ns: first.get(&(buffer, stat.cpu)).map(|&t| t as i64),
-                events: lost as i64,
-            });
-        }
-        rows
+            .collect()
     }
 
     fn rows(
@@ -434,11 +509,8 @@ impl Notes {
                 Some(l.cpu),
             ));
         }
-        for stat in &meta.options.cpu_stats {
-            let Some(buffer) = meta.buffers.iter().find(|b| b.name == stat.buffer) else {
-                continue;
-            };
-            let (cpu, name) = (stat.cpu, buffer.label());
+        for (lost, stat, name) in &self.stat_lost {
+            let cpu = stat.cpu;
             for (n, what) in [
                 (
                     stat.overrun,
@@ -457,7 +529,7 @@ impl Notes {
                     rows.push(row(
                         Severity::Warning,
                         format!("{file}: the {name} buffer of cpu {cpu} {what}; hint: record with a bigger buffer (`trace-cmd record -b 20000`)"),
-                        None,
+                        Some(lost.until),
                         Some(cpu),
                     ));
                 }

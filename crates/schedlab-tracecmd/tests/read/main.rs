@@ -3,7 +3,9 @@
 //! two v6 traces of a 6-CPU Arm big.LITTLE board from the shared fixtures.
 
 mod agreement;
+mod attribution;
 mod bad_input;
 mod lisa;
+mod losses;
 mod record;
 mod report;

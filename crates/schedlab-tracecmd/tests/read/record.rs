@@ -88,6 +88,8 @@ pub struct Recorded {
     pub instance: Option<String>,
     /// The user and system CPU time of stress-ng and its workers, from `/usr/bin/time`.
     pub stress_cpu_ns: i64,
+    /// The pid of `/usr/bin/time`, whose child stress-ng is.
+    pub root_pid: i32,
     pub dir: tempfile::TempDir,
 }
 
@@ -98,6 +100,11 @@ pub struct Recorded {
 /// as well: `trace-cmd extract -B` writes the top buffer's clock as every buffer's, and the top
 /// buffer's data when it has any.
 pub fn record(buffer: Buffer, clock: &str, stressors: &[&str]) -> Recorded {
+    record_with(buffer, clock, stressors, BUFFER_KB)
+}
+
+/// [`record`] with a ring buffer of `buffer_kb` per CPU.
+pub fn record_with(buffer: Buffer, clock: &str, stressors: &[&str], buffer_kb: &str) -> Recorded {
     static COUNT: AtomicU32 = AtomicU32::new(0);
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("trace.dat");
@@ -132,7 +139,7 @@ pub fn record(buffer: Buffer, clock: &str, stressors: &[&str]) -> Recorded {
     write(&root.join("tracing_on"), "0");
     // Room for a second of events on every CPU: the default 1.4 MB per CPU is overwritten
     // within a tenth of a second of stress-ng.
-    write(&root.join("buffer_size_kb"), BUFFER_KB);
+    write(&root.join("buffer_size_kb"), buffer_kb);
     write(&root.join("trace_clock"), clock);
     write(&root.join("trace"), "");
     let enabled: Vec<PathBuf> = (EVENTS.iter())
@@ -157,7 +164,9 @@ pub fn record(buffer: Buffer, clock: &str, stressors: &[&str]) -> Recorded {
     for s in stressors {
         args.extend([format!("--{s}"), "2".into()]);
     }
-    let workload = Command::new("/usr/bin/time").args(&args).status();
+    let mut workload = Command::new("/usr/bin/time").args(&args).spawn();
+    let root_pid = workload.as_ref().map_or(0, |child| child.id() as i32);
+    let workload = workload.as_mut().map(|child| child.wait());
     write(&root.join("tracing_on"), "0");
     let mut extract = Command::new("trace-cmd");
     extract.arg("extract").arg("-o").arg(&path);
@@ -182,7 +191,7 @@ pub fn record(buffer: Buffer, clock: &str, stressors: &[&str]) -> Recorded {
         }
     }
     drop(lock);
-    assert!(workload.unwrap().success(), "{args:?}");
+    assert!(workload.unwrap().unwrap().success(), "{args:?}");
     let times = std::fs::read_to_string(&times).unwrap();
     let seconds: f64 = times
         .split_whitespace()
@@ -198,6 +207,7 @@ pub fn record(buffer: Buffer, clock: &str, stressors: &[&str]) -> Recorded {
         path,
         instance: name,
         stress_cpu_ns: (seconds * 1e9) as i64,
+        root_pid,
         dir,
     }
 }
