@@ -472,7 +472,7 @@ aggregate:
     assert!(
         quality
             .iter()
-            .any(|q| q.message.contains("no perf.data or timehist file")),
+            .any(|q| q.message.contains("no perf.data, trace.dat or timehist file")),
         "{quality:#?}"
     );
 }
