@@ -179,6 +179,21 @@ fn an_arm_trace_dat_is_detected_imported_gathered_and_analysed() {
         );
         assert!(row.bzy_mhz.is_some(), "cpu {cpu} has cpu_frequency events");
     }
+    // The trace cut inside its CPU data: refused at import with the hint; salvaged with it.
+    let bytes = std::fs::read(&trace).unwrap();
+    let cut = sandbox.write("cut.dat", "");
+    std::fs::write(&cut, &bytes[..bytes.len() - 50_000]).unwrap();
+    let cut = cut.to_str().unwrap();
+    let refused = sandbox.schedlab(&["import", pipeline, cut, "--label", "cut"]);
+    assert_eq!(refused.code, 2, "{}", refused.stderr);
+    assert!(
+        refused.stderr.contains("cut.dat: byte ") && refused.stderr.contains("`--salvage`"),
+        "{}",
+        refused.stderr
+    );
+    let salvaged = sandbox.schedlab(&["import", pipeline, cut, "--label", "cut", "--salvage"]);
+    assert_eq!(salvaged.code, 0, "{}", salvaged.stderr);
+
     let report = std::fs::read_to_string(sandbox.data("arm", "report/summary.md")).unwrap();
     assert!(
         report.contains("cpu_freq_idle") || report.contains("LITTLE"),
