@@ -75,6 +75,7 @@ bench:
 fuzz:
     PROPTEST_CASES=${PROPTEST_CASES:-5000} cargo test --release -p schedlab-parse --test fuzz
     PROPTEST_CASES=${PROPTEST_CASES:-5000} cargo test --release -p schedlab-perf --test fuzz
+    PROPTEST_CASES=${PROPTEST_CASES:-5000} cargo test --release -p schedlab-tracecmd --test fuzz
     PROPTEST_CASES=${PROPTEST_CASES:-5000} cargo test --release -p schedlab-spec --test fuzz
 
 # What CI checks, locally: formatting, lints, tests.

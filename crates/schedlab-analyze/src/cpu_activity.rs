@@ -122,7 +122,7 @@ pub fn class_intervals(
 }
 
 /// The windows of `run_id`: name, and the span on the run clock (`None` for the whole run).
-fn windows<'a>(
+pub(crate) fn windows<'a>(
     names: &'a [String],
     run_id: &str,
     processes: &[ProcessRow],

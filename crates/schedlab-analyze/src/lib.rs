@@ -18,6 +18,7 @@ pub mod classes;
 pub mod compare;
 pub mod cpu_activity;
 pub mod cpu_share;
+pub mod freq_idle_activity;
 pub mod from_placement;
 pub mod from_sched;
 mod migration_classes;
@@ -37,11 +38,12 @@ use std::path::PathBuf;
 use rayon::prelude::*;
 use schedlab_spec::{AggregateStep, StepKind, Window};
 use schedlab_tables::{
-    CpuRow, CpuSampleRow, CpuShareRow, CpuTimeRow, CpuTimelineRow, LossRow, MigrationClassRow,
-    MigrationRow, MigrationSummaryRow, PlacementCostRow, PlacementRow, PowerStepRow, ProcessRow,
-    ResidencyRow, RunRow, SchedDelayCdfRow, SchedDelayRow, SchedDelayWorkloadRow, SchedSliceRow,
-    TableDir, TableError, TableWriter, ThroughputRow, WakeupPlacementRow, WorkloadMetricRow,
-    create_parent, read_table, read_table_where, table_path, write_table,
+    CpuFreqIdleRow, CpuRow, CpuSampleRow, CpuShareRow, CpuTimeRow, CpuTimelineRow, LossRow,
+    MigrationClassRow, MigrationRow, MigrationSummaryRow, PlacementCostRow, PlacementRow,
+    PowerStepRow, ProcessRow, ResidencyRow, RunRow, SchedDelayCdfRow, SchedDelayRow,
+    SchedDelayWorkloadRow, SchedSliceRow, TableDir, TableError, TableWriter, ThroughputRow,
+    WakeupPlacementRow, WorkloadMetricRow, create_parent, read_table, read_table_where, table_path,
+    write_table,
 };
 
 use crate::classes::ClassOrder;
@@ -458,7 +460,18 @@ pub fn aggregate(
         schedlab_tables::turbostat::read_turbostat(tables_dir)?
     };
     if !windows.is_empty() {
-        let rows = cpu_activity::activity(&turbostat, &tables.cpus, &tables.processes, &windows);
+        let mut rows =
+            cpu_activity::activity(&turbostat, &tables.cpus, &tables.processes, &windows);
+        // Runs without turbostat: a trace.dat's frequency and idle spans, where it has them.
+        let covered: Vec<&str> = turbostat.iter().map(|s| s.run_id.as_str()).collect();
+        let spans: Vec<CpuFreqIdleRow> = read_table(tables_dir)?;
+        rows.extend(freq_idle_activity::activity(
+            &spans,
+            &tables.cpus,
+            &tables.processes,
+            &windows,
+            &covered,
+        ));
         written.push(write_table(out_dir, &rows)?);
         let rows = cpu_activity::class_intervals(&turbostat, &tables.cpus);
         written.push(write_table(out_dir, &rows)?);

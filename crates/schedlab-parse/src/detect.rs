@@ -1,7 +1,7 @@
 //! Which parser reads a file, told from its content: a recording made by hand comes without a
 //! pipeline saying what each file is (`schedlab parse auto FILE…`).
 //!
-//! Each kind is recognised by what its tool always prints: perf.data's magic, the column header
+//! Each kind is recognised by what its tool always prints: perf.data's and trace.dat's magic, the column header
 //! of `perf sched timehist` (or its runtime summary), turbostat's column names, GNU time's
 //! labels or the shell's `real`/`user`/`sys`, perf stat's banner or its `-x,` interval rows,
 //! openssl speed's banner and result lines, stress-ng's `stress-ng:` prefix. Rules are tried in
@@ -27,6 +27,9 @@ pub fn detect(head: &[u8]) -> Option<Detected> {
     let found = |kind, evidence| Some(Detected { kind, evidence });
     if head.starts_with(b"PERFILE2") {
         return found(ParserKind::PerfSched, "perf.data magic PERFILE2");
+    }
+    if head.starts_with(schedlab_tracecmd::MAGIC) {
+        return found(ParserKind::TraceCmd, "trace.dat magic \\x17\\x08Dtracing");
     }
     let text = String::from_utf8_lossy(&head[..head.len().min(HEAD_BYTES)]);
     let lines = || text.lines().map(str::trim);

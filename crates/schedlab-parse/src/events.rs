@@ -1,4 +1,5 @@
-//! The per-event tables (`sched_slices`, `migrations`, `wakeups`) of many inputs at once.
+//! The per-event tables (`sched_slices`, `migrations`, `wakeups`, and a trace.dat's
+//! `cpu_freq_idle`) of many inputs at once.
 //!
 //! These are the only tables that grow with trace size (millions of rows per perf.data file),
 //! so they never sit in memory whole: each input (a file of `schedlab parse`, a run of the
@@ -12,8 +13,8 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 use schedlab_perf::CompactBatch;
 use schedlab_tables::{
-    BackgroundWriter, MigrationRow, SchedSliceRow, Table, TableDir, TableError, WakeupRow,
-    concat_parts, create_parent, table_path, write_rows,
+    BackgroundWriter, CpuFreqIdleRow, MigrationRow, SchedSliceRow, Table, TableDir, TableError,
+    WakeupRow, concat_parts, create_parent, table_path, write_rows,
 };
 use tempfile::TempDir;
 
@@ -24,10 +25,11 @@ pub struct EventTables {
     slices: BackgroundWriter<SchedSliceRow>,
     migrations: BackgroundWriter<MigrationRow>,
     wakeups: BackgroundWriter<WakeupRow>,
+    cpu_freq_idle: BackgroundWriter<CpuFreqIdleRow>,
 }
 
 impl EventTables {
-    /// Starts the three event tables in `dir` (a flat directory, or a run's partition).
+    /// Starts the event tables in `dir` (a flat directory, or a run's partition).
     pub fn create(dir: &(impl TableDir + ?Sized)) -> Result<Self, TableError> {
         fn start<T: Table + Send + 'static>(
             dir: &(impl TableDir + ?Sized),
@@ -40,6 +42,7 @@ impl EventTables {
             slices: start(dir)?,
             migrations: start(dir)?,
             wakeups: start(dir)?,
+            cpu_freq_idle: start(dir)?,
         })
     }
 
@@ -62,11 +65,19 @@ impl EventTables {
         }
     }
 
-    /// Moves the event rows a text parser put in `parsed` (timehist text) into the tables.
+    /// Queues a trace.dat's frequency and idle spans.
+    pub fn add_cpu_freq_idle(&self, rows: Vec<CpuFreqIdleRow>) {
+        if !rows.is_empty() {
+            self.cpu_freq_idle.send(rows);
+        }
+    }
+
+    /// Moves the event rows a parser put in `parsed` (timehist text) into the tables.
     pub fn take_from(&self, parsed: &mut Parsed) {
         self.slices.send(std::mem::take(&mut parsed.sched_slices));
         self.migrations.send(std::mem::take(&mut parsed.migrations));
         self.wakeups.send(std::mem::take(&mut parsed.wakeups));
+        self.add_cpu_freq_idle(std::mem::take(&mut parsed.cpu_freq_idle));
     }
 
     /// Waits for the queued rows to be encoded and completes the tables.
@@ -74,6 +85,7 @@ impl EventTables {
         self.slices.finish()?;
         self.migrations.finish()?;
         self.wakeups.finish()?;
+        self.cpu_freq_idle.finish()?;
         Ok(())
     }
 }
@@ -88,10 +100,12 @@ pub struct EventParts {
 impl EventParts {
     /// Parses `inputs` in parallel, each streaming its event rows into its own part, then joins
     /// the parts in input order into `out`. Returns what `parse` returned for each input (in
-    /// input order) and the event tables written. On an error nothing is written.
+    /// input order) and the event tables written (`cpu_freq_idle` only when the parser gives
+    /// it: a trace.dat's). On an error nothing is written.
     pub fn parse_each<I: Sync, R: Send, E: From<TableError> + Send>(
         out: &Path,
         inputs: &[I],
+        cpu_freq_idle: bool,
         parse: impl Fn(&I, &EventTables) -> Result<R, E> + Sync,
     ) -> Result<(Vec<R>, Vec<PathBuf>), E> {
         let parts = EventParts::new(out)?;
@@ -103,7 +117,7 @@ impl EventParts {
                 Ok(result)
             })
             .collect::<Result<Vec<R>, E>>()?;
-        let written = parts.join(inputs.len(), out)?;
+        let written = parts.join(inputs.len(), out, cpu_freq_idle)?;
         Ok((results, written))
     }
 
@@ -127,14 +141,24 @@ impl EventParts {
     }
 
     /// Joins the parts of inputs `0..count` (each [`finish`](EventTables::finish)ed) into
-    /// `out/sched_slices.parquet`, `out/migrations.parquet` and `out/wakeups.parquet`; returns
-    /// those paths. Without inputs the tables are written empty.
-    fn join(self, count: usize, out: &Path) -> Result<Vec<PathBuf>, TableError> {
-        Ok(vec![
+    /// `out/sched_slices.parquet`, `out/migrations.parquet`, `out/wakeups.parquet` and, with
+    /// `cpu_freq_idle`, `out/cpu_freq_idle.parquet`; returns those paths. Without inputs the
+    /// tables are written empty.
+    fn join(
+        self,
+        count: usize,
+        out: &Path,
+        cpu_freq_idle: bool,
+    ) -> Result<Vec<PathBuf>, TableError> {
+        let mut written = vec![
             self.join_table::<SchedSliceRow>(count, out)?,
             self.join_table::<MigrationRow>(count, out)?,
             self.join_table::<WakeupRow>(count, out)?,
-        ])
+        ];
+        if cpu_freq_idle {
+            written.push(self.join_table::<CpuFreqIdleRow>(count, out)?);
+        }
+        Ok(written)
     }
 
     fn join_table<T: Table>(&self, count: usize, out: &Path) -> Result<PathBuf, TableError> {

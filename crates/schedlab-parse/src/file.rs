@@ -22,22 +22,32 @@ pub fn parse_files_to(
         }
         return Ok(all.write_to(dir, &[kind])?);
     }
-    let (per_file, mut written) = EventParts::parse_each(dir, paths, |path, events| {
-        parse_file_streaming(kind, path, ctx, events)
-    })?;
+    let cpu_freq_idle = kind == ParserKind::TraceCmd;
+    let (per_file, mut written) =
+        EventParts::parse_each(dir, paths, cpu_freq_idle, |path, events| {
+            parse_file_streaming(kind, path, ctx, events)
+        })?;
     per_file.into_iter().for_each(|rest| all.extend(rest));
     written.extend(all.write_to(dir, &[kind])?);
     Ok(written)
 }
 
-/// Parses the file at `path` with parser `kind` into memory. perf.data is mapped and read
-/// natively by schedlab-perf; every other kind is text read whole (tool outputs are small).
+/// Parses the file at `path` with parser `kind` into memory. perf.data and trace.dat are mapped
+/// and read natively by schedlab-perf and schedlab-tracecmd; every other kind is text read
+/// whole (tool outputs are small).
 pub fn parse_file(kind: ParserKind, path: &Path, ctx: &ParseContext) -> Result<Parsed, ParseError> {
     if kind == ParserKind::PerfSched {
         return Ok(from_trace(schedlab_perf::read_sched(
             path,
             &sched_options(ctx),
         )?));
+    }
+    if kind == ParserKind::TraceCmd {
+        let tables = schedlab_tracecmd::read_sched(path, &sched_options(ctx))?;
+        return Ok(Parsed {
+            cpu_freq_idle: tables.cpu_freq_idle,
+            ..from_trace(tables.sched)
+        });
     }
     let bytes = std::fs::read(path).map_err(|source| ParseError::Io {
         path: path.to_owned(),
@@ -60,12 +70,20 @@ pub fn parse_file_streaming(
         })?;
         return Ok(from_trace(tables));
     }
+    if kind == ParserKind::TraceCmd {
+        let tables =
+            schedlab_tracecmd::stream_sched_compact(path, &sched_options(ctx), |batch, spans| {
+                events.add(batch);
+                events.add_cpu_freq_idle(spans);
+            })?;
+        return Ok(from_trace(tables.sched));
+    }
     let mut parsed = parse_file(kind, path, ctx)?;
     events.take_from(&mut parsed);
     Ok(parsed)
 }
 
-/// The tables of one perf.data file (their event tables are empty when streamed).
+/// The tables of one perf.data or trace.dat file (their event tables are empty when streamed).
 fn from_trace(tables: schedlab_perf::SchedTables) -> Parsed {
     Parsed {
         sched_slices: tables.sched_slices,

@@ -31,15 +31,15 @@
 //! # Key design decision
 //!
 //! Text parsers do no file I/O: they take `&str` and a source name for error messages, so tests
-//! feed them fixture text and fuzzers feed them garbage. Only the perf.data reader takes a path,
-//! because it maps the file instead of reading it into memory.
+//! feed them fixture text and fuzzers feed them garbage. Only the perf.data and trace.dat readers
+//! take a path, because they map the file instead of reading it into memory.
 
 use std::path::PathBuf;
 
 use arrow_array::RecordBatch;
 use schedlab_tables::{
-    LossRow, MigrationRow, PerfStatRow, QualityRow, SchedSliceRow, TableError, ThreadRow,
-    TimehistSummaryRow, TraceRow, WakeupRow, WorkloadMetricRow,
+    CpuFreqIdleRow, LossRow, MigrationRow, PerfStatRow, QualityRow, SchedSliceRow, TableError,
+    ThreadRow, TimehistSummaryRow, TraceRow, WakeupRow, WorkloadMetricRow,
 };
 
 pub mod detect;
@@ -57,6 +57,7 @@ pub use events::{EventParts, EventTables};
 pub use file::{parse_file, parse_file_streaming, parse_files_to};
 pub use schedlab_perf::{HeaderFacts, header_facts as perf_header_facts};
 pub use schedlab_tables::selector::{Select, WorkloadSelector};
+pub use schedlab_tracecmd::header_facts as trace_cmd_header_facts;
 pub use turbostat::concat_turbostat;
 
 /// Every parser schedlab has, by the name pipelines and the command line use.
@@ -64,6 +65,9 @@ pub use turbostat::concat_turbostat;
 pub enum ParserKind {
     /// perf.data written by `perf sched record` (read natively, perf not needed).
     PerfSched,
+    /// trace.dat written by `trace-cmd record` or `trace-cmd extract`, file format v6 or v7
+    /// (read natively, trace-cmd not needed).
+    TraceCmd,
     /// Text printed by `perf sched timehist [-M] [-V] [-w]`.
     Timehist,
     Turbostat,
@@ -75,8 +79,9 @@ pub enum ParserKind {
 }
 
 impl ParserKind {
-    pub const ALL: [ParserKind; 7] = [
+    pub const ALL: [ParserKind; 8] = [
         ParserKind::PerfSched,
+        ParserKind::TraceCmd,
         ParserKind::Timehist,
         ParserKind::Turbostat,
         ParserKind::StressNg,
@@ -88,6 +93,7 @@ impl ParserKind {
     pub fn name(self) -> &'static str {
         match self {
             ParserKind::PerfSched => "perf-sched",
+            ParserKind::TraceCmd => "trace-cmd",
             ParserKind::Timehist => "timehist",
             ParserKind::Turbostat => "turbostat",
             ParserKind::StressNg => "stress-ng",
@@ -104,7 +110,16 @@ impl ParserKind {
     /// Whether the parser produces the per-event tables (`sched_slices`, `migrations`,
     /// `wakeups`), which are written through [`EventParts`] rather than [`Parsed::write_to`].
     pub fn has_events(self) -> bool {
-        matches!(self, ParserKind::PerfSched | ParserKind::Timehist)
+        matches!(
+            self,
+            ParserKind::PerfSched | ParserKind::TraceCmd | ParserKind::Timehist
+        )
+    }
+
+    /// Whether the parser reads a binary trace (perf.data, trace.dat) from its path, mapped,
+    /// rather than text: such files are big, so `schedlab parse` shows the bytes read.
+    pub fn is_trace_file(self) -> bool {
+        matches!(self, ParserKind::PerfSched | ParserKind::TraceCmd)
     }
 }
 
@@ -154,8 +169,11 @@ pub struct Parsed {
     pub timehist_summary: Vec<TimehistSummaryRow>,
     /// One row per perf.data file read: what recorded it, on which clock.
     pub traces: Vec<TraceRow>,
-    /// Ring-buffer overflows in perf.data files, with the spans they hide.
+    /// Ring-buffer overflows in perf.data and trace.dat files, with the spans they hide.
     pub losses: Vec<LossRow>,
+    /// From a trace.dat: each CPU's frequency and idle state, span by span. Streamed through
+    /// [`EventTables`] like the per-event tables.
+    pub cpu_freq_idle: Vec<CpuFreqIdleRow>,
     /// From a perf.data file: the span in which every CPU has data (ring buffers start and
     /// overflow at different times); analyses can clip to it.
     pub trace_window: Option<(i64, i64)>,
@@ -175,6 +193,7 @@ impl Parsed {
         self.timehist_summary.extend(other.timehist_summary);
         self.traces.extend(other.traces);
         self.losses.extend(other.losses);
+        self.cpu_freq_idle.extend(other.cpu_freq_idle);
         self.trace_window = self.trace_window.or(other.trace_window);
     }
 
@@ -194,7 +213,10 @@ impl Parsed {
     ) -> Result<Vec<PathBuf>, TableError> {
         use schedlab_tables::write_table;
         assert!(
-            self.sched_slices.is_empty() && self.migrations.is_empty() && self.wakeups.is_empty(),
+            self.sched_slices.is_empty()
+                && self.migrations.is_empty()
+                && self.wakeups.is_empty()
+                && self.cpu_freq_idle.is_empty(),
             "event rows must go through EventTables before write_to"
         );
         let mut written = Vec::new();
@@ -210,7 +232,7 @@ impl Parsed {
         if kinds.iter().any(|k| k.has_events()) {
             written.push(write_table(dir, &self.threads)?);
         }
-        if kinds.contains(&ParserKind::PerfSched) {
+        if kinds.iter().any(|k| k.is_trace_file()) {
             written.push(write_table(dir, &self.traces)?);
             written.push(write_table(dir, &self.losses)?);
         }
@@ -237,8 +259,9 @@ impl Parsed {
 
 /// Runs the text parser `kind` on one file's bytes (invalid UTF-8 is replaced, not fatal).
 ///
-/// `source_name` names the file in errors and quality rows. [`ParserKind::PerfSched`] is not a
-/// text format: perf.data is mapped and read by `parse_perf_data(path)`, so it is an error here.
+/// `source_name` names the file in errors and quality rows. [`ParserKind::PerfSched`] and
+/// [`ParserKind::TraceCmd`] are not text formats: their files are mapped and read by
+/// [`parse_file`], so they are an error here.
 pub fn parse(
     kind: ParserKind,
     source_name: &str,
@@ -247,12 +270,13 @@ pub fn parse(
 ) -> Result<Parsed, ParseError> {
     let text = String::from_utf8_lossy(bytes);
     match kind {
-        ParserKind::PerfSched => Err(ParseError::Binary {
+        ParserKind::PerfSched | ParserKind::TraceCmd => Err(ParseError::Binary {
             source_name: source_name.to_owned(),
             offset: 0,
-            message: "perf.data is read by `parse_perf_data(path)`, not from bytes (hint: use the \
-                      timehist parser for text printed by `perf sched timehist`)"
-                .to_owned(),
+            message: format!(
+                "{kind} files are read by `parse_file(path)`, not from bytes (hint: use the \
+                 timehist parser for text printed by `perf sched timehist`)"
+            ),
         }),
         ParserKind::Timehist => timehist::parse(&text, source_name, ctx),
         ParserKind::Turbostat => turbostat::parse(&text, source_name, ctx),
@@ -327,6 +351,9 @@ pub enum ParseError {
     /// A perf.data file the native reader rejected (its message names the file and offset).
     #[error(transparent)]
     Perf(#[from] schedlab_perf::PerfError),
+    /// A trace.dat file the native reader rejected (its message names the file and offset).
+    #[error(transparent)]
+    TraceCmd(#[from] schedlab_tracecmd::TraceCmdError),
     /// A table could not be written (its message names the file).
     #[error(transparent)]
     Table(#[from] TableError),

@@ -18,7 +18,7 @@ const RECORD_LOST_SAMPLES: u32 = 13;
 
 /// A decoded record: when and where it happened, the task the kernel sampled, and what it says.
 #[derive(Debug, Clone)]
-pub(crate) struct Event {
+pub struct Event {
     /// Nanoseconds on the recording clock; 0 when the record carries no time (perf delivers
     /// those at once, outside the time ordering).
     pub time: u64,
@@ -39,7 +39,7 @@ pub(crate) struct Event {
 /// in each variant for the same reason.
 #[derive(Debug, Clone)]
 #[repr(u8)]
-pub(crate) enum Body {
+pub enum Body {
     Switch {
         prev_state: i64,
         prev_comm: Comm,
@@ -180,8 +180,21 @@ fn decode_sample(meta: &Metadata, body: &[u8]) -> Result<Option<Event>, &'static
         .and_then(|p| Some((i32_at(body, p)?, i32_at(body, p + 4)?)))
         .ok_or(SHORT)?;
     let raw = l.raw(body).ok_or("sample RAW data runs past the record")?;
+    let body = payload_body(tp, raw)?;
+    Ok(Some(Event {
+        time,
+        cpu,
+        pid,
+        tid,
+        body,
+    }))
+}
+
+/// A sched tracepoint's payload (`raw`: perf's RAW sample data, or an ftrace ring-buffer
+/// event's data, which are laid out alike) as the [`Body`] its fields say.
+pub(crate) fn payload_body(tp: &Tracepoint, raw: &[u8]) -> Result<Body, &'static str> {
     const FIELD: &str = "tracepoint field outside the RAW data";
-    let body = match tp {
+    Ok(match tp {
         Tracepoint::Switch {
             prev_comm,
             prev_pid,
@@ -240,14 +253,7 @@ fn decode_sample(meta: &Metadata, body: &[u8]) -> Result<Option<Event>, &'static
         Tracepoint::Exit { pid } => Body::ProcessExit {
             pid: pid.i32(raw).ok_or(FIELD)?,
         },
-    };
-    Ok(Some(Event {
-        time,
-        cpu,
-        pid,
-        tid,
-        body,
-    }))
+    })
 }
 
 /// COMM, FORK, EXIT, LOST and LOST_SAMPLES: fixed fields, then the `sample_id_all` trailer

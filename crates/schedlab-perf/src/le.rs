@@ -27,7 +27,7 @@ pub(crate) fn i32_at(b: &[u8], off: usize) -> Option<i32> {
 }
 
 /// A task name as the kernel stores it: at most 16 bytes, NUL-padded.
-pub(crate) type Comm = [u8; 16];
+pub type Comm = [u8; 16];
 
 /// Copies a NUL-padded name of up to 16 bytes; missing bytes stay NUL.
 #[inline]

@@ -15,6 +15,9 @@
 //! * [`SchedOptions`] names the run and the processes the runner started; every row of a thread
 //!   forked (directly or transitively) from one of them carries that workload's name.
 //! * [`PerfError`] says what is wrong with a file, where (byte offset) and what to do.
+//! * [`feed`] lends the tracepoint format parser and the state machine to readers of other
+//!   trace formats (schedlab-tracecmd's trace.dat reader), so that every format gives the same
+//!   tables.
 //! * [`SchedOptions::salvage`] reads a file perf refuses because it was cut short or perf was
 //!   killed before finishing it, up to its last complete record, with quality rows saying how
 //!   many bytes could not be read and which header sections were lost.
@@ -64,6 +67,7 @@
 mod compact;
 mod decode;
 mod error;
+pub mod feed;
 mod framing;
 mod header_facts;
 mod inject;

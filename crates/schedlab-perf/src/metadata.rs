@@ -152,7 +152,7 @@ impl Layout {
 
 /// Which wakeup tracepoint a record came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum WakeKind {
+pub enum WakeKind {
     Waking,
     Wakeup,
     WakeupNew,
@@ -162,7 +162,7 @@ impl WakeKind {
     /// Every kind, in the order of their discriminants (`kind as usize` indexes it).
     pub(crate) const ALL: [WakeKind; 3] = [WakeKind::Waking, WakeKind::Wakeup, WakeKind::WakeupNew];
 
-    pub(crate) fn as_str(self) -> &'static str {
+    pub fn as_str(self) -> &'static str {
         match self {
             WakeKind::Waking => "waking",
             WakeKind::Wakeup => "wakeup",
@@ -173,7 +173,7 @@ impl WakeKind {
 
 /// The sched tracepoints this reader decodes, with their field locations from the file.
 #[derive(Debug, Clone, Copy)]
-pub(crate) enum Tracepoint {
+pub enum Tracepoint {
     Switch {
         prev_comm: Field,
         prev_pid: Field,
@@ -842,7 +842,7 @@ fn check_event_types(file: &[u8], off: u64, size: u64, attr_size: u64) -> Result
 }
 
 /// Binds a sched tracepoint's format to the fields the reader uses. `Err` names a missing field.
-fn bind(f: &Format) -> Result<Option<Tracepoint>, &'static str> {
+pub(crate) fn bind(f: &Format) -> Result<Option<Tracepoint>, &'static str> {
     let need = |name: &'static str| f.field(name).ok_or(name);
     Ok(Some(match f.name.as_str() {
         "sched_switch" => Tracepoint::Switch {

@@ -182,7 +182,20 @@ pub(crate) fn run(
             events: l.count as i64,
         })
         .collect();
-    let threads = (th.threads.all.iter())
+    let threads = thread_rows(&th, &mut strings);
+    Ok(SchedTables {
+        threads,
+        quality,
+        window,
+        trace: Some(trace),
+        losses,
+        ..SchedTables::default()
+    })
+}
+
+/// The `threads` rows of the threads the state machine saw (the idle tasks, tid 0, left out).
+pub(crate) fn thread_rows(th: &Timehist, strings: &mut Strings) -> Vec<ThreadRow> {
+    (th.threads.all.iter())
         .filter(|t| t.tid > 0)
         .map(|t| ThreadRow {
             run_id: strings.names.run_id.clone(),
@@ -196,15 +209,7 @@ pub(crate) fn run(
             first_run_ns: (t.first_run != 0).then_some(t.first_run as i64),
             last_run_ns: (t.last_run != 0).then_some(t.last_run as i64),
         })
-        .collect();
-    Ok(SchedTables {
-        threads,
-        quality,
-        window,
-        trace: Some(trace),
-        losses,
-        ..SchedTables::default()
-    })
+        .collect()
 }
 
 /// Events perf lost: the LOST records (when and where a ring buffer overflowed) or, in a file
@@ -241,6 +246,8 @@ fn trace_row(
         cpu_desc: facts.cpu_desc,
         cmdline: facts.cmdline,
         clock: meta.clock.clone(),
+        file_format: Some("perf.data".into()),
+        trace_clock: None,
         nr_cpus_online: count(facts.nr_cpus_online),
         nr_cpus_available: count(facts.nr_cpus_available),
         hybrid_pmus: facts.hybrid_pmus,
@@ -255,7 +262,7 @@ fn trace_row(
 }
 
 /// The span in which every CPU that has data has data.
-fn window(th: &Timehist) -> Option<(i64, i64)> {
+pub(crate) fn window(th: &Timehist) -> Option<(i64, i64)> {
     let spans = th.cpu_spans();
     let start = spans.iter().map(|s| s.1).max()?;
     let end = spans.iter().map(|s| s.2).min()?;
@@ -411,15 +418,8 @@ impl Notes {
                 None,
             ));
         }
-        for (cpu, to_idle) in th.idle_blind_cpus() {
-            rows.push(row(
-                Severity::Warning,
-                format!(
-                    "{file}: cpu {cpu} went idle {to_idle} times but the trace never shows it leaving idle: the events recorded in idle context are missing there (a kernel or VM that does not trace them), so run times on cpu {cpu} include its idle time and are too high; hint: cross-check with the placement monitor's CPU time, or record on bare metal"
-                ),
-                None,
-                Some(cpu),
-            ));
+        for (cpu, message) in idle_blind_notes(&file.to_string(), th) {
+            rows.push(row(Severity::Warning, message, None, Some(cpu)));
         }
         if th.bad_cpu > 0 {
             rows.push(row(
@@ -489,4 +489,17 @@ impl Notes {
         }
         rows
     }
+}
+
+/// A warning per CPU whose idle-context events are missing (see [`Timehist::idle_blind_cpus`]),
+/// with the CPU it is about.
+pub(crate) fn idle_blind_notes(file: &str, th: &Timehist) -> Vec<(i32, String)> {
+    (th.idle_blind_cpus().into_iter())
+        .map(|(cpu, to_idle)| {
+            let message = format!(
+                "{file}: cpu {cpu} went idle {to_idle} times but the trace never shows it leaving idle: the events recorded in idle context are missing there (a kernel or VM that does not trace them), so run times on cpu {cpu} include its idle time and are too high; hint: cross-check with the placement monitor's CPU time, or record on bare metal"
+            );
+            (cpu, message)
+        })
+        .collect()
 }

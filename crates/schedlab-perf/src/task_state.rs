@@ -10,7 +10,7 @@
 
 /// How one kernel names the bits of `prev_state`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct TaskStates {
+pub struct TaskStates {
     /// Each named bit with its letter, in the order the kernel prints them.
     flags: Vec<(i64, Box<str>)>,
     /// The bit that marks a task switched out while still runnable (printed as `+`).
@@ -19,7 +19,7 @@ pub(crate) struct TaskStates {
 
 impl TaskStates {
     /// The bits of Linux 4.14 and later (include/trace/events/sched.h).
-    pub(crate) fn since_4_14() -> Self {
+    pub fn since_4_14() -> Self {
         let names = ["S", "D", "T", "t", "X", "Z", "P", "I"];
         TaskStates {
             flags: (names.iter().enumerate())
@@ -31,7 +31,7 @@ impl TaskStates {
 
     /// Reads the `{ bit, "name" }` pairs of the `__print_flags` in a sched_switch print format;
     /// `None` when there are none or they are not distinct single bits.
-    pub(crate) fn from_print_fmt(print_fmt: &str) -> Option<Self> {
+    pub fn from_print_fmt(print_fmt: &str) -> Option<Self> {
         let start = print_fmt.find("__print_flags(")?;
         let mut rest = &print_fmt[start..];
         let mut flags: Vec<(i64, Box<str>)> = Vec::new();
@@ -58,15 +58,13 @@ impl TaskStates {
         bits.dedup();
         let top = *bits.last()?;
         let distinct = bits.len() == flags.len();
-        (single_bits && distinct && top < 1 << 40).then_some(TaskStates {
-            flags,
-            preempted: top << 1,
-        })
+        let preempted = preemption_bit(print_fmt).unwrap_or(top << 1);
+        (single_bits && distinct && top < 1 << 40).then_some(TaskStates { flags, preempted })
     }
 
     /// `state` as the kernel's format prints it: `R` when no named bit is set, else the set
     /// bits' letters joined by `|`; then `+` when the task was preempted.
-    pub(crate) fn render(&self, state: i64) -> String {
+    pub fn render(&self, state: i64) -> String {
         let mut s = String::with_capacity(4);
         for (bit, name) in &self.flags {
             if state & bit != 0 {
@@ -86,6 +84,17 @@ impl TaskStates {
     }
 }
 
+/// The bit of `REC->prev_state & BIT ? "+" : ""` when the format spells it as a number: the
+/// kernels before 4.14 name it `TASK_STATE_MAX`, which is not always the next bit above the
+/// last letter (Linux 4.9 on Arm's Juno prints 4096 after `{ 1024, "N" }`). Newer kernels
+/// spell it as an expression of the letters' bits, which the rule above gives.
+fn preemption_bit(print_fmt: &str) -> Option<i64> {
+    let test = print_fmt.find(r#"? "+""#)?;
+    let before = print_fmt[..test].trim_end();
+    let operand = before[before.rfind('&')? + 1..].trim();
+    parse_int(operand).filter(|bit| bit.count_ones() == 1)
+}
+
 /// `0x00000010` or `16`.
 fn parse_int(text: &str) -> Option<i64> {
     match text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
@@ -97,6 +106,17 @@ fn parse_int(text: &str) -> Option<i64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The sched_switch print format of LISA's Juno traces (Linux 4.x, shared fixtures
+    /// trace-dat/): `TASK_STATE_MAX` is 4096, a bit above the one after the last letter.
+    const JUNO: &str = r#""prev_comm=%s prev_pid=%d prev_prio=%d prev_state=%s%s ==> next_comm=%s next_pid=%d next_prio=%d", REC->prev_comm, REC->prev_pid, REC->prev_prio, REC->prev_state & (4096-1) ? __print_flags(REC->prev_state & (4096-1), "|", { 1, "S"} , { 2, "D" }, { 4, "T" }, { 8, "t" }, { 16, "Z" }, { 32, "X" }, { 64, "x" }, { 128, "K" }, { 256, "W" }, { 512, "P" }, { 1024, "N" }) : "R", REC->prev_state & 4096 ? "+" : "", REC->next_comm, REC->next_pid, REC->next_prio"#;
+
+    #[test]
+    fn a_preemption_bit_the_format_spells_out_is_the_one_used() {
+        let states = TaskStates::from_print_fmt(JUNO).unwrap();
+        assert_eq!(states.render(4096), "R+");
+        assert_eq!(states.render(1 | 4096), "S+");
+    }
 
     /// The shape of the sched_switch print format of kernels before 4.14 (as the v4.9
     /// `TP_printk` in include/trace/events/sched.h expands): other bits, other letters, and

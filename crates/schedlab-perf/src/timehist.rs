@@ -125,7 +125,8 @@ pub(crate) struct Output {
 pub(crate) struct Timehist {
     pub threads: Threads,
     cpus: Vec<Cpu>,
-    has_waking: bool,
+    /// Wakeups of kind `wakeup` do not start a delay when the trace holds sched_waking.
+    pub has_waking: bool,
     out: Output,
     /// The most slices, migrations and wakeups one block has had (see `take_output`).
     most_output: (usize, usize, usize),

@@ -9,7 +9,7 @@ use crate::le::{Comm, comm_at, comm_from, u32_at};
 
 /// How a field's bytes are stored in the raw sample.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Loc {
+pub enum Loc {
     /// The value itself.
     Inline,
     /// `__data_loc`: a u32 whose low 16 bits are the offset of the data from the start of the
@@ -21,7 +21,7 @@ pub(crate) enum Loc {
 
 /// One field of a tracepoint record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Field {
+pub struct Field {
     pub offset: usize,
     pub size: usize,
     pub signed: bool,
@@ -31,7 +31,7 @@ pub(crate) struct Field {
 impl Field {
     /// The field as an integer, sign-extended when the format says it is signed.
     #[inline]
-    pub(crate) fn int(&self, raw: &[u8]) -> Option<i64> {
+    pub fn int(&self, raw: &[u8]) -> Option<i64> {
         let s = raw.get(self.offset..self.offset.checked_add(self.size)?)?;
         Some(match (self.size, self.signed) {
             (1, true) => s[0] as i8 as i64,
@@ -47,7 +47,7 @@ impl Field {
 
     /// The field as an `i32` (pids and CPUs), or `None` when it is missing or out of range.
     #[inline(always)]
-    pub(crate) fn i32(&self, raw: &[u8]) -> Option<i32> {
+    pub fn i32(&self, raw: &[u8]) -> Option<i32> {
         // pids and CPUs are `int` in every format: read them directly, without the match on
         // size and sign (the reader's most frequent field read).
         if self.size == 4 && self.signed {
@@ -61,7 +61,7 @@ impl Field {
     /// kernels declare with `__data_loc char[] comm` (sched_migrate_task and sched_process_fork
     /// on Linux 6.x), the string the descriptor points at.
     #[inline(always)]
-    pub(crate) fn comm(&self, raw: &[u8]) -> Option<Comm> {
+    pub fn comm(&self, raw: &[u8]) -> Option<Comm> {
         match self.loc {
             Loc::Inline => comm_at(raw, self.offset, self.size),
             Loc::Data | Loc::Rel => self.bytes(raw).map(comm_from),
@@ -70,7 +70,7 @@ impl Field {
 
     /// The bytes of a string field, following `__data_loc` / `__rel_loc` indirection, up to
     /// the first NUL.
-    pub(crate) fn bytes<'a>(&self, raw: &'a [u8]) -> Option<&'a [u8]> {
+    pub fn bytes<'a>(&self, raw: &'a [u8]) -> Option<&'a [u8]> {
         let s = match self.loc {
             Loc::Inline => raw.get(self.offset..self.offset.checked_add(self.size)?)?,
             Loc::Data | Loc::Rel => {
@@ -90,7 +90,7 @@ impl Field {
 /// One tracepoint's format: its name, the id that `perf_event_attr.config` refers to, and its
 /// fields.
 #[derive(Debug, Clone)]
-pub(crate) struct Format {
+pub struct Format {
     pub system: String,
     pub name: String,
     pub id: u64,
@@ -100,13 +100,13 @@ pub(crate) struct Format {
 }
 
 impl Format {
-    pub(crate) fn field(&self, name: &str) -> Option<Field> {
+    pub fn field(&self, name: &str) -> Option<Field> {
         self.fields.iter().find(|(n, _)| n == name).map(|(_, f)| *f)
     }
 }
 
 /// A problem in the TRACING_DATA section: byte offset within the section and what was wrong.
-pub(crate) type TraceError = (usize, String);
+pub type TraceError = (usize, String);
 
 const MAGIC: &[u8; 10] = b"\x17\x08\x44tracing";
 
@@ -158,7 +158,7 @@ pub(crate) fn parse_tracing_data(d: &[u8]) -> Result<Vec<Format>, TraceError> {
 }
 
 /// Parses one `format` file: `name:`, `ID:` and the `field:` lines.
-pub(crate) fn parse_format(system: &str, text: &str) -> Result<Format, TraceError> {
+pub fn parse_format(system: &str, text: &str) -> Result<Format, TraceError> {
     let mut name = None;
     let mut id = None;
     let mut fields = Vec::new();
@@ -195,7 +195,7 @@ pub(crate) fn parse_format(system: &str, text: &str) -> Result<Format, TraceErro
 }
 
 /// `field:char prev_comm[16];<TAB>offset:8;<TAB>size:16;<TAB>signed:0;` (fields separated by tabs)
-fn parse_field(line: &str) -> Option<(String, Field)> {
+pub fn parse_field(line: &str) -> Option<(String, Field)> {
     let mut decl = None;
     let (mut offset, mut size, mut signed) = (None, None, false);
     for part in line.split(';') {

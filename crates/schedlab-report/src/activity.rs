@@ -1,7 +1,7 @@
 //! The summary's CPU activity table: turbostat's figures per window, for all CPUs, per core
 //! class, and for each CPU that was busy.
 
-use schedlab_tables::CpuActivityRow;
+use schedlab_tables::{BUSY_CPU_PCT, CpuActivityRow};
 
 use crate::table::{Align, Table};
 
@@ -11,6 +11,21 @@ fn cell(value: Option<f64>, decimals: usize) -> String {
 
 /// The Markdown table, or `None` without turbostat rows. A CPU that was not `busy` is left out
 /// (it stays in `cpu_activity.parquet`).
+/// What the activity table shows, and for runs without turbostat, where their figures come
+/// from.
+pub fn activity_note(rows: &[CpuActivityRow]) -> String {
+    let mut note = format!(
+        "All CPUs, each core class, and each CPU busy at least {BUSY_CPU_PCT}% of the window."
+    );
+    if rows.iter().any(|r| r.source == "cpu_freq_idle") {
+        note.push_str(
+            " Runs without turbostat take Busy% and MHz from their trace.dat's cpu_idle and \
+             cpu_frequency events (`intervals` counts the spans between them).",
+        );
+    }
+    note
+}
+
 pub fn activity_table(rows: &[CpuActivityRow]) -> Option<String> {
     if rows.is_empty() {
         return None;

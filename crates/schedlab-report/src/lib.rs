@@ -35,11 +35,11 @@ use std::path::{Path, PathBuf};
 use schedlab_spec::{PlotKind, ReportFormat, Summarize};
 use schedlab_tables::manifest::RunStatus;
 use schedlab_tables::{
-    BUSY_CPU_PCT, CpuActivityRow, CpuRow, CpuShareRow, CpuTimeRow, CpuTimelineRow,
-    MigrationClassRow, MigrationSummaryRow, PlacementCostWorkloadRow, PlacementRow, PowerStepRow,
-    ProcessRow, QualityRow, ResidencyRollupRow, ResidencyRow, RunRow, SchedDelayRow,
-    SchedDelayWorkloadRow, SchedSliceRow, Severity, TableDir, TableError, ThroughputRow, TotalsRow,
-    WorkloadMetricRow, read_table, read_table_where,
+    CpuActivityRow, CpuRow, CpuShareRow, CpuTimeRow, CpuTimelineRow, MigrationClassRow,
+    MigrationSummaryRow, PlacementCostWorkloadRow, PlacementRow, PowerStepRow, ProcessRow,
+    QualityRow, ResidencyRollupRow, ResidencyRow, RunRow, SchedDelayRow, SchedDelayWorkloadRow,
+    SchedSliceRow, Severity, TableDir, TableError, ThroughputRow, TotalsRow, WorkloadMetricRow,
+    read_table, read_table_where,
 };
 
 use table::{Align, Table, escape};
@@ -456,9 +456,7 @@ fn sections(inputs: &Inputs) -> Vec<Section> {
     let parts = [
         (
             "CPU activity (turbostat)",
-            format!(
-                "All CPUs, each core class, and each CPU busy at least {BUSY_CPU_PCT}% of the window."
-            ),
+            activity::activity_note(&inputs.cpu_activity),
             activity::activity_table(&inputs.cpu_activity),
         ),
         (
@@ -678,7 +676,8 @@ pub fn plot_run(
 type Drawn = (&'static str, Result<Option<String>, String>);
 
 /// The plots an HTML page always has where the run has their data: activity over time (from
-/// turbostat, else the `cpu` monitor), the workloads' migrations, their wakeup-delay CDF.
+/// turbostat, else the `cpu` monitor, else a trace.dat's frequency and idle spans), the
+/// workloads' migrations, their wakeup-delay CDF.
 fn page_plots(
     pipeline: &str,
     run_id: &str,
@@ -699,6 +698,11 @@ fn page_plots(
         let samples: Vec<schedlab_tables::CpuSampleRow> = read_table(tables)?;
         let samples: Vec<_> = samples.iter().collect();
         panels = timeplots::cpu_sample_panels(&samples, cpus);
+    }
+    if panels.is_empty() {
+        let spans: Vec<schedlab_tables::CpuFreqIdleRow> = read_table(tables)?;
+        let spans: Vec<_> = spans.iter().collect();
+        panels = timeplots::freq_idle_panels(&spans, cpus);
     }
     let steps: Vec<PowerStepRow> = read_table(aggregates)?;
     timeplots::mark_power_step(&mut panels, &steps.iter().collect::<Vec<_>>());

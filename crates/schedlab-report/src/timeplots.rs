@@ -1,5 +1,5 @@
-//! Plots over a run's time: what the CPUs did per interval (`activity`, from turbostat or the
-//! `cpu` monitor) and when the workload threads migrated between core classes (`migrations`).
+//! Plots over a run's time: what the CPUs did per interval (`activity`, from turbostat, the
+//! `cpu` monitor, or a trace.dat's cpu_frequency and cpu_idle spans) and when the workload threads migrated between core classes (`migrations`).
 //!
 //! Both count seconds from the run's first workload start (where `power_step.after_start_s`
 //! counts from) and mark each workload's lifetime, first start to last end, so that a change
@@ -15,7 +15,8 @@ use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 use schedlab_tables::turbostat::TurbostatSample;
 use schedlab_tables::{
-    CpuActivityIntervalRow, CpuRow, CpuSampleRow, MigrationRow, PowerStepRow, ProcessRow,
+    CpuActivityIntervalRow, CpuFreqIdleRow, CpuRow, CpuSampleRow, MigrationRow, PowerStepRow,
+    ProcessRow,
 };
 
 use crate::plots::{Occupancy, Swatch, WIDTH, merged, plot_error, with_side_legend};
@@ -191,6 +192,39 @@ pub fn cpu_sample_panels(samples: &[&CpuSampleRow], cpus: &[&CpuRow]) -> Vec<Pan
                         .entry(Some(s.cpu))
                         .or_default()
                         .push((s.time_ns, value));
+                }
+            }
+            Panel {
+                axis,
+                lines: to_lines(lines, &class_of),
+                mark: None,
+            }
+        })
+        .filter(|p| !p.lines.is_empty())
+        .collect()
+}
+
+/// The panels of a trace.dat's frequency and idle spans (table `cpu_freq_idle`) per CPU, each
+/// drawn as steps: the frequency cpu_frequency set, and the idle state cpu_idle entered (-1
+/// while running).
+pub fn freq_idle_panels(spans: &[&CpuFreqIdleRow], cpus: &[&CpuRow]) -> Vec<Panel> {
+    type Field = fn(&CpuFreqIdleRow) -> Option<f64>;
+    let fields: [(&'static str, Field); 2] = [
+        ("MHz (cpu_frequency)", |s| {
+            s.freq_khz.map(|khz| khz as f64 / 1000.0)
+        }),
+        ("idle state (cpu_idle, -1 running)", |s| {
+            s.idle_state.map(f64::from)
+        }),
+    ];
+    let class_of = class_map(cpus);
+    (fields.into_iter())
+        .map(|(axis, field)| {
+            let mut lines: BTreeMap<Option<i32>, Vec<(i64, f64)>> = BTreeMap::new();
+            for s in spans {
+                if let Some(value) = field(s) {
+                    let line = lines.entry(Some(s.cpu)).or_default();
+                    line.extend([(s.start_ns, value), (s.end_ns, value)]);
                 }
             }
             Panel {
@@ -677,6 +711,46 @@ mod tests {
 
     fn cpu(cpu: i32, class: &str) -> CpuRow {
         CpuRow::declared("r", cpu, class, None)
+    }
+
+    /// A trace.dat's spans draw as steps per CPU: the frequency panel from the spans that have
+    /// one, the idle panel from those that have a state.
+    #[test]
+    fn frequency_and_idle_spans_draw_as_steps_per_cpu() {
+        let span = |cpu, start_ns, end_ns, freq_khz, idle_state| CpuFreqIdleRow {
+            run_id: "r".into(),
+            cpu,
+            start_ns,
+            end_ns,
+            freq_khz,
+            idle_state,
+        };
+        let spans = [
+            span(0, 0, 10, Some(1_000_000), None),
+            span(0, 10, 30, Some(2_000_000), Some(-1)),
+            span(1, 5, 30, None, Some(2)),
+        ];
+        let cpus = [cpu(0, "big"), cpu(1, "LITTLE")];
+        let panels = freq_idle_panels(
+            &spans.iter().collect::<Vec<_>>(),
+            &cpus.iter().collect::<Vec<_>>(),
+        );
+        let axes: Vec<&str> = panels.iter().map(|p| p.axis).collect();
+        assert_eq!(
+            axes,
+            ["MHz (cpu_frequency)", "idle state (cpu_idle, -1 running)"]
+        );
+        let freq = &panels[0].lines;
+        assert_eq!(freq.len(), 1, "cpu 1 has no frequency");
+        assert_eq!(
+            freq[0].points,
+            [(0, 1000.0), (10, 1000.0), (10, 2000.0), (30, 2000.0)]
+        );
+        assert_eq!(freq[0].class.as_deref(), Some("big"));
+        let idle: Vec<(Option<i32>, usize)> = (panels[1].lines.iter())
+            .map(|l| (l.cpu, l.points.len()))
+            .collect();
+        assert_eq!(idle, [(Some(0), 2), (Some(1), 2)]);
     }
 
     /// turbostat's real output on a hybrid Alder Lake-P (16 CPUs: P-cores 0-7 with HT, E-cores

@@ -1,5 +1,5 @@
 //! `schedlab import`: files recorded without schedlab (a `perf sched record -a` trace, a
-//! turbostat log, stress-ng's or openssl's output, `time -v`, `perf sched timehist` text) become
+//! trace-cmd trace.dat, a turbostat log, stress-ng's or openssl's output, `time -v`, `perf sched timehist` text) become
 //! a run of a pipeline, analysed like a collected one by `schedlab analyze`.
 //!
 //! Each file's kind is found from its content (`schedlab_parse::detect`) or given with `--as`.
@@ -218,9 +218,9 @@ fn kinds(files: &[ImportFile], kind: Option<ParserKind>) -> Result<Vec<Kinded>, 
                 Some(found) => (found.kind, found.evidence.to_owned()),
                 None => {
                     return Err(import_error(format!(
-                        "{}: not a kind schedlab reads (perf.data, perf sched timehist, \
-                         turbostat, stress-ng, openssl speed, time, perf stat) (hint: `--as \
-                         KIND` says which it is)",
+                        "{}: not a kind schedlab reads (perf.data, trace.dat, perf sched \
+                         timehist, turbostat, stress-ng, openssl speed, time, perf stat) (hint: \
+                         `--as KIND` says which it is)",
                         path.display()
                     )));
                 }
@@ -571,13 +571,17 @@ fn count_like(layout: &Layout, request: &ImportRequest) -> Result<u32, RunnerErr
     Ok(count)
 }
 
-/// The recording machine as the first perf.data header tells it, and what it leaves unknown. A
-/// perf.data whose header cannot be read (cut short, left unfinished by perf) refuses the
-/// import, with the reason and the hint that `--salvage` exists, rather than adding a run whose
-/// trace the parse stage would then refuse.
+/// The recording machine as the first trace's header tells it (a perf.data's, or a trace.dat's
+/// UNAME and CPU count), and what it leaves unknown. A trace whose header cannot be read (cut
+/// short, left unfinished by perf) refuses the import, with the reason and the hint that
+/// `--salvage` exists, rather than adding a run whose trace the parse stage would then refuse.
 fn host_facts(kinded: &[Kinded], salvage: bool) -> Result<(HostFacts, Vec<String>), RunnerError> {
     let mut unknown = Vec::new();
-    let facts = match kinded.iter().find(|k| k.kind == ParserKind::PerfSched) {
+    let facts = match kinded.iter().find(|k| k.kind.is_trace_file()) {
+        Some(k) if k.kind == ParserKind::TraceCmd => Some(
+            schedlab_parse::trace_cmd_header_facts(&k.file.path, salvage)
+                .map_err(|err| import_error(err.to_string()))?,
+        ),
         Some(k) => Some(
             schedlab_parse::perf_header_facts(&k.file.path, salvage)
                 .map_err(|err| import_error(err.to_string()))?,
@@ -586,8 +590,8 @@ fn host_facts(kinded: &[Kinded], salvage: bool) -> Result<(HostFacts, Vec<String
     };
     let Some(facts) = facts else {
         unknown.push(
-            "the recording machine and its CPUs: no perf.data header to read them from, so \
-             `cpus` is empty unless the pipeline declares `topology:`"
+            "the recording machine and its CPUs: no perf.data or trace.dat header to read them \
+             from, so `cpus` is empty unless the pipeline declares `topology:`"
                 .into(),
         );
         return Ok((HostFacts::default(), unknown));
@@ -615,9 +619,9 @@ fn host_facts(kinded: &[Kinded], salvage: bool) -> Result<(HostFacts, Vec<String
         );
     } else if facts.hybrid_pmus.is_none() {
         unknown.push(
-            "core classes: the perf.data header names no hybrid core PMUs (perf writes them on \
-             hybrid machines only), so every CPU is one class, P; declare `topology:` in the \
-             pipeline if the machine had several"
+            "core classes: the trace's header names no hybrid core PMUs (perf writes them on \
+             hybrid machines only, a trace.dat never), so every CPU is one class, P; declare \
+             `topology:` in the pipeline if the machine had several (big.LITTLE too)"
                 .into(),
         );
     } else {
@@ -670,14 +674,21 @@ fn unknown(
                 .into(),
         );
     }
-    if !has(ParserKind::PerfSched) && !has(ParserKind::Timehist) {
+    if !has(ParserKind::PerfSched) && !has(ParserKind::TraceCmd) && !has(ParserKind::Timehist) {
         unknown.push(
-            "a scheduler trace: no perf.data or timehist file was imported, so the per-CPU \
-             and per-thread figures are empty"
+            "a scheduler trace: no perf.data, trace.dat or timehist file was imported, so the \
+             per-CPU and per-thread figures are empty"
                 .into(),
         );
     }
-    if !has(ParserKind::Turbostat) {
+    if has(ParserKind::TraceCmd) && !has(ParserKind::Turbostat) {
+        unknown.push(
+            "frequency and idle states come from the trace.dat's cpu_frequency and cpu_idle \
+             events where it has them (`cpu_freq_idle`); package power and temperature are not \
+             recorded there"
+                .into(),
+        );
+    } else if !has(ParserKind::Turbostat) {
         unknown.push(
             "frequency, C-states and power: no turbostat output was imported, so \
              `cpu_activity` is empty"

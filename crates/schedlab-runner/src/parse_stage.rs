@@ -14,8 +14,9 @@ use schedlab_tables::manifest::{Imported, Manifest, MonitorStatus};
 use schedlab_tables::periodic_report::Report;
 use schedlab_tables::sched_config::settings_text;
 use schedlab_tables::{
-    CpuRow, CpuSampleRow, MigrationRow, Partition, PlacementRow, ProcessRow, QualityRow, RunRow,
-    SchedSliceRow, Severity, Table, ThreadRow, WakeupRow, table_path, write_table,
+    CpuFreqIdleRow, CpuRow, CpuSampleRow, MigrationRow, Partition, PlacementRow, ProcessRow,
+    QualityRow, RunRow, SchedSliceRow, Severity, Table, ThreadRow, WakeupRow, table_path,
+    write_table,
 };
 use schedlab_topology::format_cpu_list;
 
@@ -54,6 +55,7 @@ pub fn parse_run_into(
         table_path::<SchedSliceRow>(&dest),
         table_path::<MigrationRow>(&dest),
         table_path::<WakeupRow>(&dest),
+        table_path::<CpuFreqIdleRow>(&dest),
     ];
     written.extend(tables.parsed.write_to(&dest, &ParserKind::ALL)?);
     written.push(write_table(&dest, &tables.runs)?);
@@ -78,8 +80,8 @@ fn parse_run(
     let mut out = RunTables::default();
     let mut cpus = m.host.cpus.clone();
     if cpus.is_empty() && m.imported.is_some() {
-        // An import with no perf.data header to list the CPUs (timehist text, a salvaged
-        // trace): the pipeline's declaration is all that is known of them.
+        // An import with no trace header to list the CPUs (timehist text, a salvaged perf.data):
+        // the pipeline's declaration is all that is known of them.
         cpus = schedlab_topology::declared_cpus(topology);
     }
     schedlab_topology::apply_declared(&mut cpus, topology).map_err(|err| {

@@ -246,8 +246,34 @@ pub struct TraceRow {
     pub layout: String,
     /// PERF_RECORD_COMPRESSED(2) records it held (`perf record -z`), decompressed to read it.
     pub compressed_records: i64,
+    /// What the file is: `perf.data`, or `trace.dat v7 (zstd)`, `trace.dat v6` (null in tables
+    /// written before trace.dat was read).
+    pub file_format: Option<String>,
+    /// For a trace.dat, the ftrace clock its buffer names (`local`, `mono`, `boot`, `x86-tsc`…),
+    /// of which `clock` is the `CLOCK_*` equivalent where there is one; null for perf.data.
+    pub trace_clock: Option<String>,
 }
 table!(TraceRow, "traces");
+
+/// One CPU's frequency and idle state over a span in which neither changed, from a trace.dat's
+/// `power:cpu_frequency` and `power:cpu_idle` events: what Arm (and Android) traces carry
+/// instead of turbostat. A span ends where the next event changes either, or at the trace's
+/// last event. The `cpu_activity` aggregate and the report's activity plot read it for runs
+/// without turbostat.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CpuFreqIdleRow {
+    pub run_id: String,
+    /// The CPU the events name (their `cpu_id`, not the CPU that traced them).
+    pub cpu: i32,
+    pub start_ns: i64,
+    pub end_ns: i64,
+    /// The frequency the CPU's last cpu_frequency event set, in kHz (null before its first).
+    pub freq_khz: Option<i64>,
+    /// The cpuidle state the CPU is in (0 is the shallowest, WFI on Arm), or -1 while it runs
+    /// (the event's exit value); null before its first cpu_idle event.
+    pub idle_state: Option<i32>,
+}
+table!(CpuFreqIdleRow, "cpu_freq_idle");
 
 /// A ring-buffer overflow perf reported (PERF_RECORD_LOST): events of one CPU missing from the
 /// trace over a span. Numbers computed over a span that overlaps one are not exact.
@@ -259,8 +285,11 @@ pub struct LossRow {
     /// The CPU's last recorded sched_switch before the loss (null when it had none yet).
     pub since_ns: Option<i64>,
     /// When perf reported the loss: the events are missing between `since_ns` and this (null
-    /// when the file's records carry no time).
+    /// when the file's records carry no time). For a trace.dat, the first page after the loss,
+    /// or for an overrun the CPU's first event (the overwritten ones came before it).
     pub until_ns: Option<i64>,
+    /// How many events; -1 when the kernel did not say (a trace.dat page without room for the
+    /// count).
     pub events: i64,
 }
 table!(LossRow, "losses");

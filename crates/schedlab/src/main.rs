@@ -275,11 +275,11 @@ enum Command {
         #[arg(long = "var", value_name = "K=V", value_parser = parse_var)]
         vars: Vec<(String, String)>,
         /// The kind of every file, instead of telling it from the content: perf-sched,
-        /// timehist, turbostat, stress-ng, openssl, time, perf-stat.
+        /// trace-cmd, timehist, turbostat, stress-ng, openssl, time, perf-stat.
         #[arg(long = "as", value_name = "KIND", value_parser = parse_named_kind)]
         kind: Option<ParserKind>,
-        /// Read a perf.data cut short or left unfinished by perf as far as it goes (see
-        /// `schedlab parse --salvage`).
+        /// Read a perf.data cut short or left unfinished by perf, or a v6 trace.dat cut inside
+        /// its CPU data, as far as it goes (see `schedlab parse --salvage`).
         #[arg(long)]
         salvage: bool,
     },
@@ -288,15 +288,18 @@ enum Command {
     /// The rows of all INPUTS go into one file per table, in the order the inputs are given;
     /// files are parsed in parallel. perf-sched reads perf.data natively (perf is not needed)
     /// and writes sched_slices, migrations, wakeups, threads, traces, losses and quality;
+    /// trace-cmd reads trace.dat (v6, v7) natively into the same tables and cpu_freq_idle;
     /// timehist reads the text of `perf sched timehist [-M] [-V] [-w] [-s]`. The tables appear
     /// together when every input was read, or not at all; the paths written are printed.
     #[command(verbatim_doc_comment)]
     Parse {
-        /// perf-sched, timehist, turbostat, stress-ng, openssl, time, perf-stat, or `auto`: told
+        /// perf-sched, trace-cmd, timehist, turbostat, stress-ng, openssl, time, perf-stat, or
+        /// `auto`: told
         /// from each file's content (one line per file says what was found, and why).
         #[arg(value_parser = parse_kind)]
         kind: ParserChoice,
-        /// Files to read (perf.data for perf-sched, the tool's saved output otherwise).
+        /// Files to read (perf.data for perf-sched, trace.dat for trace-cmd, the tool's saved
+        /// output otherwise).
         #[arg(required = true)]
         inputs: Vec<PathBuf>,
         /// Directory for the tables (created if needed; existing tables are replaced).
@@ -307,7 +310,8 @@ enum Command {
         run_id: String,
         /// Read a perf.data that was cut short (interrupted copy, full disk) or that perf did
         /// not finish (killed: its header's data size is 0) up to its last complete record,
-        /// with a quality row saying how many bytes could not be read and what was lost.
+        /// or a v6 trace.dat cut inside its CPU data up to each CPU's last complete page, with
+        /// a quality row saying how many bytes could not be read and what was lost.
         #[arg(long)]
         salvage: bool,
     },
@@ -603,7 +607,7 @@ fn with_parse_progress<T>(
     use std::sync::atomic::AtomicU64;
 
     let what = format!("parse {kind}");
-    if kind != ParserKind::PerfSched {
+    if !kind.is_trace_file() {
         let bar = progress::spinner(&what);
         let result = parse(&ctx);
         bar.finish_and_clear();

@@ -472,9 +472,9 @@ aggregate:
     );
     let quality: Vec<QualityRow> = read_table(&sandbox.data("outputs", "tables")).unwrap();
     assert!(
-        quality
-            .iter()
-            .any(|q| q.message.contains("no perf.data or timehist file")),
+        quality.iter().any(|q| q
+            .message
+            .contains("no perf.data, trace.dat or timehist file")),
         "{quality:#?}"
     );
 }

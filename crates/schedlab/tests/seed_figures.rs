@@ -137,6 +137,7 @@ fn schemas() -> BTreeMap<String, BTreeSet<String>> {
     add::<ThreadRow>("tables", &mut out);
     add::<TraceRow>("tables", &mut out);
     add::<LossRow>("tables", &mut out);
+    add::<CpuFreqIdleRow>("tables", &mut out);
     add::<PlacementRow>("tables", &mut out);
     add::<CpuSampleRow>("tables", &mut out);
     add::<WorkloadMetricRow>("tables", &mut out);

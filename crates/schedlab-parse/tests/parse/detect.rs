@@ -33,6 +33,7 @@ fn every_real_output_is_recognised_as_its_tool() {
         ("time-v", Some(ParserKind::Time)),
         ("turbostat", Some(ParserKind::Turbostat)),
         ("perf-data", Some(ParserKind::PerfSched)),
+        ("trace-dat", Some(ParserKind::TraceCmd)),
     ];
     let mut checked = 0;
     for (folder, kind) in folders {

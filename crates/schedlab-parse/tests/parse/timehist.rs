@@ -499,7 +499,7 @@ fn perf_data_is_not_read_from_bytes() {
         schedlab_parse::parse(ParserKind::PerfSched, "x.data", b"PERFILE2", &ctx()).unwrap_err();
     assert!(
         err.to_string()
-            .starts_with("x.data: at byte 0: perf.data is read by `parse_perf_data(path)`"),
+            .starts_with("x.data: at byte 0: perf-sched files are read by `parse_file(path)`"),
         "{err}"
     );
 }

@@ -1,0 +1,116 @@
+//! The sched state machine for readers of other trace formats.
+//!
+//! A trace.dat (trace-cmd) holds the same tracepoints as a `perf sched record`, in ftrace's
+//! ring-buffer pages instead of perf records: each event's payload is laid out exactly as perf's
+//! RAW sample data, by the same `events/<system>/<name>/format` text. So such a reader parses
+//! the formats with [`parse_format`], binds the sched tracepoints with [`Tracepoint::bind`],
+//! decodes each payload with [`Tracepoint::decode`] and hands the events, in time order, to a
+//! [`SchedFeed`]: the `perf sched timehist` state machine this crate runs on perf.data, so that
+//! slices, waits, delays, migrations, wakeups and the thread table mean the same whatever
+//! recorded them.
+
+use std::sync::Arc;
+
+use crate::compact::CompactBatch;
+use crate::intern::{Names, Strings};
+use crate::reader::{idle_blind_notes, rows, thread_rows, window};
+use crate::threads::Threads;
+use crate::timehist::Timehist;
+use crate::{SchedBatch, SchedOptions, ThreadRow};
+
+pub use crate::decode::{Body, Event};
+pub use crate::le::Comm;
+pub use crate::metadata::{Tracepoint, WakeKind};
+pub use crate::task_state::TaskStates;
+pub use crate::tracefmt::{Field, Format, Loc, TraceError, parse_field, parse_format};
+
+impl Tracepoint {
+    /// The sched tracepoint `format` describes, bound to its fields (`None` for a tracepoint the
+    /// state machine does not use); `Err` names a field the format lacks.
+    pub fn bind(format: &Format) -> Result<Option<Tracepoint>, &'static str> {
+        crate::metadata::bind(format)
+    }
+
+    /// The event a payload of this tracepoint says; `Err` says why it could not be read (a
+    /// field outside the payload).
+    pub fn decode(&self, payload: &[u8]) -> Result<Body, &'static str> {
+        crate::decode::payload_body(self, payload)
+    }
+}
+
+/// `perf sched timehist`'s state machine, fed one event at a time (see the module doc).
+pub struct SchedFeed {
+    timehist: Timehist,
+    strings: Strings,
+}
+
+/// What the state machine knows once the trace is read, besides the per-event rows.
+#[derive(Debug, Clone, Default)]
+pub struct FeedSummary {
+    pub threads: Vec<ThreadRow>,
+    /// The span in which every CPU that switched has data (see [`crate::SchedTables::window`]).
+    pub window: Option<(i64, i64)>,
+    /// Per CPU with sched_switch events: (cpu, first, last switch time).
+    pub cpu_spans: Vec<(i32, u64, u64)>,
+    /// Warnings about CPUs whose idle-context events are missing, with the CPU each is about.
+    pub idle_blind: Vec<(i32, String)>,
+    /// Events whose CPU was out of range, and were skipped.
+    pub bad_cpu: u64,
+}
+
+impl SchedFeed {
+    /// A state machine for the run `opts` names; `task_states` are the `prev_state` letters of
+    /// the recording kernel (from its sched_switch print format).
+    ///
+    /// perf takes a wakeup's delay from sched_waking when the file recorded it, and from
+    /// sched_wakeup otherwise, by the file's list of events. A trace.dat has no such list (its
+    /// format section describes every event of the kernel), so here the first sched_waking
+    /// decides: the wakeups before it count as perf's would in a file without sched_waking.
+    /// The kernel emits sched_waking before the sched_wakeup of the same wakeup, and only a
+    /// thread's first wakeup since it switched out starts its delay, so this differs only for a
+    /// wakeup whose sched_waking was lost.
+    pub fn new(opts: &SchedOptions, task_states: TaskStates) -> Self {
+        let selectors = (opts.workloads.iter().enumerate())
+            .map(|(i, w)| (w.select.clone(), i as u16))
+            .collect();
+        let names = Names::new(&opts.run_id, &opts.workloads, task_states);
+        SchedFeed {
+            timehist: Timehist::new(Threads::new(selectors), false),
+            strings: Strings::new(Arc::new(names)),
+        }
+    }
+
+    /// One event; events must come in time order (equal times in the order to apply them).
+    pub fn event(&mut self, e: &Event) {
+        if let Body::Wake {
+            kind: WakeKind::Waking,
+            ..
+        } = e.body
+        {
+            self.timehist.has_waking = true;
+        }
+        self.timehist.event(e);
+    }
+
+    /// The slices, migrations and wakeups since the last take, as rows.
+    pub fn take_rows(&mut self) -> SchedBatch {
+        rows(self.timehist.take_output(), &mut self.strings)
+    }
+
+    /// The slices, migrations and wakeups since the last take, in compact form.
+    pub fn take_compact(&mut self) -> CompactBatch {
+        CompactBatch::new(self.timehist.take_output(), &self.strings.names)
+    }
+
+    /// The thread table and what the state machine noticed; `file` names the trace in the
+    /// warnings. Take the last rows first.
+    pub fn finish(mut self, file: &str) -> FeedSummary {
+        FeedSummary {
+            threads: thread_rows(&self.timehist, &mut self.strings),
+            window: window(&self.timehist),
+            cpu_spans: self.timehist.cpu_spans(),
+            idle_blind: idle_blind_notes(file, &self.timehist),
+            bad_cpu: self.timehist.bad_cpu,
+        }
+    }
+}
