@@ -37,8 +37,8 @@ use std::path::PathBuf;
 
 use arrow_array::RecordBatch;
 use schedlab_tables::{
-    LossRow, MigrationRow, PerfStatRow, QualityRow, SchedSliceRow, TableError, ThreadRow,
-    TimehistSummaryRow, TraceRow, WakeupRow, WorkloadMetricRow,
+    LossRow, MigrationRow, PerfStatRow, QualityRow, SchedRuntimeRow, SchedSliceRow, TableError,
+    ThreadRow, TimehistSummaryRow, TraceRow, WakeupRow, WorkloadMetricRow,
 };
 
 pub mod detect;
@@ -155,6 +155,8 @@ pub struct Parsed {
     pub traces: Vec<TraceRow>,
     /// Ring-buffer overflows in perf.data files, with the spans they hide.
     pub losses: Vec<LossRow>,
+    /// The kernel's accounting of CPU time in perf.data files, per thread and CPU.
+    pub sched_runtime: Vec<SchedRuntimeRow>,
     /// From a perf.data file: the span in which every CPU has data (ring buffers start and
     /// overflow at different times); analyses can clip to it.
     pub trace_window: Option<(i64, i64)>,
@@ -174,6 +176,7 @@ impl Parsed {
         self.timehist_summary.extend(other.timehist_summary);
         self.traces.extend(other.traces);
         self.losses.extend(other.losses);
+        self.sched_runtime.extend(other.sched_runtime);
         self.trace_window = self.trace_window.or(other.trace_window);
     }
 
@@ -212,6 +215,7 @@ impl Parsed {
         if kinds.contains(&ParserKind::PerfSched) {
             written.push(write_table(dir, &self.traces)?);
             written.push(write_table(dir, &self.losses)?);
+            written.push(write_table(dir, &self.sched_runtime)?);
         }
         if kinds.contains(&ParserKind::Timehist) {
             written.push(write_table(dir, &self.timehist_summary)?);

@@ -21,6 +21,7 @@ use crate::header_facts::HeaderFacts;
 use crate::intern::{Names, Strings};
 use crate::metadata::Metadata;
 use crate::order::Orderer;
+use crate::runtime::RuntimeSums;
 use crate::threads::Threads;
 use crate::timehist::{MAX_CPUS, Output, Timehist};
 use crate::{
@@ -96,6 +97,7 @@ pub(crate) fn run(
     let mut order = Orderer::default();
     let mut framer = Framer::new(data, meta.data_start);
     let mut notes = Notes::default();
+    let mut runtime = RuntimeSums::default();
 
     let decode = |block: Block| -> (Vec<Decoded>, Option<Damage>) {
         let decoded = (block.chunks.par_iter())
@@ -139,8 +141,9 @@ pub(crate) fn run(
                 || {
                     rayon::join(
                         || {
-                            for chunk in chunks {
+                            for mut chunk in chunks {
                                 notes.bad_records(&chunk);
+                                runtime.merge(std::mem::take(&mut chunk.runtime));
                                 let ends_round = chunk.ends_round;
                                 order.chunk(chunk.events, ends_round, &mut |e| th.event(e));
                             }
@@ -164,6 +167,7 @@ pub(crate) fn run(
     let quality = notes.rows(path, opts, &meta, &th, &framer);
     let window = window(&th);
     let trace = trace_row(path, opts, &meta, &th, window);
+    let sched_runtime = runtime.rows(&strings.names, &th.threads);
     let known = |t: u64| (t != 0).then_some(t as i64);
     let losses = (th.lost.iter().filter(|l| l.id.is_none()))
         .map(|l| LossRow {
@@ -195,6 +199,7 @@ pub(crate) fn run(
         window,
         trace: Some(trace),
         losses,
+        sched_runtime,
         ..SchedTables::default()
     })
 }
@@ -240,6 +245,11 @@ fn trace_row(
         window_start_ns: window.map(|w| w.0),
         window_end_ns: window.map(|w| w.1),
         lost_events: lost_events(th) as i64,
+        kernel_runtime: meta.has_runtime,
+        idle_blind_cpus: (th.idle_blind_cpus().iter())
+            .map(|(cpu, _)| cpu.to_string())
+            .collect::<Vec<_>>()
+            .join(","),
     }
 }
 

@@ -7,6 +7,7 @@ mod bad_input;
 mod compact;
 mod prio;
 mod quality;
+mod runtime;
 mod salvage;
 mod trace;
 mod util;
