@@ -6,13 +6,17 @@
 //! process start of the run to the reference's start, `during` its lifetime, `after` from its
 //! end to the last process end. A workload's CPU time in a phase is the part of its trace slices
 //! inside it (exact), or without a trace, the CPU time /proc reported between two placement
-//! samples, booked at the later sample (an estimate at the sampling interval).
+//! samples, booked at the later sample (an estimate at the sampling interval). Where a thread's
+//! slices are not its headline figure (see [`crate::headline`]: a CPU whose idle was not
+//! traced), its slices in a phase are scaled per CPU to the kernel's or /proc's CPU time, and
+//! the rows say `kernel` or `proc`.
 
 use std::collections::BTreeMap;
 
 use schedlab_tables::CpuShareRow;
 
 use crate::RunTables;
+use crate::headline::{Headline, Headlines};
 
 /// The one phase of a run without a reference workload.
 pub const RUN_PHASE: &str = "run";
@@ -47,30 +51,48 @@ fn phases(run: &RunTables<'_>, reference: Option<&str>) -> Vec<(&'static str, (i
     .collect()
 }
 
-/// CPU time per (phase, workload, class) of one run, and where it came from.
+/// Where a workload's CPU time in the phases came from: `sched` (the trace's slices), `kernel`
+/// or `proc` (its slices scaled to them, for threads whose slices are not their headline), or
+/// `placement` (/proc samples, without a trace). The first of them that any of its threads needs.
+type Sources = BTreeMap<String, &'static str>;
+
+/// CPU time per (phase, workload, class) of one run, and where each workload's came from.
 fn cpu_time(
     run: &RunTables<'_>,
     phases: &[(&'static str, (i64, i64))],
-) -> (BTreeMap<(usize, String, String), i64>, &'static str) {
+) -> (BTreeMap<(usize, String, String), i64>, Sources) {
     let mut time: BTreeMap<(usize, String, String), i64> = BTreeMap::new();
     let mut book = |phase: usize, workload: &str, cpu: i32, ns: i64| {
         for class in [run.class(cpu), "all".to_owned()] {
             *time.entry((phase, workload.to_owned(), class)).or_default() += ns;
         }
     };
+    let mut sources = Sources::new();
     if !run.sched_slices.is_empty() {
+        let headlines = Headlines::of(run);
         for s in &run.sched_slices {
             let Some(workload) = &s.workload else {
                 continue;
             };
+            let time = headlines.get(s.tid);
+            let source = match time.map(|t| t.headline) {
+                Some(Headline::Kernel) => "kernel",
+                Some(Headline::Proc) => "proc",
+                _ => "sched",
+            };
+            let known = sources.entry(workload.to_string()).or_insert(source);
+            if *known == "sched" || (*known == "proc" && source == "kernel") {
+                *known = source;
+            }
             for (i, (_, span)) in phases.iter().enumerate() {
                 let inside = crate::from_sched::overlap_ns(s, *span);
                 if inside > 0 {
-                    book(i, workload, s.cpu, inside);
+                    let ns = time.map_or(inside, |t| t.scaled(s.cpu, inside));
+                    book(i, workload, s.cpu, ns);
                 }
             }
         }
-        return (time, "sched");
+        return (time, sources);
     }
     for gain in schedlab_tables::placement::gains(run.placement.iter().copied()) {
         let s = gain.sample;
@@ -81,8 +103,9 @@ fn cpu_time(
             continue;
         };
         book(phase, workload, s.cpu, gain.gained_ns);
+        sources.insert(workload.clone(), "placement");
     }
-    (time, "placement")
+    (time, sources)
 }
 
 /// The CPUs each workload of `run` received in each phase, in total (`all`) and per class.
@@ -92,7 +115,13 @@ pub fn cpu_share(run: &RunTables<'_>, reference: Option<&str>) -> Vec<CpuShareRo
         return Vec::new();
     }
     let phases = phases(run, reference);
-    let (time, source) = cpu_time(run, &phases);
+    let (time, sources) = cpu_time(run, &phases);
+    // A workload with no CPU time to book gets its run's kind of source.
+    let run_source = if run.sched_slices.is_empty() {
+        "placement"
+    } else {
+        "sched"
+    };
     let mut workloads: Vec<&str> = run.processes.iter().map(|p| p.workload.as_str()).collect();
     workloads.sort();
     workloads.dedup();
@@ -126,7 +155,11 @@ pub fn cpu_share(run: &RunTables<'_>, reference: Option<&str>) -> Vec<CpuShareRo
                     class,
                     cpu_ns,
                     cpus,
-                    source: source.to_owned(),
+                    source: sources
+                        .get(*workload)
+                        .copied()
+                        .unwrap_or(run_source)
+                        .to_owned(),
                     change_cpus,
                     change_cpu_s: change_cpus.map(|change| change * length_ns / 1e9),
                 });

@@ -409,11 +409,18 @@ impl Notes {
                 None,
             ));
         }
+        // What the aggregates head a thread's CPU time with instead (see `sched_runtime`).
+        let instead = if meta.has_runtime {
+            "CPU time figures use the kernel's own accounting (sched_stat_runtime) instead"
+                .to_owned()
+        } else {
+            "the file has no sched_stat_runtime, so CPU time figures use the placement monitor's /proc time where it sampled a thread, else these slices; hint: record with `perf sched record`, which records the kernel's accounting, or on bare metal".to_owned()
+        };
         for (cpu, to_idle) in th.idle_blind_cpus() {
             rows.push(row(
                 Severity::Warning,
                 format!(
-                    "{file}: cpu {cpu} went idle {to_idle} times but the trace never shows it leaving idle: the events recorded in idle context are missing there (a kernel or VM that does not trace them), so run times on cpu {cpu} include its idle time and are too high; hint: cross-check with the placement monitor's CPU time, or record on bare metal"
+                    "{file}: cpu {cpu} went idle {to_idle} times but the trace never shows it leaving idle: the events recorded in idle context are missing there (a kernel or VM that does not trace them), so slice run times on cpu {cpu} include its idle time and are too high, and its idle time is not known; {instead}"
                 ),
                 None,
                 Some(cpu),
