@@ -151,21 +151,17 @@ fn thread_cost<'a>(
         allowed_source,
         time,
     } = thread;
-    // A slice's run time as the thread's headline figure has it.
-    let ran = |s: &SchedSliceRow| {
-        time.as_ref()
-            .map_or(s.run_ns, |t| t.scaled(s.cpu, s.run_ns))
-    };
     let (first, workload) = (slices[0], *workload);
     let prio = usual_prio(slices);
     let rank = |cpu: i32| run.classes.rank(cpu);
     let fastest_allowed = allowed.iter().filter_map(|&c| rank(c)).min();
-    let (mut run_ns, mut slower_run_ns, mut wait_ns) = (0, 0, 0);
-    let mut slower_sliced_ns = 0;
+    let mut wait_ns = 0;
+    // Its run time per CPU by its slices, and by its headline figure (see `crate::headline`).
+    let mut sliced: BTreeMap<i32, i64> = BTreeMap::new();
     let (mut idle, mut lower_prio, mut wait_idle) =
         (Spans::default(), Spans::default(), Spans::default());
     for s in slices {
-        run_ns += ran(s);
+        *sliced.entry(s.cpu).or_default() += s.run_ns;
         let waits = [s.sched_delay_ns, s.preempt_wait_ns].map(|w| (s.start_ns - w, s.start_ns));
         for wait in waits.into_iter().filter(|(a, b)| b > a) {
             wait_ns += wait.1 - wait.0;
@@ -186,8 +182,6 @@ fn thread_cost<'a>(
         if own <= fastest {
             continue;
         }
-        slower_run_ns += ran(s);
-        slower_sliced_ns += s.run_ns;
         let span = (s.start_ns, s.end_ns);
         for &cpu in allowed
             .iter()
@@ -204,6 +198,20 @@ fn thread_cost<'a>(
             }
         }
     }
+    let ran = time.as_ref().map_or(&sliced, |t| &t.per_cpu);
+    let slower =
+        |cpu: &i32| matches!((rank(*cpu), fastest_allowed), (Some(own), Some(f)) if own > f);
+    let run_ns: i64 = ran.values().sum();
+    let slower_run_ns: i64 = ran
+        .iter()
+        .filter(|(c, _)| slower(c))
+        .map(|(_, ns)| ns)
+        .sum();
+    let slower_sliced_ns: i64 = sliced
+        .iter()
+        .filter(|(c, _)| slower(c))
+        .map(|(_, ns)| ns)
+        .sum();
     // Spans beside its slower slices, to the measure of its headline's run time there.
     let to_headline = |ns: i64| match slower_sliced_ns {
         0 => ns,

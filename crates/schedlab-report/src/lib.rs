@@ -268,15 +268,18 @@ fn source_cell(source: &str, lost_events: Option<i64>) -> String {
     }
 }
 
-/// ` (kernel)`, ` (/proc)`: which figure a CPU time is, where it is not its slices; slices that
-/// ran on an idle-blind CPU say so, since they are too long there. Empty for plain slices.
-fn headline_note(headline: &str, idle_blind_cpus: &str) -> String {
-    match headline {
+/// ` (kernel)`, ` (/proc)`: which figure a traced thread's CPU time is, where it is not its
+/// slices; slices that ran on an idle-blind CPU say so, since they are too long there. Empty for
+/// plain slices, and for a run without a trace (its `source` says /proc already).
+fn headline_note(row: &CpuTimeRow) -> String {
+    match row.headline.as_str() {
+        _ if row.source == "placement" => String::new(),
         "kernel" => " (kernel)".to_owned(),
         "proc" => " (/proc)".to_owned(),
-        _ if !idle_blind_cpus.is_empty() => {
-            format!(" (slices, too high: the idle of cpu {idle_blind_cpus} is not traced)")
-        }
+        _ if !row.idle_blind_cpus.is_empty() => format!(
+            " (slices, too high: the idle of cpu {} is not traced)",
+            row.idle_blind_cpus
+        ),
         _ => String::new(),
     }
 }
@@ -389,7 +392,7 @@ fn thread_lines(inputs: &Inputs, rolled_up: &[&TotalsRow], table: &mut Table) {
             format!(
                 "{:.3} s{} / {:.3} s",
                 row.cpu_time_ns as f64 / 1e9,
-                headline_note(&row.headline, &row.idle_blind_cpus),
+                headline_note(row),
                 row.wall_ns as f64 / 1e9
             ),
             on_cpus,
@@ -417,7 +420,7 @@ fn rollup_lines(inputs: &Inputs, rolled_up: &[&TotalsRow], table: &mut Table) {
         // Its threads' figures that are not their slices, said once: `(kernel)`.
         let mut notes: Vec<String> = (inputs.cpu_time.iter())
             .filter(|c| c.run_id == t.run_id && c.workload == t.workload)
-            .map(|c| headline_note(&c.headline, &c.idle_blind_cpus))
+            .map(headline_note)
             .filter(|note| !note.is_empty())
             .collect();
         notes.sort();
@@ -870,6 +873,10 @@ mod tests {
             headed(2, 1_210_000_000, "proc", "1"),
             headed(3, 3_387_000_000, "slices", "1"),
             headed(4, 2_000_000_000, "slices", ""),
+            CpuTimeRow {
+                source: "placement".into(),
+                ..headed(5, 2_000_000_000, "proc", "")
+            },
         ];
         let markdown = Summarize {
             report: vec![ReportFormat::Markdown],
@@ -887,6 +894,7 @@ mod tests {
                 "1.205 s (kernel) / 3.000 s",
                 "1.210 s (/proc) / 3.000 s",
                 "3.387 s (slices, too high: the idle of cpu 1 is not traced) / 3.000 s",
+                "2.000 s / 3.000 s",
                 "2.000 s / 3.000 s",
             ]
         );
