@@ -54,7 +54,7 @@ fn phases(run: &RunTables<'_>, reference: Option<&str>) -> Vec<(&'static str, (i
 /// Where a workload's CPU time in the phases came from: `sched` (the trace's slices), `kernel`
 /// or `proc` (its slices scaled to them, for threads whose slices are not their headline), or
 /// `placement` (/proc samples, without a trace). The first of them that any of its threads needs.
-type Sources = BTreeMap<String, &'static str>;
+type Sources = BTreeMap<String, (u8, &'static str)>;
 
 /// CPU time per (phase, workload, class) of one run, and where each workload's came from.
 fn cpu_time(
@@ -75,15 +75,16 @@ fn cpu_time(
                 continue;
             };
             let time = headlines.get(s.tid);
-            let source = match time.map(|t| t.headline) {
-                Some(Headline::Kernel) => "kernel",
-                Some(Headline::Proc) => "proc",
-                _ => "sched",
+            // The kernel's before /proc's before the slices.
+            let (rank, source) = match time.map(|t| t.headline) {
+                Some(Headline::Kernel) => (2, "kernel"),
+                Some(Headline::Proc) => (1, "proc"),
+                _ => (0, "sched"),
             };
-            let known = sources.entry(workload.to_string()).or_insert(source);
-            if *known == "sched" || (*known == "proc" && source == "kernel") {
-                *known = source;
-            }
+            let known = sources
+                .entry(workload.to_string())
+                .or_insert((rank, source));
+            *known = (*known).max((rank, source));
             for (i, (_, span)) in phases.iter().enumerate() {
                 let inside = crate::from_sched::overlap_ns(s, *span);
                 if inside > 0 {
@@ -103,7 +104,7 @@ fn cpu_time(
             continue;
         };
         book(phase, workload, s.cpu, gain.gained_ns);
-        sources.insert(workload.clone(), "placement");
+        sources.insert(workload.clone(), (0, "placement"));
     }
     (time, sources)
 }
@@ -157,8 +158,7 @@ pub fn cpu_share(run: &RunTables<'_>, reference: Option<&str>) -> Vec<CpuShareRo
                     cpus,
                     source: sources
                         .get(*workload)
-                        .copied()
-                        .unwrap_or(run_source)
+                        .map_or(run_source, |&(_, source)| source)
                         .to_owned(),
                     change_cpus,
                     change_cpu_s: change_cpus.map(|change| change * length_ns / 1e9),
@@ -248,6 +248,53 @@ mod tests {
                 "after bg P: 1 +0.5 (+5 s)",
                 "after bg all: 1 +0.5 (+5 s)",
                 "after fg all: 0 -0.5 (-5 s)",
+            ]
+        );
+    }
+
+    #[test]
+    fn slices_on_an_idle_blind_cpu_count_as_much_as_the_kernel_says() {
+        // The background's slices on cpu 1 span 0..15 s and 20..30 s, but cpu 1's idle went
+        // untraced and the kernel says it ran 12.5 s of those 25: half of each phase's slices.
+        let processes = [process("bg", 1, 0, 30), process("fg", 2, 10, 20)];
+        let on_1 = |s: SchedSliceRow| SchedSliceRow { cpu: 1, ..s };
+        let slices = [
+            on_1(slice("bg", 1, 0, 15)),
+            slice("fg", 2, 15, 20),
+            on_1(slice("bg", 1, 20, 30)),
+        ];
+        let runtime = [schedlab_tables::SchedRuntimeRow {
+            run_id: "r".into(),
+            cpu: 1,
+            pid: 1,
+            tid: 1,
+            comm: "bg".into(),
+            runtime_ns: 25 * S / 2,
+            events: 50,
+            first_ns: 0,
+            last_ns: 30 * S,
+            workload: Some("bg".into()),
+        }];
+        let run = RunTables {
+            processes: processes.iter().collect(),
+            sched_runtime: runtime.iter().collect(),
+            idle_blind_cpus: [1].into(),
+            ..RunTables::for_tests(&slices)
+        };
+        let rows = cpu_share(&run, Some("fg"));
+        let seen: Vec<String> = (rows.iter())
+            .filter(|r| r.class == "all")
+            .map(|r| format!("{} {}: {} {}", r.phase, r.workload, r.cpus, r.source))
+            .collect();
+        assert_eq!(
+            seen,
+            [
+                "before bg: 0.5 kernel",
+                "before fg: 0 sched",
+                "during bg: 0.25 kernel",
+                "during fg: 0.5 sched",
+                "after bg: 0.5 kernel",
+                "after fg: 0 sched",
             ]
         );
     }

@@ -32,9 +32,32 @@ struct Sum {
     comm: Comm,
 }
 
+/// Slots of `RuntimeSums::recent`.
+const RECENT: usize = 32;
+/// The key that marks an empty slot: no thread and CPU make it (both would be -1).
+const NO_KEY: u64 = u64::MAX;
+
 /// The sums of a chunk, a block or a whole file, by thread and CPU.
-#[derive(Debug, Default)]
-pub(crate) struct RuntimeSums(HashMap<u64, Sum, BuildHasherDefault<IdHasher>>);
+#[derive(Debug)]
+pub(crate) struct RuntimeSums {
+    sums: Vec<(u64, Sum)>,
+    /// Key → index into `sums`.
+    index: HashMap<u64, usize, BuildHasherDefault<IdHasher>>,
+    /// The last keys updated, by tid modulo its size: a chunk's updates are of the few threads
+    /// its CPUs ran, and a comparison here answers most of them without the map (its lookups
+    /// took most of this module's time).
+    recent: [(u64, usize); RECENT],
+}
+
+impl Default for RuntimeSums {
+    fn default() -> Self {
+        RuntimeSums {
+            sums: Vec::new(),
+            index: HashMap::default(),
+            recent: [(NO_KEY, 0); RECENT],
+        }
+    }
+}
 
 /// The map's key: the tid in the low half, which the multiplicative hash spreads over the
 /// buckets as it does for tids alone.
@@ -56,14 +79,28 @@ impl RuntimeSums {
         time: u64,
         comm: impl FnOnce() -> Comm,
     ) {
-        let sum = self.0.entry(key(tid, cpu)).or_insert_with(|| Sum {
-            runtime: 0,
-            events: 0,
-            first: time,
-            last: time,
-            pid: -1,
-            comm: comm(),
-        });
+        let k = key(tid, cpu);
+        let slot = &mut self.recent[(tid as u32 as usize ^ cpu as u32 as usize) % RECENT];
+        let i = if slot.0 == k {
+            slot.1
+        } else {
+            let sums = &mut self.sums;
+            let i = *self.index.entry(k).or_insert_with(|| {
+                let first = Sum {
+                    runtime: 0,
+                    events: 0,
+                    first: time,
+                    last: time,
+                    pid: -1,
+                    comm: comm(),
+                };
+                sums.push((k, first));
+                sums.len() - 1
+            });
+            *slot = (k, i);
+            i
+        };
+        let sum = &mut self.sums[i].1;
         sum.runtime = sum.runtime.saturating_add(runtime);
         sum.events += 1;
         sum.first = sum.first.min(time);
@@ -75,12 +112,14 @@ impl RuntimeSums {
 
     /// Adds `other`'s sums.
     pub(crate) fn merge(&mut self, other: RuntimeSums) {
-        for (k, theirs) in other.0 {
-            match self.0.get_mut(&k) {
+        for (k, theirs) in other.sums {
+            match self.index.get(&k) {
                 None => {
-                    self.0.insert(k, theirs);
+                    self.index.insert(k, self.sums.len());
+                    self.sums.push((k, theirs));
                 }
-                Some(mine) => {
+                Some(&i) => {
+                    let mine = &mut self.sums[i].1;
                     mine.runtime = mine.runtime.saturating_add(theirs.runtime);
                     mine.events += theirs.events;
                     if theirs.first < mine.first {
@@ -99,11 +138,15 @@ impl RuntimeSums {
     /// The rows, by tid and CPU. Process, command name and workload are the thread's as the
     /// trace left it (the `threads` table's), where the trace knows the thread.
     pub(crate) fn rows(&self, names: &Names, threads: &Threads) -> Vec<SchedRuntimeRow> {
-        let mut keys: Vec<(i32, i32)> = self.0.keys().map(|&k| tid_cpu(k)).collect();
-        keys.sort_unstable();
-        (keys.into_iter())
-            .map(|(tid, cpu)| {
-                let sum = &self.0[&key(tid, cpu)];
+        let mut sums: Vec<(i32, i32, &Sum)> = (self.sums.iter())
+            .map(|(k, sum)| {
+                let (tid, cpu) = tid_cpu(*k);
+                (tid, cpu, sum)
+            })
+            .collect();
+        sums.sort_unstable_by_key(|&(tid, cpu, _)| (tid, cpu));
+        (sums.into_iter())
+            .map(|(tid, cpu, sum)| {
                 let thread = threads.get(tid);
                 let pid = match (thread, sum.pid) {
                     (Some(t), _) => t.pid,
