@@ -260,6 +260,9 @@ mod tests {
         }
     }
 
+    /// A thread's tid, headline, figure per CPU and idle-blind CPUs.
+    type Seen = (i32, &'static str, Vec<(i32, i64)>, Vec<i32>);
+
     /// Each thread's headline and its figure per CPU, on a run whose cpu 1 is idle-blind when
     /// `blind`.
     fn headlines(
@@ -267,7 +270,7 @@ mod tests {
         runtime: &[SchedRuntimeRow],
         samples: &[PlacementRow],
         blind: bool,
-    ) -> Vec<(i32, &'static str, Vec<(i32, i64)>, Vec<i32>)> {
+    ) -> Vec<Seen> {
         let run = RunTables {
             sched_runtime: runtime.iter().collect(),
             placement: samples.iter().collect(),

@@ -193,7 +193,9 @@ pub fn placement_cost_workloads(
     headlines: &BTreeMap<(&str, i32), &CpuTimeRow>,
 ) -> Vec<PlacementCostWorkloadRow> {
     let mut rows: BTreeMap<(&str, &str), PlacementCostWorkloadRow> = BTreeMap::new();
-    let mut kinds: BTreeMap<(&str, &str), (BTreeSet<&str>, BTreeSet<u32>)> = BTreeMap::new();
+    // Per workload, its threads' headlines and idle-blind CPUs.
+    type Kinds<'a> = (BTreeSet<&'a str>, BTreeSet<u32>);
+    let mut kinds: BTreeMap<(&str, &str), Kinds<'_>> = BTreeMap::new();
     for c in costs {
         let time = headlines.get(&(c.run_id.as_str(), c.tid));
         let (headlines, blind) = kinds.entry((&c.run_id, &c.workload)).or_default();
