@@ -6,13 +6,17 @@
 //! process start of the run to the reference's start, `during` its lifetime, `after` from its
 //! end to the last process end. A workload's CPU time in a phase is the part of its trace slices
 //! inside it (exact), or without a trace, the CPU time /proc reported between two placement
-//! samples, booked at the later sample (an estimate at the sampling interval).
+//! samples, booked at the later sample (an estimate at the sampling interval). Where a thread's
+//! slices are not its headline figure (see [`crate::headline`]: a CPU whose idle was not
+//! traced), its slices in a phase are scaled per CPU to the kernel's or /proc's CPU time, and
+//! the rows say `kernel` or `proc`.
 
 use std::collections::BTreeMap;
 
 use schedlab_tables::CpuShareRow;
 
 use crate::RunTables;
+use crate::headline::{Headline, Headlines};
 
 /// The one phase of a run without a reference workload.
 pub const RUN_PHASE: &str = "run";
@@ -47,30 +51,49 @@ fn phases(run: &RunTables<'_>, reference: Option<&str>) -> Vec<(&'static str, (i
     .collect()
 }
 
-/// CPU time per (phase, workload, class) of one run, and where it came from.
+/// Where a workload's CPU time in the phases came from: `sched` (the trace's slices), `kernel`
+/// or `proc` (its slices scaled to them, for threads whose slices are not their headline), or
+/// `placement` (/proc samples, without a trace). The first of them that any of its threads needs.
+type Sources = BTreeMap<String, (u8, &'static str)>;
+
+/// CPU time per (phase, workload, class) of one run, and where each workload's came from.
 fn cpu_time(
     run: &RunTables<'_>,
     phases: &[(&'static str, (i64, i64))],
-) -> (BTreeMap<(usize, String, String), i64>, &'static str) {
+) -> (BTreeMap<(usize, String, String), i64>, Sources) {
     let mut time: BTreeMap<(usize, String, String), i64> = BTreeMap::new();
     let mut book = |phase: usize, workload: &str, cpu: i32, ns: i64| {
         for class in [run.class(cpu), "all".to_owned()] {
             *time.entry((phase, workload.to_owned(), class)).or_default() += ns;
         }
     };
+    let mut sources = Sources::new();
     if !run.sched_slices.is_empty() {
+        let headlines = Headlines::of(run);
         for s in &run.sched_slices {
             let Some(workload) = &s.workload else {
                 continue;
             };
+            let time = headlines.get(s.tid);
+            // The kernel's before /proc's before the slices.
+            let (rank, source) = match time.map(|t| t.headline) {
+                Some(Headline::Kernel) => (2, "kernel"),
+                Some(Headline::Proc) => (1, "proc"),
+                _ => (0, "sched"),
+            };
+            let known = sources
+                .entry(workload.to_string())
+                .or_insert((rank, source));
+            *known = (*known).max((rank, source));
             for (i, (_, span)) in phases.iter().enumerate() {
                 let inside = crate::from_sched::overlap_ns(s, *span);
                 if inside > 0 {
-                    book(i, workload, s.cpu, inside);
+                    let ns = time.map_or(inside, |t| t.scaled(s.cpu, inside));
+                    book(i, workload, s.cpu, ns);
                 }
             }
         }
-        return (time, "sched");
+        return (time, sources);
     }
     for gain in schedlab_tables::placement::gains(run.placement.iter().copied()) {
         let s = gain.sample;
@@ -81,8 +104,9 @@ fn cpu_time(
             continue;
         };
         book(phase, workload, s.cpu, gain.gained_ns);
+        sources.insert(workload.clone(), (0, "placement"));
     }
-    (time, "placement")
+    (time, sources)
 }
 
 /// The CPUs each workload of `run` received in each phase, in total (`all`) and per class.
@@ -92,7 +116,13 @@ pub fn cpu_share(run: &RunTables<'_>, reference: Option<&str>) -> Vec<CpuShareRo
         return Vec::new();
     }
     let phases = phases(run, reference);
-    let (time, source) = cpu_time(run, &phases);
+    let (time, sources) = cpu_time(run, &phases);
+    // A workload with no CPU time to book gets its run's kind of source.
+    let run_source = if run.sched_slices.is_empty() {
+        "placement"
+    } else {
+        "sched"
+    };
     let mut workloads: Vec<&str> = run.processes.iter().map(|p| p.workload.as_str()).collect();
     workloads.sort();
     workloads.dedup();
@@ -126,7 +156,10 @@ pub fn cpu_share(run: &RunTables<'_>, reference: Option<&str>) -> Vec<CpuShareRo
                     class,
                     cpu_ns,
                     cpus,
-                    source: source.to_owned(),
+                    source: sources
+                        .get(*workload)
+                        .map_or(run_source, |&(_, source)| source)
+                        .to_owned(),
                     change_cpus,
                     change_cpu_s: change_cpus.map(|change| change * length_ns / 1e9),
                 });
@@ -215,6 +248,53 @@ mod tests {
                 "after bg P: 1 +0.5 (+5 s)",
                 "after bg all: 1 +0.5 (+5 s)",
                 "after fg all: 0 -0.5 (-5 s)",
+            ]
+        );
+    }
+
+    #[test]
+    fn slices_on_an_idle_blind_cpu_count_as_much_as_the_kernel_says() {
+        // The background's slices on cpu 1 span 0..15 s and 20..30 s, but cpu 1's idle went
+        // untraced and the kernel says it ran 12.5 s of those 25: half of each phase's slices.
+        let processes = [process("bg", 1, 0, 30), process("fg", 2, 10, 20)];
+        let on_1 = |s: SchedSliceRow| SchedSliceRow { cpu: 1, ..s };
+        let slices = [
+            on_1(slice("bg", 1, 0, 15)),
+            slice("fg", 2, 15, 20),
+            on_1(slice("bg", 1, 20, 30)),
+        ];
+        let runtime = [schedlab_tables::SchedRuntimeRow {
+            run_id: "r".into(),
+            cpu: 1,
+            pid: 1,
+            tid: 1,
+            comm: "bg".into(),
+            runtime_ns: 25 * S / 2,
+            events: 50,
+            first_ns: 0,
+            last_ns: 30 * S,
+            workload: Some("bg".into()),
+        }];
+        let run = RunTables {
+            processes: processes.iter().collect(),
+            sched_runtime: runtime.iter().collect(),
+            idle_blind_cpus: [1].into(),
+            ..RunTables::for_tests(&slices)
+        };
+        let rows = cpu_share(&run, Some("fg"));
+        let seen: Vec<String> = (rows.iter())
+            .filter(|r| r.class == "all")
+            .map(|r| format!("{} {}: {} {}", r.phase, r.workload, r.cpus, r.source))
+            .collect();
+        assert_eq!(
+            seen,
+            [
+                "before bg: 0.5 kernel",
+                "before fg: 0 sched",
+                "during bg: 0.25 kernel",
+                "during fg: 0.5 sched",
+                "after bg: 0.5 kernel",
+                "after fg: 0 sched",
             ]
         );
     }

@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 
 use schedlab_tables::PlacementRow;
 
+use crate::headline::Headline;
 use crate::thread::{ThreadKey, ThreadUsage};
 use crate::{Aggregates, RunTables};
 
@@ -41,6 +42,8 @@ pub fn aggregate(run: &RunTables<'_>, startup_ns: i64) -> Aggregates {
         ThreadUsage {
             key: &key,
             per_cpu,
+            headline: Headline::Proc,
+            traced: None,
             first_ns: first.time_ns,
             last_ns: last.time_ns,
             migrations,

@@ -5,9 +5,10 @@ use std::collections::BTreeMap;
 use schedlab_spec::Window;
 use schedlab_tables::{LossRow, PlacementRow, SchedSliceRow};
 
+use crate::headline::{Headline, Headlines, proc_check};
 use crate::migration_classes::migration_classes;
 use crate::sched_delay::Delays;
-use crate::thread::{ThreadKey, ThreadUsage};
+use crate::thread::{ThreadKey, ThreadUsage, Traced};
 use crate::{Aggregates, RunTables};
 
 /// Events lost in spans that overlap `[first_ns, last_ns]`, on any CPU (the thread could have
@@ -24,41 +25,9 @@ pub(crate) fn lost_between(losses: &[&LossRow], first_ns: i64, last_ns: i64) -> 
         .sum()
 }
 
-/// Each thread's first and last placement sample (the earliest, and the latest last of equals).
-fn sample_spans<'a>(
-    placement: &[&'a PlacementRow],
-) -> BTreeMap<i32, (&'a PlacementRow, &'a PlacementRow)> {
-    let mut spans: BTreeMap<i32, (&PlacementRow, &PlacementRow)> = BTreeMap::new();
-    for &p in placement {
-        let span = spans.entry(p.tid).or_insert((p, p));
-        if p.time_ns < span.0.time_ns {
-            span.0 = p;
-        }
-        if p.time_ns >= span.1.time_ns {
-            span.1 = p;
-        }
-    }
-    spans
-}
-
 /// How long `slice` ran inside `[start, end]` (0 when it lies outside).
 pub(crate) fn overlap_ns(slice: &SchedSliceRow, (start, end): (i64, i64)) -> i64 {
     (slice.end_ns.min(end) - slice.start_ns.max(start)).max(0)
-}
-
-/// The thread's CPU time by /proc between its first and last placement sample, and its run
-/// time in the trace over the same span; `None` without two samples.
-fn proc_check(
-    samples: Option<&(&PlacementRow, &PlacementRow)>,
-    slices: &[&SchedSliceRow],
-) -> Option<(i64, i64)> {
-    let &(first, last) = samples?;
-    if last.time_ns <= first.time_ns {
-        return None;
-    }
-    let span = (first.time_ns, last.time_ns);
-    let traced = slices.iter().map(|s| overlap_ns(s, span)).sum();
-    Some((last.cpu_time_ns - first.cpu_time_ns, traced))
 }
 
 /// The slices of `slices` inside `[start, end]`, cut at its edges. A slice that began before
@@ -103,7 +72,13 @@ pub fn aggregate(run: &RunTables<'_>, startup_ns: i64, window: Option<Window>) -
             .1
             .push(slice);
     }
-    let sampled = sample_spans(&run.placement);
+    let mut sampled: BTreeMap<i32, Vec<&PlacementRow>> = BTreeMap::new();
+    for &p in &run.placement {
+        sampled.entry(p.tid).or_default().push(p);
+    }
+    // Decided over the whole run, whatever the window: a thread's figures inside it are the
+    // same kind as outside.
+    let headlines = Headlines::of(run);
     let mut migrations: BTreeMap<i32, Vec<i64>> = BTreeMap::new();
     for m in run.migrations.iter().filter(|m| inside(m.time_ns)) {
         migrations.entry(m.tid).or_default().push(m.time_ns);
@@ -113,10 +88,25 @@ pub fn aggregate(run: &RunTables<'_>, startup_ns: i64, window: Option<Window>) -
     // Each thread's workload and lost events, for the migrations by class.
     let mut counted: BTreeMap<i32, (&str, i64)> = BTreeMap::new();
     for (tid, (key, slices)) in &threads {
-        let mut per_cpu: BTreeMap<i32, i64> = BTreeMap::new();
+        let mut sliced: BTreeMap<i32, i64> = BTreeMap::new();
         for s in slices {
-            *per_cpu.entry(s.cpu).or_default() += s.run_ns;
+            *sliced.entry(s.cpu).or_default() += s.run_ns;
         }
+        let time = headlines.get(*tid);
+        // Inside the window, the headline's share of the slices there.
+        let within = |figure: &BTreeMap<i32, i64>| match (time, span) {
+            (Some(time), Some(_)) => time.within(figure, &sliced),
+            _ => figure.clone(),
+        };
+        let (headline, per_cpu) = match time {
+            Some(t) if t.headline != Headline::Slices => (t.headline, within(&t.per_cpu)),
+            _ => (Headline::Slices, sliced.clone()),
+        };
+        let traced = Traced {
+            kernel: time.and_then(|t| t.kernel.as_ref()).map(within),
+            idle_blind: time.map(|t| t.idle_blind.clone()).unwrap_or_default(),
+            slices: sliced,
+        };
         let first_ns = slices.iter().map(|s| s.start_ns).min().unwrap_or(0);
         let last_ns = slices.iter().map(|s| s.end_ns).max().unwrap_or(0);
         let lost = lost_between(&run.losses, first_ns, last_ns);
@@ -127,12 +117,14 @@ pub fn aggregate(run: &RunTables<'_>, startup_ns: i64, window: Option<Window>) -
         ThreadUsage {
             key,
             per_cpu,
+            headline,
+            traced: Some(traced),
             first_ns,
             last_ns,
             migrations: migrations.remove(tid).unwrap_or_default(),
             source: "sched",
             lost_events,
-            proc_check: proc_check(sampled.get(tid), slices),
+            proc_check: proc_check(sampled.get(tid).map_or(&[][..], Vec::as_slice), slices),
         }
         .push_into(run, startup_ns, &mut out);
     }
@@ -300,6 +292,56 @@ pub(crate) mod tests {
         assert_eq!(
             out.cpu_time[0].proc_check_ns, None,
             "one sample spans nothing"
+        );
+    }
+
+    #[test]
+    fn on_an_idle_blind_cpu_the_kernels_accounting_heads_in_and_out_of_the_window() {
+        // Thread 1's slices on cpu 1 (idle-blind) run 0..100 and 120..200; the kernel says it
+        // ran 90 ns there. Window: 80..300, which holds 100 of its 180 ns of slices.
+        let slices = [slice(1, 1, 0, 100), slice(1, 1, 120, 200)];
+        let runtime = [schedlab_tables::SchedRuntimeRow {
+            run_id: "r".into(),
+            cpu: 1,
+            pid: 1,
+            tid: 1,
+            comm: "w".into(),
+            runtime_ns: 90,
+            events: 4,
+            first_ns: 10,
+            last_ns: 200,
+            workload: Some("w".into()),
+        }];
+        let run = RunTables {
+            sched_runtime: runtime.iter().collect(),
+            idle_blind_cpus: [1].into(),
+            trace_window: Some((80, 300)),
+            ..RunTables::for_tests(&slices)
+        };
+        let seen = |out: &Aggregates| {
+            let c = &out.cpu_time[0];
+            let r = &out.residency[0];
+            (
+                (c.cpu_time_ns, c.slice_ns, c.kernel_ns),
+                format!("{} {}", c.headline, c.idle_blind_cpus),
+                (r.cpu, r.run_ns, r.slice_ns, r.kernel_ns, r.idle_blind),
+            )
+        };
+        assert_eq!(
+            seen(&aggregate(&run, 0, None)),
+            (
+                (90, Some(180), Some(90)),
+                "kernel 1".to_owned(),
+                (1, 90, Some(180), Some(90), true)
+            )
+        );
+        assert_eq!(
+            seen(&aggregate(&run, 0, Some(Window::Trace))),
+            (
+                (50, Some(100), Some(50)),
+                "kernel 1".to_owned(),
+                (1, 50, Some(100), Some(50), true)
+            )
         );
     }
 

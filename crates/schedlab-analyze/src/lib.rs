@@ -21,6 +21,7 @@ pub mod cpu_share;
 pub mod freq_idle_activity;
 pub mod from_placement;
 pub mod from_sched;
+pub mod headline;
 mod migration_classes;
 pub mod placement_cost;
 pub mod power_step;
@@ -32,7 +33,7 @@ pub mod throughput;
 pub mod timeline;
 pub mod wakeup_placement;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
 use rayon::prelude::*;
@@ -41,10 +42,12 @@ use schedlab_tables::{
     CpuFreqIdleRow, CpuRow, CpuSampleRow, CpuShareRow, CpuTimeRow, CpuTimelineRow, LossRow,
     MigrationClassRow, MigrationRow, MigrationSummaryRow, PlacementCostRow, PlacementRow,
     PowerStepRow, ProcessRow, ResidencyRow, RunRow, SchedDelayCdfRow, SchedDelayRow,
-    SchedDelayWorkloadRow, SchedSliceRow, TableDir, TableError, TableWriter, ThroughputRow,
-    WakeupPlacementRow, WorkloadMetricRow, create_parent, read_table, read_table_where, table_path,
-    write_table,
+    SchedDelayWorkloadRow, SchedRuntimeRow, SchedSliceRow, TableDir, TableError, TableWriter,
+    ThroughputRow, TraceRow, WakeupPlacementRow, WorkloadMetricRow, create_parent, read_table,
+    read_table_where, table_path, write_table,
 };
+
+use schedlab_topology::parse_cpu_list;
 
 use crate::classes::ClassOrder;
 use crate::timeline::Timeline;
@@ -67,6 +70,10 @@ pub struct Tables {
     pub workload_metrics: Vec<WorkloadMetricRow>,
     pub losses: Vec<LossRow>,
     pub runs: Vec<RunRow>,
+    /// The workloads' threads' CPU time by the kernel's own accounting.
+    pub sched_runtime: Vec<SchedRuntimeRow>,
+    /// Which traces have the kernel's accounting and which of their CPUs are idle-blind.
+    pub traces: Vec<TraceRow>,
 }
 
 impl Tables {
@@ -88,6 +95,8 @@ impl Tables {
             workload_metrics: read_table(dir)?,
             losses: read_table(dir)?,
             runs: read_table(dir)?,
+            sched_runtime: read_table_where(dir, |r: &SchedRuntimeRow| r.workload.is_some())?,
+            traces: read_table(dir)?,
         })
     }
 }
@@ -170,6 +179,11 @@ pub struct RunTables<'a> {
     pub migrations: Vec<&'a MigrationRow>,
     pub placement: Vec<&'a PlacementRow>,
     pub losses: Vec<&'a LossRow>,
+    /// The workload threads' CPU time by the kernel's own accounting, per CPU (see
+    /// [`headline`]).
+    pub sched_runtime: Vec<&'a SchedRuntimeRow>,
+    /// The CPUs of the run's trace whose idle went untraced, so that slices there are too long.
+    pub idle_blind_cpus: BTreeSet<i32>,
     /// Where every CPU of the run's trace has data (see [`Window::Trace`]).
     pub trace_window: Option<(i64, i64)>,
     /// Whether the run was imported: its processes' affinity and nice values are not known.
@@ -201,6 +215,8 @@ impl<'a> RunTables<'a> {
             migrations: vec![],
             placement: vec![],
             losses: vec![],
+            sched_runtime: vec![],
+            idle_blind_cpus: BTreeSet::new(),
             trace_window: None,
             imported: false,
         }
@@ -230,6 +246,8 @@ fn by_run<'a>(tables: &'a Tables, class_order: &[String]) -> Vec<RunTables<'a>> 
             migrations: Vec::new(),
             placement: Vec::new(),
             losses: Vec::new(),
+            sched_runtime: Vec::new(),
+            idle_blind_cpus: BTreeSet::new(),
             trace_window: None,
             imported: false,
         });
@@ -281,6 +299,19 @@ fn by_run<'a>(tables: &'a Tables, class_order: &[String]) -> Vec<RunTables<'a>> 
     for l in &tables.losses {
         if let Some(run) = runs.get_mut(l.run_id.as_str()) {
             run.losses.push(l);
+        }
+    }
+    for r in &tables.sched_runtime {
+        if let Some(run) = runs.get_mut(r.run_id.as_str()) {
+            run.sched_runtime.push(r);
+        }
+    }
+    for t in &tables.traces {
+        if let Some(run) = runs.get_mut(t.run_id.as_str()) {
+            // A damaged list names no CPU rather than a wrong one.
+            let cpus = parse_cpu_list(&t.idle_blind_cpus).unwrap_or_default();
+            run.idle_blind_cpus
+                .extend(cpus.into_iter().map(|c| c as i32));
         }
     }
     runs.into_values().collect()
@@ -408,6 +439,11 @@ pub fn aggregate(
         );
     }
     all.throughput = throughput::effective(&tables.workload_metrics, &tables.processes);
+    // Each thread's headline, for the "why here" roll-up, before the steps narrow `cpu_time`.
+    let cpu_time = all.cpu_time.clone();
+    let headlines: BTreeMap<(&str, i32), &CpuTimeRow> = (cpu_time.iter())
+        .map(|c| ((c.run_id.as_str(), c.tid), c))
+        .collect();
     let mut written = Vec::new();
     macro_rules! write_step {
         ($field:ident, $kind:expr) => {
@@ -439,7 +475,7 @@ pub fn aggregate(
     }
     if asked(StepKind::PlacementCost) {
         let wakeups = asked(StepKind::WakeupPlacement).then_some(all.wakeup_placement.as_slice());
-        let rows = rollup::placement_cost_workloads(&all.placement_cost, wakeups);
+        let rows = rollup::placement_cost_workloads(&all.placement_cost, wakeups, &headlines);
         written.push(write_table(out_dir, &rows)?);
     }
     if asked(StepKind::CpuTime) || asked(StepKind::Migrations) {

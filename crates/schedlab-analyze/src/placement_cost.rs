@@ -12,6 +12,7 @@ use schedlab_tables::{PlacementCostRow, SchedSliceRow};
 use schedlab_topology::{format_cpu_list, parse_cpu_list};
 
 use crate::RunTables;
+use crate::headline::{Headlines, ThreadTime};
 use crate::timeline::{Timeline, is_idle, union_ns};
 
 /// The CPUs a thread of process `pid` of `workload` may use, and how that is known: its
@@ -49,6 +50,9 @@ pub struct WorkloadThread<'a> {
     pub allowed: BTreeSet<i32>,
     /// How `allowed` is known (see [`PlacementCostRow::allowed_source`]).
     pub allowed_source: &'static str,
+    /// Its CPU time by its slices and by its headline figure, which its run times are scaled
+    /// to (see [`crate::headline`]).
+    pub time: Option<ThreadTime>,
 }
 
 /// The run's workload threads, by tid.
@@ -57,8 +61,9 @@ pub fn workload_threads<'a>(run: &RunTables<'a>) -> Vec<WorkloadThread<'a>> {
     for &s in &run.sched_slices {
         threads.entry(s.tid).or_default().push(s);
     }
-    (threads.into_values())
-        .map(|mut slices| {
+    let mut headlines = Headlines::of(run);
+    (threads.into_iter())
+        .map(|(tid, mut slices)| {
             slices.sort_unstable_by_key(|s| s.start_ns);
             let first = slices[0];
             let workload: &'a str = first.workload.as_deref().unwrap_or_default();
@@ -68,6 +73,7 @@ pub fn workload_threads<'a>(run: &RunTables<'a>) -> Vec<WorkloadThread<'a>> {
                 workload,
                 allowed,
                 allowed_source,
+                time: headlines.take(tid),
             }
         })
         .collect()
@@ -143,16 +149,19 @@ fn thread_cost<'a>(
         workload,
         allowed,
         allowed_source,
+        time,
     } = thread;
     let (first, workload) = (slices[0], *workload);
     let prio = usual_prio(slices);
     let rank = |cpu: i32| run.classes.rank(cpu);
     let fastest_allowed = allowed.iter().filter_map(|&c| rank(c)).min();
-    let (mut run_ns, mut slower_run_ns, mut wait_ns) = (0, 0, 0);
+    let mut wait_ns = 0;
+    // Its run time per CPU by its slices, and by its headline figure (see `crate::headline`).
+    let mut sliced: BTreeMap<i32, i64> = BTreeMap::new();
     let (mut idle, mut lower_prio, mut wait_idle) =
         (Spans::default(), Spans::default(), Spans::default());
     for s in slices {
-        run_ns += s.run_ns;
+        *sliced.entry(s.cpu).or_default() += s.run_ns;
         let waits = [s.sched_delay_ns, s.preempt_wait_ns].map(|w| (s.start_ns - w, s.start_ns));
         for wait in waits.into_iter().filter(|(a, b)| b > a) {
             wait_ns += wait.1 - wait.0;
@@ -173,7 +182,6 @@ fn thread_cost<'a>(
         if own <= fastest {
             continue;
         }
-        slower_run_ns += s.run_ns;
         let span = (s.start_ns, s.end_ns);
         for &cpu in allowed
             .iter()
@@ -190,8 +198,28 @@ fn thread_cost<'a>(
             }
         }
     }
+    let ran = time.as_ref().map_or(&sliced, |t| &t.per_cpu);
+    let slower =
+        |cpu: &i32| matches!((rank(*cpu), fastest_allowed), (Some(own), Some(f)) if own > f);
+    let run_ns: i64 = ran.values().sum();
+    let slower_run_ns: i64 = ran
+        .iter()
+        .filter(|(c, _)| slower(c))
+        .map(|(_, ns)| ns)
+        .sum();
+    let slower_sliced_ns: i64 = sliced
+        .iter()
+        .filter(|(c, _)| slower(c))
+        .map(|(_, ns)| ns)
+        .sum();
+    // Spans beside its slower slices, to the measure of its headline's run time there.
+    let to_headline = |ns: i64| match slower_sliced_ns {
+        0 => ns,
+        sliced => (ns as i128 * slower_run_ns as i128 / sliced as i128) as i64,
+    };
     let (faster_idle_ns, faster_idle_cpus) = idle.total();
     let (lower_prio_ns, faster_lower_prio_cpus) = lower_prio.total();
+    let (faster_idle_ns, lower_prio_ns) = (to_headline(faster_idle_ns), to_headline(lower_prio_ns));
     let (wait_idle_ns, wait_idle_cpus) = wait_idle.total();
     let allowed_list: Vec<u32> = allowed.iter().map(|&c| c as u32).collect();
     PlacementCostRow {

@@ -7,10 +7,12 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use crate::headline::Headline;
 use schedlab_tables::{
     CpuTimeRow, MigrationSummaryRow, NO_EARLIER_RUN, PlacementCostRow, PlacementCostWorkloadRow,
     ResidencyRollupRow, ResidencyRow, TotalsRow, WakeupPlacementRow,
 };
+use schedlab_topology::{format_cpu_list, parse_cpu_list};
 
 /// Whose threads a roll-up sums, with its key: `(scope, pid, tid)`.
 type Scope = (&'static str, Option<i32>, Option<i32>);
@@ -182,13 +184,24 @@ pub fn totals(
 /// Each workload's `placement_cost` threads summed per run, with its `wakeup_placement` rows
 /// summed over every class pair when there are any (`wakeups: None` without them). A wakeup onto
 /// another class is one whose `from_class` is a class the thread ran on before, not
-/// [`NO_EARLIER_RUN`].
+/// [`NO_EARLIER_RUN`]. `headlines` holds each thread's `cpu_time` row, by run and tid, for
+/// which figure its run times are and which of its CPUs were idle-blind (a thread without one
+/// counts as plain `slices`).
 pub fn placement_cost_workloads(
     costs: &[PlacementCostRow],
     wakeups: Option<&[WakeupPlacementRow]>,
+    headlines: &BTreeMap<(&str, i32), &CpuTimeRow>,
 ) -> Vec<PlacementCostWorkloadRow> {
     let mut rows: BTreeMap<(&str, &str), PlacementCostWorkloadRow> = BTreeMap::new();
+    // Per workload, its threads' headlines and idle-blind CPUs.
+    type Kinds<'a> = (BTreeSet<&'a str>, BTreeSet<u32>);
+    let mut kinds: BTreeMap<(&str, &str), Kinds<'_>> = BTreeMap::new();
     for c in costs {
+        let time = headlines.get(&(c.run_id.as_str(), c.tid));
+        let (headlines, blind) = kinds.entry((&c.run_id, &c.workload)).or_default();
+        headlines.insert(time.map_or(Headline::Slices.as_str(), |t| t.headline.as_str()));
+        let cpus = time.map_or(Ok(Vec::new()), |t| parse_cpu_list(&t.idle_blind_cpus));
+        blind.extend(cpus.unwrap_or_default());
         let row =
             (rows.entry((&c.run_id, &c.workload))).or_insert_with(|| PlacementCostWorkloadRow {
                 run_id: c.run_id.clone(),
@@ -206,6 +219,8 @@ pub fn placement_cost_workloads(
                 same_cpu: wakeups.map(|_| 0),
                 other_class: wakeups.map(|_| 0),
                 onto_busy_while_idle: wakeups.map(|_| 0),
+                headline: String::new(),
+                idle_blind_cpus: String::new(),
             });
         row.threads += 1;
         if let Some(prio) = c.prio {
@@ -232,6 +247,11 @@ pub fn placement_cost_workloads(
         add(&mut row.other_class, if other { w.wakeups } else { 0 });
         add(&mut row.onto_busy_while_idle, w.onto_busy_while_idle);
     }
+    for (key, row) in rows.iter_mut() {
+        let (headlines, blind) = kinds.remove(key).unwrap_or_default();
+        row.headline = headlines.into_iter().collect::<Vec<_>>().join(", ");
+        row.idle_blind_cpus = format_cpu_list(&blind.into_iter().collect::<Vec<_>>());
+    }
     rows.into_values().collect()
 }
 
@@ -252,6 +272,10 @@ mod tests {
             share: 0.0,
             source: "sched".into(),
             lost_events: Some(tid.into()),
+            slice_ns: Some(run_ns),
+            kernel_ns: None,
+            headline: "slices".into(),
+            idle_blind: false,
         }
     }
 
@@ -318,6 +342,10 @@ mod tests {
             proc_check_ns: None,
             trace_check_ns: None,
             trace_exceeds_proc: None,
+            slice_ns: Some(cpu_time_ns),
+            kernel_ns: None,
+            headline: "slices".into(),
+            idle_blind_cpus: String::new(),
         }
     }
 
@@ -440,7 +468,18 @@ mod tests {
             woken(2, "P", "E", 3),
             woken(3, NO_EARLIER_RUN, "E", 2),
         ];
-        let [row] = &placement_cost_workloads(&costs, Some(&wakeups))[..] else {
+        // Thread 2's run times are the kernel's (it ran on idle-blind cpu 1), thread 1's its
+        // slices; thread 3 has no `cpu_time` row.
+        let times = [
+            cpu_time(1, 1, 10),
+            CpuTimeRow {
+                headline: "kernel".into(),
+                idle_blind_cpus: "1".into(),
+                ..cpu_time(1, 2, 20)
+            },
+        ];
+        let headlines = times.iter().map(|t| (("r", t.tid), t)).collect();
+        let [row] = &placement_cost_workloads(&costs, Some(&wakeups), &headlines)[..] else {
             panic!("one workload");
         };
         assert_eq!(
@@ -467,7 +506,15 @@ mod tests {
             (Some(10), Some(3), Some(3), Some(3)),
             "only P→E is onto another class: a first run has no class to leave"
         );
-        let without = placement_cost_workloads(&costs, None);
+        assert_eq!(
+            (&*row.headline, &*row.idle_blind_cpus),
+            ("kernel, slices", "1")
+        );
+        let without = placement_cost_workloads(&costs[..1], None, &headlines);
         assert_eq!(without[0].wakeups, None);
+        assert_eq!(
+            (&*without[0].headline, &*without[0].idle_blind_cpus),
+            ("slices", "")
+        );
     }
 }

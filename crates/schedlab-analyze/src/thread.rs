@@ -5,7 +5,9 @@
 use std::collections::BTreeMap;
 
 use schedlab_tables::{CpuTimeRow, MigrationSummaryRow, ResidencyRow};
+use schedlab_topology::format_cpu_list;
 
+use crate::headline::{Headline, trace_exceeds_proc};
 use crate::{Aggregates, RunTables};
 
 /// Thread identity within a run, with what every aggregate row repeats about it.
@@ -17,12 +19,25 @@ pub struct ThreadKey {
     pub comm: String,
 }
 
+/// What a trace measured of a thread's CPU time beside its headline figure.
+pub struct Traced {
+    /// The slices' run time per CPU.
+    pub slices: BTreeMap<i32, i64>,
+    /// The kernel's accounting per CPU, where the trace recorded it for the thread.
+    pub kernel: Option<BTreeMap<i32, i64>>,
+    /// The CPUs it had slices on whose idle went untraced.
+    pub idle_blind: Vec<i32>,
+}
+
 /// What a source measured of one thread.
 pub struct ThreadUsage<'a> {
     pub key: &'a ThreadKey,
-    /// CPU time per CPU, ns; their sum is the thread's CPU time (the denominator of residency
-    /// shares).
+    /// CPU time per CPU, ns, by the `headline` figure; their sum is the thread's CPU time (the
+    /// denominator of residency shares).
     pub per_cpu: BTreeMap<i32, i64>,
+    pub headline: Headline,
+    /// From a trace: the figures beside the headline.
+    pub traced: Option<Traced>,
     /// First and last time the thread was seen.
     pub first_ns: i64,
     pub last_ns: i64,
@@ -42,6 +57,10 @@ impl ThreadUsage<'_> {
     pub fn push_into(self, run: &RunTables<'_>, startup_ns: i64, out: &mut Aggregates) {
         let key = self.key;
         let total: i64 = self.per_cpu.values().sum();
+        let traced = self.traced.as_ref();
+        let slices = traced.map(|t| &t.slices);
+        let kernel = traced.and_then(|t| t.kernel.as_ref());
+        let idle_blind = traced.map_or(&[][..], |t| t.idle_blind.as_slice());
         out.residency
             .extend(
                 self.per_cpu
@@ -63,8 +82,13 @@ impl ThreadUsage<'_> {
                         },
                         source: self.source.into(),
                         lost_events: self.lost_events,
+                        slice_ns: slices.map(|s| s.get(&cpu).copied().unwrap_or(0)),
+                        kernel_ns: kernel.map(|k| k.get(&cpu).copied().unwrap_or(0)),
+                        headline: self.headline.as_str().into(),
+                        idle_blind: idle_blind.contains(&cpu),
                     }),
             );
+        let blind: Vec<u32> = idle_blind.iter().map(|&c| c as u32).collect();
         out.cpu_time.push(CpuTimeRow {
             run_id: run.run_id.to_owned(),
             workload: key.workload.clone(),
@@ -80,17 +104,14 @@ impl ThreadUsage<'_> {
             trace_exceeds_proc: self
                 .proc_check
                 .map(|(proc_ns, trace_ns)| trace_exceeds_proc(trace_ns, proc_ns)),
+            slice_ns: slices.map(|s| s.values().sum()),
+            kernel_ns: kernel.map(|k| k.values().sum()),
+            headline: self.headline.as_str().into(),
+            idle_blind_cpus: format_cpu_list(&blind),
         });
         out.migrations
             .push(summarize_migrations(run.run_id, key, &self, startup_ns));
     }
-}
-
-/// Whether a trace's run time is well above the thread's own CPU time by /proc over the same
-/// span: by a quarter, and by more than /proc's granularity (10 ms ticks, over two samples).
-fn trace_exceeds_proc(trace_ns: i64, proc_ns: i64) -> bool {
-    const SLACK_NS: i64 = 50_000_000;
-    trace_ns > proc_ns + proc_ns / 4 && trace_ns - proc_ns > SLACK_NS
 }
 
 /// Splits a thread's migration times at `first + startup_ns` and measures the steady rhythm.
@@ -120,23 +141,5 @@ fn summarize_migrations(
         per_second: (lifetime_s > 0.0).then(|| times.len() as f64 / lifetime_s),
         source: usage.source.to_owned(),
         lost_events: usage.lost_events,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_trace_exceeds_proc_by_a_quarter_and_by_more_than_procs_ticks() {
-        assert!(trace_exceeds_proc(2_321_000_000, 770_000_000));
-        assert!(
-            !trace_exceeds_proc(800_000_000, 770_000_000),
-            "within a quarter"
-        );
-        assert!(
-            !trace_exceeds_proc(40_000_000, 10_000_000),
-            "within /proc's ticks"
-        );
     }
 }

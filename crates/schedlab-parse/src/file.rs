@@ -94,6 +94,7 @@ fn from_trace(tables: schedlab_perf::SchedTables) -> Parsed {
         trace_window: tables.window,
         traces: tables.trace.into_iter().collect(),
         losses: tables.losses,
+        sched_runtime: tables.sched_runtime,
         ..Parsed::default()
     }
 }

@@ -38,8 +38,8 @@ use std::path::PathBuf;
 
 use arrow_array::RecordBatch;
 use schedlab_tables::{
-    CpuFreqIdleRow, LossRow, MigrationRow, PerfStatRow, QualityRow, SchedSliceRow, TableError,
-    ThreadRow, TimehistSummaryRow, TraceRow, WakeupRow, WorkloadMetricRow,
+    CpuFreqIdleRow, LossRow, MigrationRow, PerfStatRow, QualityRow, SchedRuntimeRow, SchedSliceRow,
+    TableError, ThreadRow, TimehistSummaryRow, TraceRow, WakeupRow, WorkloadMetricRow,
 };
 
 pub mod detect;
@@ -174,6 +174,8 @@ pub struct Parsed {
     /// From a trace.dat: each CPU's frequency and idle state, span by span. Streamed through
     /// [`EventTables`] like the per-event tables.
     pub cpu_freq_idle: Vec<CpuFreqIdleRow>,
+    /// The kernel's accounting of CPU time in perf.data files, per thread and CPU.
+    pub sched_runtime: Vec<SchedRuntimeRow>,
     /// From a perf.data file: the span in which every CPU has data (ring buffers start and
     /// overflow at different times); analyses can clip to it.
     pub trace_window: Option<(i64, i64)>,
@@ -194,6 +196,7 @@ impl Parsed {
         self.traces.extend(other.traces);
         self.losses.extend(other.losses);
         self.cpu_freq_idle.extend(other.cpu_freq_idle);
+        self.sched_runtime.extend(other.sched_runtime);
         self.trace_window = self.trace_window.or(other.trace_window);
     }
 
@@ -235,6 +238,7 @@ impl Parsed {
         if kinds.iter().any(|k| k.is_trace_file()) {
             written.push(write_table(dir, &self.traces)?);
             written.push(write_table(dir, &self.losses)?);
+            written.push(write_table(dir, &self.sched_runtime)?);
         }
         if kinds.contains(&ParserKind::Timehist) {
             written.push(write_table(dir, &self.timehist_summary)?);

@@ -1,13 +1,14 @@
 //! Decoding of one chunk's records into compact, owned [`Event`]s.
 //!
 //! Chunks decode independently, so the driver decodes several at once with rayon. Only the
-//! record kinds the timehist state machine and the thread table need are kept; everything
-//! else (MMAP, sched_stat_runtime, …) is skipped here.
+//! record kinds the timehist state machine and the thread table need become events;
+//! sched_stat_runtime is summed here (see `runtime`), everything else (MMAP, …) is skipped.
 
 use crate::framing::Chunk;
 use crate::le::{Comm, comm_from, i32_at, u32_at, u64_at};
 use crate::metadata::SAMPLE_IDENTIFIER;
 use crate::metadata::{Metadata, Tracepoint, WakeKind};
+use crate::runtime::RuntimeSums;
 
 const RECORD_LOST: u32 = 2;
 const RECORD_COMM: u32 = 3;
@@ -102,6 +103,8 @@ const _: () = assert!(std::mem::size_of::<Event>() == 72, "see Body's doc");
 #[derive(Debug, Default)]
 pub(crate) struct Decoded {
     pub events: Vec<Event>,
+    /// The chunk's sched_stat_runtime updates, summed.
+    pub runtime: RuntimeSums,
     /// The chunk is the last of its round (see [`Chunk`]).
     pub ends_round: bool,
     pub bad: u64,
@@ -121,7 +124,7 @@ pub(crate) fn decode_chunk(meta: &Metadata, data: &[u8], base: u64, chunk: Chunk
         if size < 8 || pos + size > chunk.end {
             break; // framing already validated this range
         }
-        match decode_record(meta, &data[pos..pos + size]) {
+        match decode_record(meta, &data[pos..pos + size], &mut out.runtime) {
             Ok(Some(e)) => out.events.push(e),
             Ok(None) => {}
             Err(why) => {
@@ -144,11 +147,15 @@ fn u16_at_usize(b: &[u8], off: usize) -> usize {
 
 const SHORT: &str = "record shorter than its layout";
 
-fn decode_record(meta: &Metadata, rec: &[u8]) -> Result<Option<Event>, &'static str> {
+fn decode_record(
+    meta: &Metadata,
+    rec: &[u8],
+    runtime: &mut RuntimeSums,
+) -> Result<Option<Event>, &'static str> {
     let ty = u32_at(rec, 0).ok_or(SHORT)?;
     let body = &rec[8..];
     match ty {
-        RECORD_SAMPLE => decode_sample(meta, body),
+        RECORD_SAMPLE => decode_sample(meta, body, runtime),
         RECORD_COMM | RECORD_FORK | RECORD_EXIT | RECORD_LOST | RECORD_LOST_SAMPLES => {
             decode_other(meta, ty, body).map(Some)
         }
@@ -156,7 +163,11 @@ fn decode_record(meta: &Metadata, rec: &[u8]) -> Result<Option<Event>, &'static 
     }
 }
 
-fn decode_sample(meta: &Metadata, body: &[u8]) -> Result<Option<Event>, &'static str> {
+fn decode_sample(
+    meta: &Metadata,
+    body: &[u8],
+    runtime_sums: &mut RuntimeSums,
+) -> Result<Option<Event>, &'static str> {
     let index = match meta.sample_id_pos {
         Some(p) if meta.attrs.len() > 1 => {
             let id = u64_at(body, p).ok_or(SHORT)?;
@@ -180,6 +191,22 @@ fn decode_sample(meta: &Metadata, body: &[u8]) -> Result<Option<Event>, &'static
         .and_then(|p| Some((i32_at(body, p)?, i32_at(body, p + 4)?)))
         .ok_or(SHORT)?;
     let raw = l.raw(body).ok_or("sample RAW data runs past the record")?;
+    if let Tracepoint::Runtime {
+        pid: of,
+        runtime,
+        comm,
+    } = tp
+    {
+        const FIELD: &str = "tracepoint field outside the RAW data";
+        let of = of.i32(raw).ok_or(FIELD)?;
+        let ran = runtime.int(raw).ok_or(FIELD)? as u64;
+        // The sample names the task the CPU ran; its process is this thread's when the
+        // update is of that task (not one another CPU updates from here).
+        let process = (tid == of).then_some(pid);
+        let comm = || comm.comm(raw).unwrap_or_default();
+        runtime_sums.add((cpu, of, process), ran, time, comm);
+        return Ok(None);
+    }
     let body = payload_body(tp, raw)?;
     Ok(Some(Event {
         time,
@@ -253,6 +280,8 @@ pub(crate) fn payload_body(tp: &Tracepoint, raw: &[u8]) -> Result<Body, &'static
         Tracepoint::Exit { pid } => Body::ProcessExit {
             pid: pid.i32(raw).ok_or(FIELD)?,
         },
+        // Summed per thread and CPU where a sample is decoded (`decode_sample`): no event.
+        Tracepoint::Runtime { .. } => return Err("sched_stat_runtime is summed, not an event"),
     })
 }
 

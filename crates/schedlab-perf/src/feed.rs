@@ -26,9 +26,10 @@ pub use crate::tracefmt::{Field, Format, Loc, TraceError, parse_field, parse_for
 
 impl Tracepoint {
     /// The sched tracepoint `format` describes, bound to its fields (`None` for a tracepoint the
-    /// state machine does not use); `Err` names a field the format lacks.
+    /// state machine does not use: sched_stat_runtime is summed by perf.data's reader alone);
+    /// `Err` names a field the format lacks.
     pub fn bind(format: &Format) -> Result<Option<Tracepoint>, &'static str> {
-        crate::metadata::bind(format)
+        Ok(crate::metadata::bind(format)?.filter(|tp| !matches!(tp, Tracepoint::Runtime { .. })))
     }
 
     /// The event a payload of this tracepoint says; `Err` says why it could not be read (a
@@ -109,7 +110,7 @@ impl SchedFeed {
             threads: thread_rows(&self.timehist, &mut self.strings),
             window: window(&self.timehist),
             cpu_spans: self.timehist.cpu_spans(),
-            idle_blind: idle_blind_notes(file, &self.timehist),
+            idle_blind: idle_blind_notes(file, &self.timehist, false),
             bad_cpu: self.timehist.bad_cpu,
         }
     }

@@ -5,8 +5,9 @@
 //!
 //! * [`read_sched`] reads one file into [`SchedTables`]: `sched_slices` (one row per time a
 //!   thread spent on a CPU, ended by its switch-out), `migrations`, `wakeups`, `threads` (the
-//!   process tree with comm, fork and exit times), `quality` (lost events, damage) and the
-//!   `window` in which every CPU has data.
+//!   process tree with comm, fork and exit times), `sched_runtime` (the kernel's own accounting
+//!   of each thread's CPU time per CPU, from sched_stat_runtime), `quality` (lost events,
+//!   damage) and the `window` in which every CPU has data.
 //! * [`stream_sched`] does the same but hands the three per-event tables over in
 //!   [`SchedBatch`]es as it goes, so memory stays bounded whatever the trace size;
 //!   [`stream_sched_compact`] hands them over in the reader's own compact form
@@ -76,6 +77,7 @@ mod le;
 mod metadata;
 mod order;
 mod reader;
+mod runtime;
 mod salvage;
 mod slice_columns;
 mod task_state;
@@ -91,7 +93,8 @@ pub use compact::{CompactBatch, CompactMigrations, CompactSlices, CompactWakeups
 pub use error::PerfError;
 pub use header_facts::HeaderFacts;
 pub use schedlab_tables::rows::{
-    LossRow, MigrationRow, QualityRow, SchedSliceRow, Severity, ThreadRow, TraceRow, WakeupRow,
+    LossRow, MigrationRow, QualityRow, SchedRuntimeRow, SchedSliceRow, Severity, ThreadRow,
+    TraceRow, WakeupRow,
 };
 pub use schedlab_tables::selector::{Select, WorkloadSelector};
 
@@ -131,6 +134,9 @@ pub struct SchedTables {
     pub trace: Option<TraceRow>,
     /// One row per ring-buffer overflow perf reported, with the span it hides.
     pub losses: Vec<LossRow>,
+    /// The kernel's own accounting of CPU time (sched_stat_runtime), per thread and CPU: few
+    /// rows, so they come with the threads rather than in batches.
+    pub sched_runtime: Vec<SchedRuntimeRow>,
 }
 
 /// A batch of per-event rows from [`stream_sched`], in time order within each table.

@@ -206,6 +206,12 @@ pub enum Tracepoint {
     Exit {
         pid: Field,
     },
+    /// sched_stat_runtime: the kernel's accounting of CPU time a task ran since its last update.
+    Runtime {
+        pid: Field,
+        runtime: Field,
+        comm: Field,
+    },
 }
 
 /// One `perf_event_attr` of the file.
@@ -232,6 +238,8 @@ pub(crate) struct Metadata {
     pub nr_cpus_online: Option<u32>,
     /// perf prefers sched_waking over sched_wakeup for the delay when both were recorded.
     pub has_waking: bool,
+    /// The file recorded sched_stat_runtime, the kernel's own accounting of CPU time.
+    pub has_runtime: bool,
     /// The letters of sched_switch's `prev_state` on the recording kernel.
     pub task_states: TaskStates,
     /// What recorded the file, where.
@@ -335,6 +343,8 @@ impl Metadata {
                 })
             )
         });
+        let has_runtime =
+            (attrs.iter()).any(|a| matches!(a.tracepoint, Some(Tracepoint::Runtime { .. })));
         let task_states = (formats.iter())
             .find(|f| f.system == "sched" && f.name == "sched_switch")
             .and_then(|f| TaskStates::from_print_fmt(&f.print_fmt))
@@ -348,6 +358,7 @@ impl Metadata {
             sample_id_pos,
             nr_cpus_online: facts.nr_cpus_online,
             has_waking,
+            has_runtime,
             task_states,
             facts,
             clock: clock.unwrap_or_else(|| "perf".into()),
@@ -879,6 +890,11 @@ pub(crate) fn bind(f: &Format) -> Result<Option<Tracepoint>, &'static str> {
             pid: need("pid")?,
         },
         "sched_process_exit" => Tracepoint::Exit { pid: need("pid")? },
+        "sched_stat_runtime" => Tracepoint::Runtime {
+            pid: need("pid")?,
+            runtime: need("runtime")?,
+            comm: need("comm")?,
+        },
         _ => return Ok(None),
     }))
 }

@@ -22,6 +22,7 @@ use crate::inject::{self, Plain, Rewritten};
 use crate::intern::{Names, Strings};
 use crate::metadata::Metadata;
 use crate::order::Orderer;
+use crate::runtime::RuntimeSums;
 use crate::threads::Threads;
 use crate::timehist::{MAX_CPUS, Output, Timehist};
 use crate::{
@@ -104,6 +105,7 @@ pub(crate) fn run(
     let mut order = Orderer::default();
     let mut framer = Framer::new(data, meta.data_start);
     let mut notes = Notes::default();
+    let mut runtime = RuntimeSums::default();
 
     let decode = |block: Block| -> (Vec<Decoded>, Option<Damage>) {
         let decoded = (block.chunks.par_iter())
@@ -147,8 +149,9 @@ pub(crate) fn run(
                 || {
                     rayon::join(
                         || {
-                            for chunk in chunks {
+                            for mut chunk in chunks {
                                 notes.bad_records(&chunk);
+                                runtime.merge(std::mem::take(&mut chunk.runtime));
                                 let ends_round = chunk.ends_round;
                                 order.chunk(chunk.events, ends_round, &mut |e| th.event(e));
                             }
@@ -172,6 +175,7 @@ pub(crate) fn run(
     let quality = notes.rows(path, opts, &meta, &th, &framer, rewritten.as_ref());
     let window = window(&th);
     let trace = trace_row(path, opts, &meta, &th, window, rewritten.as_ref());
+    let sched_runtime = runtime.rows(&strings.names, &th.threads);
     let known = |t: u64| (t != 0).then_some(t as i64);
     let losses = (th.lost.iter().filter(|l| l.id.is_none()))
         .map(|l| LossRow {
@@ -189,6 +193,7 @@ pub(crate) fn run(
         window,
         trace: Some(trace),
         losses,
+        sched_runtime,
         ..SchedTables::default()
     })
 }
@@ -258,6 +263,11 @@ fn trace_row(
         lost_events: lost_events(th) as i64,
         layout: rewritten.map_or("file", |r| r.layout).to_owned(),
         compressed_records: rewritten.map_or(0, |r| r.compressed_records as i64),
+        kernel_runtime: meta.has_runtime,
+        idle_blind_cpus: (th.idle_blind_cpus().iter())
+            .map(|(cpu, _)| cpu.to_string())
+            .collect::<Vec<_>>()
+            .join(","),
     }
 }
 
@@ -418,7 +428,7 @@ impl Notes {
                 None,
             ));
         }
-        for (cpu, message) in idle_blind_notes(&file.to_string(), th) {
+        for (cpu, message) in idle_blind_notes(&file.to_string(), th, meta.has_runtime) {
             rows.push(row(Severity::Warning, message, None, Some(cpu)));
         }
         if th.bad_cpu > 0 {
@@ -493,11 +503,17 @@ impl Notes {
 
 /// A warning per CPU whose idle-context events are missing (see [`Timehist::idle_blind_cpus`]),
 /// with the CPU it is about.
-pub(crate) fn idle_blind_notes(file: &str, th: &Timehist) -> Vec<(i32, String)> {
+pub(crate) fn idle_blind_notes(file: &str, th: &Timehist, has_runtime: bool) -> Vec<(i32, String)> {
+    // What the aggregates head a thread's CPU time with instead (see `sched_runtime`).
+    let instead = if has_runtime {
+        "CPU time figures use the kernel's own accounting (sched_stat_runtime) instead"
+    } else {
+        "the trace has no sched_stat_runtime, so CPU time figures use the placement monitor's /proc time where it sampled a thread, else these slices; hint: record with `perf sched record`, which records the kernel's accounting, or on bare metal"
+    };
     (th.idle_blind_cpus().into_iter())
         .map(|(cpu, to_idle)| {
             let message = format!(
-                "{file}: cpu {cpu} went idle {to_idle} times but the trace never shows it leaving idle: the events recorded in idle context are missing there (a kernel or VM that does not trace them), so run times on cpu {cpu} include its idle time and are too high; hint: cross-check with the placement monitor's CPU time, or record on bare metal"
+                "{file}: cpu {cpu} went idle {to_idle} times but the trace never shows it leaving idle: the events recorded in idle context are missing there (a kernel or VM that does not trace them), so slice run times on cpu {cpu} include its idle time and are too high, and its idle time is not known; {instead}"
             );
             (cpu, message)
         })

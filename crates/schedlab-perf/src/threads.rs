@@ -33,6 +33,10 @@ impl Hasher for IdHasher {
     fn write_i32(&mut self, i: i32) {
         self.0 = (i as u32 as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
     }
+    /// A tid in the low half and something else in the high half (see `runtime`).
+    fn write_u64(&mut self, i: u64) {
+        self.0 = i.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
 }
 
 pub(crate) type IdMap<V> = HashMap<i32, V, BuildHasherDefault<IdHasher>>;

@@ -38,8 +38,8 @@ use schedlab_tables::{
     CpuActivityRow, CpuRow, CpuShareRow, CpuTimeRow, CpuTimelineRow, MigrationClassRow,
     MigrationSummaryRow, PlacementCostWorkloadRow, PlacementRow, PowerStepRow, ProcessRow,
     QualityRow, ResidencyRollupRow, ResidencyRow, RunRow, SchedDelayRow, SchedDelayWorkloadRow,
-    SchedSliceRow, Severity, TableDir, TableError, ThroughputRow, TotalsRow, WorkloadMetricRow,
-    read_table, read_table_where,
+    SchedSliceRow, Severity, TableDir, TableError, ThroughputRow, TotalsRow, TraceRow,
+    WorkloadMetricRow, read_table, read_table_where,
 };
 
 use table::{Align, Table, escape};
@@ -68,8 +68,9 @@ pub const TABLES_READ: [&str; 5] = ["workload_metrics", "quality", "processes", 
 
 /// What [`plot_run`] draws a run's plots from: its partitions of these tables and aggregates
 /// (the runner fingerprints them per run, so only a changed run's plots are drawn again).
-pub const PLOTS_READ: [&str; 12] = [
+pub const PLOTS_READ: [&str; 13] = [
     "cpus",
+    "traces",
     "sched_slices",
     "placement",
     "residency_rollup",
@@ -273,6 +274,22 @@ fn source_cell(source: &str, lost_events: Option<i64>) -> String {
     }
 }
 
+/// ` (kernel)`, ` (/proc)`: which figure a traced thread's CPU time is, where it is not its
+/// slices; slices that ran on an idle-blind CPU say so, since they are too long there. Empty for
+/// plain slices, and for a run without a trace (its `source` says /proc already).
+fn headline_note(row: &CpuTimeRow) -> String {
+    match row.headline.as_str() {
+        _ if row.source == "placement" => String::new(),
+        "kernel" => " (kernel)".to_owned(),
+        "proc" => " (/proc)".to_owned(),
+        _ if !row.idle_blind_cpus.is_empty() => format!(
+            " (slices, too high: the idle of cpu {} is not traced)",
+            row.idle_blind_cpus
+        ),
+        _ => String::new(),
+    }
+}
+
 /// The per-thread table's shares of one thread or workload: per CPU, the largest first, and
 /// per class. `per_cpu` comes in CPU order, `per_class` in class order.
 fn share_cells<'a>(
@@ -379,8 +396,9 @@ fn thread_lines(inputs: &Inputs, rolled_up: &[&TotalsRow], table: &mut Table) {
             row.tid.to_string(),
             row.comm.clone(),
             format!(
-                "{:.3} s / {:.3} s",
+                "{:.3} s{} / {:.3} s",
                 row.cpu_time_ns as f64 / 1e9,
+                headline_note(row),
                 row.wall_ns as f64 / 1e9
             ),
             on_cpus,
@@ -405,12 +423,24 @@ fn rollup_lines(inputs: &Inputs, rolled_up: &[&TotalsRow], table: &mut Table) {
                 .filter(|r| r.cpu.is_none())
                 .map(|r| (r.class.as_str(), r.share)),
         );
+        // Its threads' figures that are not their slices, said once: `(kernel)`.
+        let mut notes: Vec<String> = (inputs.cpu_time.iter())
+            .filter(|c| c.run_id == t.run_id && c.workload == t.workload)
+            .map(headline_note)
+            .filter(|note| !note.is_empty())
+            .collect();
+        notes.sort();
+        notes.dedup();
         table.row(vec![
             t.run_id.clone(),
             t.workload.clone(),
             "–".into(),
             format!("{} threads", t.threads),
-            format!("{:.3} s", t.cpu_time_ns.unwrap_or_default() as f64 / 1e9),
+            format!(
+                "{:.3} s{}",
+                t.cpu_time_ns.unwrap_or_default() as f64 / 1e9,
+                notes.concat()
+            ),
             on_cpus,
             on_classes,
             t.migrations.unwrap_or(0).to_string(),
@@ -643,7 +673,18 @@ pub fn plot_run(
                 let spans = plots::occupancy(&slices, &placement);
                 let timeline: Vec<CpuTimelineRow> =
                     read_table_where(aggregates, |r| plots::background_of(r).is_some())?;
-                let title = format!("{pipeline} {run_id}: which workload ran where");
+                let mut title = format!("{pipeline} {run_id}: which workload ran where");
+                // Slices there run on through the idle time the trace missed: drawn as they
+                // are, and said.
+                let traces: Vec<TraceRow> = read_table(tables)?;
+                let blind: Vec<&str> = (traces.iter())
+                    .map(|t| t.idle_blind_cpus.as_str())
+                    .filter(|cpus| !cpus.is_empty())
+                    .collect();
+                if !blind.is_empty() {
+                    let cpus = blind.join(",");
+                    title.push_str(&format!(" (cpu {cpus}: idle not traced, spans too long)"));
+                }
                 let svg = plots::cpu_timeline(&title, &spans, &timeline, &cpus);
                 ("cpu_timeline", svg)
             }
@@ -785,6 +826,10 @@ mod tests {
             proc_check_ns: None,
             trace_check_ns: None,
             trace_exceeds_proc: None,
+            slice_ns: Some(2_000_000_000),
+            kernel_ns: None,
+            headline: "slices".into(),
+            idle_blind_cpus: String::new(),
         }
     }
 
@@ -854,6 +899,46 @@ mod tests {
         assert!(written.contains("sched (1234 events lost)"));
         let names: Vec<_> = std::fs::read_dir(&report).unwrap().flatten().collect();
         assert_eq!(names.len(), 1, "no temporary file left");
+    }
+
+    #[test]
+    fn a_cpu_time_that_is_not_the_slices_says_which_it_is() {
+        let headed = |tid, cpu_time_ns, headline: &str, idle_blind_cpus: &str| CpuTimeRow {
+            cpu_time_ns,
+            headline: headline.into(),
+            idle_blind_cpus: idle_blind_cpus.into(),
+            ..cpu_time(tid, Some(0), "sched")
+        };
+        let rows = [
+            headed(1, 1_205_000_000, "kernel", "1"),
+            headed(2, 1_210_000_000, "proc", "1"),
+            headed(3, 3_387_000_000, "slices", "1"),
+            headed(4, 2_000_000_000, "slices", ""),
+            CpuTimeRow {
+                source: "placement".into(),
+                ..headed(5, 2_000_000_000, "proc", "")
+            },
+        ];
+        let markdown = Summarize {
+            report: vec![ReportFormat::Markdown],
+            plots: Vec::new(),
+        };
+        let (summary, _dir) = summarize_rows(&markdown, |aggregates| {
+            write_table(aggregates, &rows).unwrap();
+        });
+        let cells: Vec<&str> = (summary.table.lines().skip(2))
+            .map(|l| l.split(" | ").nth(4).unwrap())
+            .collect();
+        assert_eq!(
+            cells,
+            [
+                "1.205 s (kernel) / 3.000 s",
+                "1.210 s (/proc) / 3.000 s",
+                "3.387 s (slices, too high: the idle of cpu 1 is not traced) / 3.000 s",
+                "2.000 s / 3.000 s",
+                "2.000 s / 3.000 s",
+            ]
+        );
     }
 
     #[test]

@@ -17,6 +17,16 @@ struct Line<'a> {
     classes: Vec<String>,
 }
 
+/// ` (kernel)`, ` (/proc)`: what a workload's CPUs were scaled to, where its slices were not its
+/// threads' headline figures (see `cpu_share.source`).
+fn corrected_by(source: &str) -> &'static str {
+    match source {
+        "kernel" => " (kernel)",
+        "proc" => " (/proc)",
+        _ => "",
+    }
+}
+
 /// The Markdown table, or `None` without rows. One line per run, reference, phase and
 /// workload: its CPUs in total and per class, and its change from the phase before.
 pub fn share_table(rows: &[CpuShareRow]) -> Option<String> {
@@ -65,7 +75,11 @@ pub fn share_table(rows: &[CpuShareRow]) -> Option<String> {
             phase,
             format!("{:.2} s", line.length_ns as f64 / 1e9),
             (*workload).to_owned(),
-            format!("{:.2}", all.map_or(0.0, |a| a.cpus)),
+            format!(
+                "{:.2}{}",
+                all.map_or(0.0, |a| a.cpus),
+                all.map_or("", |a| corrected_by(&a.source))
+            ),
             line.classes.join(", "),
             change,
         ]);
@@ -103,14 +117,17 @@ mod tests {
                 ..row("during", 50, "bg", "all", 15.07)
             },
             row("during", 50, "bg", "P", 3.5),
-            row("before", 0, "bg", "all", 15.96),
+            CpuShareRow {
+                source: "kernel".into(),
+                ..row("before", 0, "bg", "all", 15.96)
+            },
         ];
         let table = share_table(&rows).unwrap();
         let lines: Vec<&str> = table.lines().skip(2).collect();
         assert_eq!(
             lines,
             [
-                "| r1 | before fg | 50.00 s | bg | 15.96 |  | – |",
+                "| r1 | before fg | 50.00 s | bg | 15.96 (kernel) |  | – |",
                 "| r1 | during fg | 50.00 s | bg | 15.07 | P: 3.50 | -0.89 CPUs (-44.50 CPU-s) |",
             ]
         );

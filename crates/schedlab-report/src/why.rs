@@ -118,8 +118,18 @@ pub fn why_lines(inputs: &WhyInputs<'_>) -> Option<String> {
             (Some(low), Some(high)) => format!(", prio {low}-{high}"),
             _ => String::new(),
         };
+        // The run times are its threads' headline figures: said where they are not slices, or
+        // where slices ran on a CPU whose idle was not traced.
+        let by = match (sum.headline.as_str(), sum.idle_blind_cpus.as_str()) {
+            ("slices" | "", "") => String::new(),
+            ("slices" | "", cpus) => format!(
+                " (slices, too high: the idle of cpu {} is not traced)",
+                escape(cpus)
+            ),
+            (kinds, _) => format!(" ({})", escape(kinds).replace("proc", "/proc")),
+        };
         let mut text = format!(
-            "{} {} ({} thread{}{prio}) ran {}",
+            "{} {} ({} thread{}{prio}) ran {}{by}",
             escape(run),
             escape(workload),
             sum.threads,
@@ -215,6 +225,8 @@ mod tests {
             same_cpu: Some(4),
             other_class: Some(3),
             onto_busy_while_idle: Some(1),
+            headline: "slices".into(),
+            idle_blind_cpus: String::new(),
         }
     }
 
@@ -248,6 +260,19 @@ mod tests {
             "{text}"
         );
         assert!(!text.contains("slower class"), "{text}");
+        let corrected = [PlacementCostWorkloadRow {
+            headline: "kernel".into(),
+            ..summed()
+        }];
+        let text = why_lines(&WhyInputs {
+            workloads: &corrected,
+            ..inputs(&uniform)
+        })
+        .expect("a row");
+        assert!(
+            text.starts_with("- r1 openssl (1 thread, prio 120) ran 31.200 s (kernel); "),
+            "{text}"
+        );
         let nothing = WhyInputs {
             workloads: &[],
             ..inputs(&hybrid)

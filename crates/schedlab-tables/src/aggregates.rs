@@ -21,6 +21,7 @@ pub struct ResidencyRow {
     pub comm: String,
     pub cpu: i32,
     pub class: String,
+    /// The thread's CPU time on this CPU, by the figure `headline` names.
     pub run_ns: i64,
     /// `run_ns` over the thread's CPU time in this run, 0..=1.
     pub share: f64,
@@ -28,6 +29,14 @@ pub struct ResidencyRow {
     /// Events perf lost (ring-buffer overflows, table `losses`) while the thread was seen: when
     /// not 0 this row's figures are incomplete. Null for rows not computed from a trace.
     pub lost_events: Option<i64>,
+    /// From a trace: its slices' run time on this CPU (null otherwise)...
+    pub slice_ns: Option<i64>,
+    /// ...and the kernel's accounting (sched_stat_runtime; null where the trace has none).
+    pub kernel_ns: Option<i64>,
+    /// Which of them `run_ns` is (see `cpu_time.headline`).
+    pub headline: String,
+    /// The CPU's idle went untraced (`traces.idle_blind_cpus`): slices here are too long.
+    pub idle_blind: bool,
 }
 
 impl Table for ResidencyRow {
@@ -181,6 +190,7 @@ pub struct CpuTimeRow {
     pub pid: i32,
     pub tid: i32,
     pub comm: String,
+    /// The thread's CPU time, by the figure `headline` names.
     pub cpu_time_ns: i64,
     /// First to last time the thread was seen.
     pub wall_ns: i64,
@@ -198,6 +208,19 @@ pub struct CpuTimeRow {
     /// /proc's granularity (10 ms ticks over two samples, with slack: 50 ms). Null without the
     /// cross-check.
     pub trace_exceeds_proc: Option<bool>,
+    /// From a trace: the thread's CPU time by its slices (null otherwise)...
+    pub slice_ns: Option<i64>,
+    /// ...and by the kernel's own accounting (sched_stat_runtime; null where the trace has none
+    /// for the thread).
+    pub kernel_ns: Option<i64>,
+    /// Which figure `cpu_time_ns` is: `slices`; `kernel`, where the thread ran on an idle-blind
+    /// CPU, the slices and the kernel differ by more than 5 % or /proc contradicts the slices
+    /// (`trace_exceeds_proc`); `proc` (/proc's utime + stime) there when the trace has no
+    /// kernel accounting, and for a run without a trace.
+    pub headline: String,
+    /// The CPUs it had slices on whose idle went untraced (`traces.idle_blind_cpus`; empty
+    /// when none).
+    pub idle_blind_cpus: String,
 }
 
 impl Table for CpuTimeRow {
@@ -282,6 +305,12 @@ pub struct PlacementCostWorkloadRow {
     pub same_cpu: Option<i64>,
     pub other_class: Option<i64>,
     pub onto_busy_while_idle: Option<i64>,
+    /// Which figure its threads' run times (`run_ns`, `slower_run_ns`) are: their
+    /// `cpu_time.headline`s, `kernel`, or `kernel, slices` where they differ.
+    pub headline: String,
+    /// The CPUs its threads' slices ran on whose idle went untraced (their
+    /// `cpu_time.idle_blind_cpus`; empty when none).
+    pub idle_blind_cpus: String,
 }
 
 impl Table for PlacementCostWorkloadRow {

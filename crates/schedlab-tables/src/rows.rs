@@ -252,6 +252,14 @@ pub struct TraceRow {
     /// For a trace.dat, the ftrace clock its buffer names (`local`, `mono`, `boot`, `x86-tsc`…),
     /// of which `clock` is the `CLOCK_*` equivalent where there is one; null for perf.data.
     pub trace_clock: Option<String>,
+    /// Whether the file recorded sched_stat_runtime (`perf sched record` does): the kernel's own
+    /// accounting of each thread's CPU time, table `sched_runtime`.
+    pub kernel_runtime: bool,
+    /// The CPUs that went idle but were never seen leaving idle (`1`, `0,3`; empty when none):
+    /// the events recorded in idle context are missing there (some VMs' kernels record none),
+    /// so each slice there also spans the idle time before it, and run times from slices are
+    /// too high on them (details in `quality`).
+    pub idle_blind_cpus: String,
 }
 table!(TraceRow, "traces");
 
@@ -274,6 +282,30 @@ pub struct CpuFreqIdleRow {
     pub idle_state: Option<i32>,
 }
 table!(CpuFreqIdleRow, "cpu_freq_idle");
+
+/// The kernel's own accounting of one thread's CPU time on one CPU: the `runtime` of its
+/// sched_stat_runtime events summed. The kernel counts what the thread really ran (on its task
+/// clock, without the time of interrupts it did not run in), whatever the trace missed, so
+/// this stays right where slices are too long (see `traces.idle_blind_cpus`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SchedRuntimeRow {
+    pub run_id: String,
+    /// The CPU that recorded the updates: the one the thread ran on, except for the few updates
+    /// another CPU makes for it (a wakeup or a load balance from there), which it records.
+    pub cpu: i32,
+    pub pid: i32,
+    pub tid: i32,
+    /// The thread's last command name.
+    pub comm: String,
+    pub runtime_ns: i64,
+    /// sched_stat_runtime events summed.
+    pub events: i64,
+    /// The first and last of those events.
+    pub first_ns: i64,
+    pub last_ns: i64,
+    pub workload: Option<String>,
+}
+table!(SchedRuntimeRow, "sched_runtime");
 
 /// A ring-buffer overflow perf reported (PERF_RECORD_LOST): events of one CPU missing from the
 /// trace over a span. Numbers computed over a span that overlaps one are not exact.

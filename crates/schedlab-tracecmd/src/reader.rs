@@ -399,6 +399,12 @@ fn trace_row(
         // A trace.dat is one file, its sections compressed or not by its own format.
         layout: "file".to_owned(),
         compressed_records: 0,
+        // sched_stat_runtime is perf.data's; a trace.dat's CPU time comes from its slices.
+        kernel_runtime: false,
+        idle_blind_cpus: (summary.idle_blind.iter())
+            .map(|(cpu, _)| cpu.to_string())
+            .collect::<Vec<_>>()
+            .join(","),
     }
 }
 

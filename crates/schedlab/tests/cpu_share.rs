@@ -50,7 +50,12 @@ fn the_foreground_displaces_about_one_cpu_of_background_and_stress_ng_agrees_on_
     let nproc = std::thread::available_parallelism().unwrap().get() as f64;
     let (before, during) = (share("background", "before"), share("background", "during"));
     let foreground = share("foreground", "during");
-    assert_eq!(before.source, "sched");
+    // From the trace: its slices, or scaled to the kernel's accounting where they are not to
+    // be trusted (an idle-blind CPU, or slices and kernel more than 5 % apart).
+    assert!(
+        ["sched", "kernel"].contains(&&*before.source),
+        "{before:#?}"
+    );
     // The foreground's 1 s, plus its start-up and reaping, longer on a busy machine.
     let length = (during.phase_end_ns - during.phase_start_ns) as f64 / 1e9;
     assert!((0.95..=3.0).contains(&length), "{length}");

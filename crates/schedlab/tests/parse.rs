@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 
 use schedlab_perf::{SchedOptions, SchedTables, read_sched};
 use schedlab_tables::{
-    LossRow, MigrationRow, QualityRow, SchedSliceRow, ThreadRow, TraceRow, WakeupRow, read_rows,
+    LossRow, MigrationRow, QualityRow, SchedRuntimeRow, SchedSliceRow, ThreadRow, TraceRow,
+    WakeupRow, read_rows,
 };
 use util::Sandbox;
 
@@ -35,6 +36,7 @@ fn streamed_perf_sched_tables_equal_read_sched_on_every_file() {
         "threads",
         "traces",
         "losses",
+        "sched_runtime",
         "quality",
     ];
     let printed: Vec<PathBuf> = done.stdout.lines().map(PathBuf::from).collect();
@@ -56,6 +58,7 @@ fn streamed_perf_sched_tables_equal_read_sched_on_every_file() {
     let mut expected = SchedTables::default();
     let mut traces = Vec::new();
     let mut losses = Vec::new();
+    let mut runtime = Vec::new();
     for file in &files {
         let one = read_sched(file, &opts).unwrap();
         expected.sched_slices.extend(one.sched_slices);
@@ -65,6 +68,7 @@ fn streamed_perf_sched_tables_equal_read_sched_on_every_file() {
         expected.quality.extend(one.quality);
         traces.extend(one.trace);
         losses.extend(one.losses);
+        runtime.extend(one.sched_runtime);
     }
     assert!(expected.sched_slices.len() > 10_000 && !expected.quality.is_empty());
     let slices = read_rows::<SchedSliceRow>(&table("sched_slices")).unwrap();
@@ -83,6 +87,12 @@ fn streamed_perf_sched_tables_equal_read_sched_on_every_file() {
     let loss_rows = read_rows::<LossRow>(&table("losses")).unwrap();
     assert_eq!(loss_rows, losses);
     assert!(!loss_rows.is_empty(), "lossy.data lost events");
+    let runtime_rows = read_rows::<SchedRuntimeRow>(&table("sched_runtime")).unwrap();
+    assert_eq!(runtime_rows, runtime);
+    assert!(
+        !runtime_rows.is_empty(),
+        "perf sched record records sched_stat_runtime"
+    );
 
     // Files are parsed in parallel, but the tables do not depend on which finished first.
     let again = sandbox.path("again");

@@ -184,7 +184,8 @@ fn check_aggregates(sandbox: &Sandbox, plan: &Plan) {
         }
     }
 
-    // From a trace, a thread's CPU time is the run time of its slices.
+    // From a trace, a thread's slices' figure is the run time of its slices, and its CPU time
+    // that too unless its headline is another (see `cpu_time.headline`).
     let traced: Vec<&CpuTimeRow> = cpu_time.iter().filter(|c| c.source == "sched").collect();
     if !traced.is_empty() {
         let slices: Vec<SchedSliceRow> = read_table(&tables).unwrap();
@@ -193,11 +194,16 @@ fn check_aggregates(sandbox: &Sandbox, plan: &Plan) {
             *run_ns.entry((&s.run_id, s.tid)).or_default() += s.run_ns;
         }
         for c in traced {
-            assert_eq!(
-                run_ns.get(&(c.run_id.as_str(), c.tid)).copied(),
-                Some(c.cpu_time_ns),
-                "{name}: {c:?}"
-            );
+            let sliced = run_ns.get(&(c.run_id.as_str(), c.tid)).copied();
+            assert_eq!(sliced, c.slice_ns, "{name}: {c:?}");
+            let headline = match c.headline.as_str() {
+                "slices" => c.slice_ns,
+                "kernel" => c.kernel_ns,
+                // /proc's, booked per sample: the residency sums above check it.
+                "proc" => Some(c.cpu_time_ns),
+                other => panic!("{name}: headline {other}: {c:?}"),
+            };
+            assert_eq!(headline, Some(c.cpu_time_ns), "{name}: {c:?}");
         }
     }
 

@@ -8,8 +8,8 @@ use std::collections::BTreeMap;
 use std::process::Command;
 
 use schedlab_tables::{
-    CpuTimeRow, CpuTimelineRow, PlacementCostRow, SchedDelayRow, SchedSliceRow, WakeupPlacementRow,
-    read_table,
+    CpuTimeRow, CpuTimelineRow, PlacementCostRow, ResidencyRow, SchedDelayRow, SchedSliceRow,
+    WakeupPlacementRow, read_table,
 };
 use util::{Need, Sandbox, can_run};
 
@@ -28,6 +28,7 @@ collect:
       run: [stress-ng, --cpu, \"1\", --cpu-method, int64, --timeout, 1s]
 aggregate:
   - cpu_time: {}
+  - residency: {}
   - sched_delay: {}
   - cpu_timeline: {}
   - placement_cost: {}
@@ -128,8 +129,11 @@ fn the_why_here_aggregates_agree_with_perf_and_with_the_slices() {
     }
 
     // The figures against the slices themselves, by brute force: with one P CPU, time on an E
-    // CPU while the P CPU idled (or ran a lower priority) is a plain sum of overlaps.
+    // CPU while the P CPU idled (or ran a lower priority) is a plain sum of overlaps. A thread
+    // whose figures are the kernel's (see `cpu_time.headline`) has its time on E CPUs as the
+    // kernel counts it, and the spans beside it in proportion.
     let slices: Vec<SchedSliceRow> = read_table(&tables).unwrap();
+    let residency: Vec<ResidencyRow> = read_table(&aggregates).unwrap();
     let on_p: Vec<&SchedSliceRow> = slices.iter().filter(|s| s.cpu == 0).collect();
     let overlap = |a: &SchedSliceRow, b: &SchedSliceRow| {
         (a.end_ns.min(b.end_ns) - a.start_ns.max(b.start_ns)).max(0)
@@ -138,7 +142,12 @@ fn the_why_here_aggregates_agree_with_perf_and_with_the_slices() {
         let own: Vec<&SchedSliceRow> = (slices.iter())
             .filter(|s| s.tid == c.tid && s.cpu != 0)
             .collect();
-        let slower: i64 = own.iter().map(|s| s.run_ns).sum();
+        let sliced: i64 = own.iter().map(|s| s.run_ns).sum();
+        let slower: i64 = (residency.iter())
+            .filter(|r| r.tid == c.tid && r.cpu != 0)
+            .map(|r| r.run_ns)
+            .sum();
+        let to_headline = |ns: i64| (ns as i128 * slower as i128 / sliced.max(1) as i128) as i64;
         let idle: i64 = (own.iter())
             .flat_map(|s| {
                 on_p.iter()
@@ -146,9 +155,13 @@ fn the_why_here_aggregates_agree_with_perf_and_with_the_slices() {
                     .map(move |p| overlap(s, p))
             })
             .sum();
+        let headline = &cpu_time.iter().find(|t| t.tid == c.tid).unwrap().headline;
+        if headline == "slices" {
+            assert_eq!(slower, sliced, "{c:#?}");
+        }
         assert_eq!(
             (c.slower_run_ns, c.faster_idle_ns),
-            (slower, idle),
+            (slower, if sliced > 0 { to_headline(idle) } else { idle }),
             "{c:#?}"
         );
         if let Some(prio) = c.prio {
@@ -159,6 +172,11 @@ fn the_why_here_aggregates_agree_with_perf_and_with_the_slices() {
                         .map(move |p| overlap(s, p))
                 })
                 .sum();
+            let lower = if sliced > 0 {
+                to_headline(lower)
+            } else {
+                lower
+            };
             assert_eq!(c.faster_lower_prio_ns, Some(lower), "{c:#?}");
         }
     }

@@ -8,6 +8,7 @@ mod compact;
 mod layouts;
 mod prio;
 mod quality;
+mod runtime;
 mod salvage;
 mod trace;
 mod util;
