@@ -2,7 +2,9 @@
 `schedlab plan` is tested against (schedlab-analyze's tests/power.rs and the binary's
 tests/compare.rs), computed here without any of schedlab's code.
 
-Reads a JSON array of cases `{"sd_a": ..., "sd_b": ..., "delta": ..., "cap": ...}` on stdin and
+Reads a JSON array of cases `{"sd_a": ..., "sd_b": ..., "delta": ..., "cap": ...}` on stdin (or,
+in place of the three, a group's and a baseline's values and the difference in percent of the
+baseline's mean: `{"group": [...], "baseline": [...], "detect_pct": ..., "cap": ...}`) and
 writes a JSON array with, per case, `{"scipy": n}` (the smallest integer n in [2, cap] whose power
 reaches 0.8, or null when even `cap` runs fall short) and, where the spreads are equal and more
 than two runs are needed, `"statsmodels"`: `TTestIndPower().solve_power` rounded up.
@@ -19,6 +21,7 @@ import math
 import sys
 import warnings
 
+import numpy as np
 from scipy import stats
 from statsmodels.stats.power import TTestIndPower
 
@@ -63,7 +66,13 @@ def main():
     warnings.filterwarnings("ignore")
     results = []
     for case in json.load(sys.stdin):
-        sd_a, sd_b, delta, cap = case["sd_a"], case["sd_b"], case["delta"], int(case["cap"])
+        if "group" in case:
+            group, baseline = np.array(case["group"]), np.array(case["baseline"])
+            sd_a, sd_b = np.std(group, ddof=1), np.std(baseline, ddof=1)
+            delta = case["detect_pct"] / 100 * np.mean(baseline)
+        else:
+            sd_a, sd_b, delta = case["sd_a"], case["sd_b"], case["delta"]
+        cap = int(case["cap"])
         result = {"scipy": runs(sd_a, sd_b, delta, cap)}
         # statsmodels solves for n of 2 or more only (below, it returns nan).
         if sd_a == sd_b and sd_a > 0 and (result["scipy"] or 0) > 2:

@@ -714,21 +714,19 @@ pub fn compare(
         }
     }
 
-    // One family: every row's p, and (for the rank test's own say) every rank p it can use.
-    let qs = stats::benjamini_hochberg(
-        &differences
-            .iter()
-            .map(|d| d.as_ref()?.p)
-            .collect::<Vec<_>>(),
-    );
-    let rank_ps: Vec<Option<f64>> = (differences.iter())
-        .map(|d| d.as_ref()?.usable_rank_p())
-        .collect();
-    let rank_qs = stats::benjamini_hochberg(&rank_ps);
-    for (((row, difference), q), rank_q) in rows.iter_mut().zip(&differences).zip(qs).zip(rank_qs) {
-        row.q = q;
+    // One family: every row's p; and each test's own, for saying which one found what.
+    let family = |p: &dyn Fn(&Difference) -> Option<f64>| {
+        let ps: Vec<Option<f64>> = differences.iter().map(|d| p(d.as_ref()?)).collect();
+        stats::benjamini_hochberg(&ps)
+    };
+    let qs = family(&|d| d.p);
+    let welch_qs = family(&|d| d.welch_p);
+    let rank_qs = family(&|d| d.usable_rank_p());
+    for (i, (row, difference)) in rows.iter_mut().zip(&differences).enumerate() {
+        row.q = qs[i];
         if let Some(d) = difference {
-            (row.verdict, row.verdict_note) = d.verdict(q, rank_q, min_effect_pct);
+            (row.verdict, row.verdict_note) =
+                d.verdict(qs[i], (welch_qs[i], rank_qs[i]), min_effect_pct);
         }
     }
     Ok(rows)
@@ -1149,7 +1147,8 @@ mod tests {
     }
     #[test]
     fn the_rank_test_agrees_disagrees_or_cannot_tell() {
-        // Five builds a side, every new one faster: both tests say lower.
+        // Five builds a side, every new one faster: both tests say lower, and the verdict rests
+        // on the larger p, the rank test's 2 / C(10, 5).
         let agree = new_row(&two_kernels());
         assert_eq!(
             (agree.verdict, agree.verdict_note.as_deref()),
@@ -1158,13 +1157,17 @@ mod tests {
         assert_eq!(agree.mann_whitney_u, Some(0.0));
         assert!((agree.mann_whitney_p.unwrap() - 0.007936507936507936).abs() < 1e-9);
         assert!((agree.welch_p.unwrap() - 7.945527173554463e-06).abs() < 1e-9);
+        assert_eq!(agree.verdict_p, agree.mann_whitney_p);
 
         // Welch's interval lies above 0, but one new run ranks below a baseline run.
         let welch_only = new_row(&labelled(&G_BASE, &G));
         assert_eq!(welch_only.verdict, Verdict::Inconclusive);
         assert_eq!(
             welch_only.verdict_note.as_deref(),
-            Some("Welch says higher (q = 0.030), the rank test does not (p = 0.057)")
+            Some(
+                "Welch says higher (q = 0.030), the rank test does not confirm it (p = 0.057, \
+                 q = 0.057)"
+            )
         );
         assert_eq!(welch_only.mann_whitney_u, Some(15.0));
 
@@ -1175,15 +1178,15 @@ mod tests {
         assert_eq!(
             rank_only.verdict_note.as_deref(),
             Some(
-                "Welch's test does not find it (q = 0.351), the rank test says higher \
-                 (p = 0.008, q = 0.008)"
+                "the rank test says higher (p = 0.008, q = 0.008), Welch's test does not \
+                 (q = 0.351)"
             )
         );
         let lines = notes(&[welch_only.clone(), rank_only]);
         assert_eq!(
             lines[0],
             "- build time/wall_time_s, new vs old: inconclusive: Welch says higher (q = 0.030), \
-             the rank test does not (p = 0.057)"
+             the rank test does not confirm it (p = 0.057, q = 0.057)"
         );
 
         // Three runs a side: the rank test's smallest p is 0.1, so Welch's verdict stands.
@@ -1302,10 +1305,13 @@ mod tests {
         assert_eq!(default_baseline(&seen, &groups), Some(1));
     }
 
-    // Welch's p of each figure by SciPy 1.17.1's `ttest_ind(new, old, equal_var=False)`:
-    // 7.945527173554463e-06, 0.8507063199650885 and 0.04139388184053285; adjusted by
-    // `false_discovery_control([...])`: 2.383658152066339e-05, 0.8507063199650885 and
-    // 0.062090822760799275. The third is below 0.05 alone, not among three figures.
+    // Per figure (t/c, t/close, time/wall_time_s), by SciPy 1.17.1: Welch's p
+    // (`ttest_ind(new, old, equal_var=False)`) 0.8507063199650885, 0.04139388184053285 and
+    // 7.945527173554463e-06; the exact rank test's (`mannwhitneyu(new, old, method="exact")`)
+    // 0.8412698412698413, 0.007936507936507936 and 0.007936507936507936; the larger of the two
+    // adjusted by `false_discovery_control([...])`: 0.8507063199650885, 0.062090822760799275 and
+    // 0.023809523809523808. Welch's alone adjusted: 0.851, 0.0621, 2.38e-05; the rank test's:
+    // 0.841, 0.0119, 0.0119. t/close's Welch p is below 0.05 alone, not among three figures.
     #[test]
     fn every_figure_of_a_comparison_is_adjusted_together() {
         let close_old = [10.0, 10.1, 9.9, 10.0, 10.05];
@@ -1321,33 +1327,33 @@ mod tests {
         let expected = [
             ("t/c", 0.8507063199650885),
             ("t/close", 0.062090822760799275),
-            ("time/wall_time_s", 2.383658152066339e-05),
+            ("time/wall_time_s", 0.023809523809523808),
         ];
         for ((metric, q), (m, e)) in qs.iter().zip(expected) {
             assert!(*metric == m && (q - e).abs() < 1e-9, "{qs:?}");
         }
         assert_eq!(new[2].verdict, Verdict::Higher);
         assert_eq!(new[0].verdict, Verdict::WithinNoise);
-        // Its ranks do separate the groups (exact p 0.0079, 0.012 adjusted): Welch's test alone
-        // cannot tell, so neither verdict stands.
+        // Its ranks do separate the groups (exact p 0.0079, 0.012 adjusted), Welch's test does
+        // not after adjustment: neither verdict stands.
         let close = new[1];
         assert!((close.welch_p.unwrap() - 0.04139388184053285).abs() < 1e-9);
         assert_eq!(close.verdict, Verdict::Inconclusive);
         assert_eq!(
             close.verdict_note.as_deref(),
             Some(
-                "Welch's test does not find it (q = 0.062), the rank test says higher \
-                 (p = 0.008, q = 0.012)"
+                "the rank test says higher (p = 0.008, q = 0.012), Welch's test does not \
+                 (q = 0.062)"
             )
         );
     }
 
     #[test]
     fn differences_below_min_effect_are_noise_whatever_q_says() {
-        // The new kernel's builds are 2.50 % faster, with q = 7.9e-6.
+        // The new kernel's builds are 2.50 % faster, with q = 2 / C(10, 5) = 0.0079.
         let rows = compared(&two_kernels(), Some(5.0));
         let new = new_rows(&rows)[0];
-        assert!(new.q.unwrap() < 1e-5);
+        assert!((new.q.unwrap() - 2.0 / 252.0).abs() < 1e-12);
         assert_eq!(
             (new.verdict, new.verdict_note.as_deref()),
             (
@@ -1375,8 +1381,10 @@ mod tests {
 
     #[test]
     fn constant_counts_are_no_certain_difference() {
-        // 0 0 0 0 against 1 1 1 1: Welch's p is 0 (SciPy's too: no spread at all); the runs'
-        // order alone gives 2 / C(8, 4) = 0.0286 (SciPy's `mannwhitneyu(method="exact")`).
+        // 0 0 0 0 against 1 1 1 1: with no spread at all Welch's p would be 0 (SciPy's too). A
+        // count cannot show a spread below one: each group is taken as 4 runs one of which
+        // counted one more (sd 1/√4): SciPy's `ttest_ind_from_stats(1, 0.5, 4, 0, 0.5, 4,
+        // equal_var=False)` gives 0.030019745287544405; the rank test's is 2 / C(8, 4) = 0.0286.
         let walls = [60.0, 61.0, 59.0, 60.5];
         let inputs = with_figure(
             labelled(&walls, &walls),
@@ -1389,20 +1397,46 @@ mod tests {
         let count = (rows.iter())
             .find(|r| r.metric == "t/n" && r.group == "new")
             .unwrap();
-        assert_eq!(count.welch_p, Some(0.0));
-        assert!(
-            (count.verdict_p.unwrap() - 2.0 / 70.0).abs() < 1e-12,
-            "{count:#?}"
-        );
-        // Adjusted with the wall time's (p = 1): 0.0286 × 2 = 0.057, no difference.
-        assert!((count.q.unwrap() - 4.0 / 70.0).abs() < 1e-12);
+        assert!((count.welch_p.unwrap() - 0.030019745287544405).abs() < 1e-9);
+        assert_eq!(count.verdict_p, count.welch_p);
+        // Adjusted with the wall time's (p = 1): 0.0300 × 2 = 0.060, no difference.
+        assert!((count.q.unwrap() - 2.0 * 0.030019745287544405).abs() < 1e-9);
         assert_eq!(count.verdict, Verdict::WithinNoise);
-        assert_eq!(
-            count.verdict_note.as_deref(),
-            Some(
-                "the baseline's runs are all equal, so the rank test's p (0.029) bounds Welch's (0.000)"
-            )
+
+        // Three runs of exactly 500 operations against three of exactly 1500: a difference of a
+        // thousand counts against a spread of at most one (SciPy: p = 2.96e-13). The rank test
+        // cannot reach 0.05 with three runs a side, so Welch's verdict stands.
+        let walls = [60.0, 61.0, 59.0];
+        let inputs = with_figure(
+            labelled(&walls, &walls),
+            "t/ops",
+            "ops",
+            &[500.0; 3],
+            &[1500.0; 3],
         );
+        let rows = compared(&inputs, None);
+        let ops = (rows.iter())
+            .find(|r| r.metric == "t/ops" && r.group == "new")
+            .unwrap();
+        assert!((ops.welch_p.unwrap() - 2.962958573393325e-13).abs() < 1e-15);
+        assert_eq!(ops.verdict, Verdict::Higher);
+
+        // A figure that is not a count, 0 in every baseline run: only the rank test speaks for
+        // it, and with three runs a side it cannot reach 0.05.
+        let inputs = with_figure(
+            labelled(&walls, &walls),
+            "t/wait_s",
+            "s",
+            &[0.0; 3],
+            &[0.0005, 0.00051, 0.00049],
+        );
+        let rows = compared(&inputs, None);
+        let wait = (rows.iter())
+            .find(|r| r.metric == "t/wait_s" && r.group == "new")
+            .unwrap();
+        assert!(wait.welch_p.unwrap() < 1e-3, "{wait:#?}");
+        assert!((wait.verdict_p.unwrap() - 0.1).abs() < 1e-12, "2 / C(6, 3)");
+        assert_eq!(wait.verdict, Verdict::WithinNoise);
     }
 
     // Student's t for the mean of 0 0 1 0: (-0.546, 1.046); Welch's for its difference from
@@ -1457,8 +1491,9 @@ mod tests {
             .map(|r| (r.metric.as_str(), r.stands_for.as_deref()))
             .collect();
         assert_eq!(names, [("t/x", Some("t/y")), ("time/wall_time_s", None)]);
-        // Two figures, not three: Welch's 7.9455e-6 × 2.
-        assert!((new[1].q.unwrap() - 2.0 * 7.945527173554463e-06).abs() < 1e-12);
+        // Two figures, not three: 2 / C(10, 5) × 2 (SciPy's `false_discovery_control([0.8507,
+        // 0.0079365])`: 0.015873015873015872).
+        assert!((new[1].q.unwrap() - 0.015873015873015872).abs() < 1e-12);
     }
 
     // numpy's `median(subtract.outer(new, old))` and the shifts SciPy's exact test does not

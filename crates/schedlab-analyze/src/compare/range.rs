@@ -15,7 +15,11 @@ pub(super) const BOOTSTRAP: &str = "bootstrap";
 pub(super) struct Range {
     low: f64,
     high: f64,
+    count: bool,
 }
+
+/// The units of figures that count something.
+const COUNTS: [&str; 5] = ["migrations", "wakeups", "count", "ops", "stressors"];
 
 impl Range {
     /// The range of `metric` in `unit`, whose values are `values`: shares (`share`) lie in
@@ -29,13 +33,21 @@ impl Range {
             "%" if metric.starts_with("turbostat/") => (0.0, 100.0),
             _ => (0.0, f64::INFINITY),
         };
+        let count = COUNTS.contains(&unit);
         if values.any(|v| v < low || v > high) {
             return Range {
                 low: f64::NEG_INFINITY,
                 high: f64::INFINITY,
+                count,
             };
         }
-        Range { low, high }
+        Range { low, high, count }
+    }
+
+    /// Whether the figure counts something (migrations, wakeups, periods, operations) by its
+    /// unit: its values are whole numbers, so its runs cannot differ by less than one.
+    pub fn is_count(&self) -> bool {
+        self.count
     }
 
     fn holds(&self, (low, high): (f64, f64)) -> bool {

@@ -1,17 +1,37 @@
 //! One figure of one group against the baseline's, and its verdict once every figure's p has
 //! been adjusted for the others.
 //!
-//! Welch's test gives the difference, its interval and the p the verdict rests on; the exact
-//! Mann-Whitney test, which assumes nothing about the shape of the values, must agree. Where a
-//! group's runs are all equal, Welch's test has one group's spread to go on, or none (two
-//! groups of constant counts, 0 0 0 0 against 1 1 1 1, give p = 0 and no adjustment can undo
-//! it), so there the rank test's p bounds Welch's from below: it is what the ordering of the runs
-//! alone can show.
+//! Two tests look at each difference. Welch's leans on near-normal means, which four or five
+//! runs cannot show: a figure that takes two values (the CPU a thread happened to land on, a
+//! count that is 0 in some runs and 2 in others) gives it tiny p-values for chance splits of the
+//! runs. The exact Mann-Whitney test assumes nothing but that the runs could have come in any
+//! order, so its p is exact whatever the values look like, but it can go no lower than
+//! 2 / C(m+n, m). A difference is declared where both find it: the p the verdict rests on is the
+//! larger of the two (an intersection-union test: valid when either test is), wherever the rank
+//! test can reach 0.05 with these runs. With three runs a side it cannot, and Welch's stands
+//! alone, as the verdict's note says.
+//!
+//! A group whose runs are all equal gives Welch's test nothing to go on: for a count, whose
+//! spread cannot show below one, it is taken as the spread of a group with one run off by one
+//! (1/√n); for any other figure, only the rank test can speak for it.
 
 use crate::stats::{self, ALPHA, HodgesLehmann, MannWhitney, Sample, bootstrap};
 use schedlab_tables::Verdict;
 
 use super::range::{BOOTSTRAP, Range};
+
+/// The sample of `values` for Welch's test: for a count whose runs all counted the same, the
+/// spread of `n` runs one of which counted one more (1/√n), the least a count can show.
+fn welch_sample(values: &[f64], range: &Range) -> Sample {
+    let sample = Sample::of(values);
+    match sample.stddev {
+        Some(sd) if sd == 0.0 && range.is_count() => Sample {
+            stddev: Some(1.0 / (sample.n as f64).sqrt()),
+            ..sample
+        },
+        _ => sample,
+    }
+}
 
 /// A group's figure against the baseline's.
 pub(super) struct Difference {
@@ -29,10 +49,10 @@ pub(super) struct Difference {
     pub welch_p: Option<f64>,
     pub rank: Option<MannWhitney>,
     pub shift: Option<HodgesLehmann>,
-    /// The p the verdict rests on, before adjustment.
+    /// The p the verdict rests on, before adjustment: the larger of Welch's and the rank
+    /// test's where the rank test can reach [`ALPHA`] (or a group is constant), Welch's
+    /// otherwise; `None` when nothing differs.
     pub p: Option<f64>,
-    /// Which group's runs are all equal, when that bounded `p` by the rank test's.
-    constant: Option<&'static str>,
     /// Pairs (group run, baseline run): U's largest value.
     pairs: f64,
 }
@@ -40,8 +60,9 @@ pub(super) struct Difference {
 impl Difference {
     pub fn of(group: &[f64], baseline: &[f64], range: &Range) -> Difference {
         let (sample, base) = (Sample::of(group), Sample::of(baseline));
-        let welch_interval = sample.difference_interval(&base);
-        let welch_p = sample.welch_p(&base);
+        let (welch_group, welch_base) = (welch_sample(group, range), welch_sample(baseline, range));
+        let welch_interval = welch_group.difference_interval(&welch_base);
+        let welch_p = welch_group.welch_p(&welch_base);
         let rank = stats::mann_whitney(group, baseline);
         let percent = |x: f64| (base.mean != 0.0).then(|| 100.0 * x / base.mean);
         let welch_pct =
@@ -52,17 +73,14 @@ impl Difference {
             }
             interval => (interval, "welch"),
         };
-        let constant = if base.stddev == Some(0.0) {
-            Some("the baseline's")
-        } else if sample.stddev == Some(0.0) {
-            Some("the group's")
-        } else {
-            None
-        };
-        let rank_p = rank.filter(|r| r.smallest_p <= ALPHA).and_then(|r| r.p);
-        let (p, constant) = match (welch_p, rank_p, constant) {
-            (Some(welch), Some(rank), Some(which)) if rank > welch => (Some(rank), Some(which)),
-            (welch, _, _) => (welch, None),
+        // Nothing differs between two constant groups of the same value: no test.
+        let same =
+            sample.stddev == Some(0.0) && base.stddev == Some(0.0) && sample.mean == base.mean;
+        let constant = welch_group.stddev == Some(0.0) || welch_base.stddev == Some(0.0);
+        let p = match (rank.and_then(|r| r.p), welch_p) {
+            _ if same => None,
+            (Some(rank_p), Some(welch)) if reaches(rank) || constant => Some(welch.max(rank_p)),
+            (_, welch) => welch,
         };
         Difference {
             base_mean: base.mean,
@@ -74,7 +92,6 @@ impl Difference {
             rank,
             shift: stats::hodges_lehmann(group, baseline),
             p,
-            constant,
             pairs: (group.len() * baseline.len()) as f64,
         }
     }
@@ -86,19 +103,19 @@ impl Difference {
 
     /// The rank test's p where it can reach [`ALPHA`] with these runs.
     pub fn usable_rank_p(&self) -> Option<f64> {
-        let rank = self.rank.filter(|r| r.smallest_p <= ALPHA)?;
-        rank.p
+        self.rank.filter(|r| reaches(Some(*r)))?.p
     }
 
-    /// The verdict from `q` (this row's p adjusted with every other row's) and `rank_q` (the
-    /// rank test's, adjusted likewise): `higher` or `lower` when q < [`ALPHA`] and the rank test,
-    /// where these runs let it reach [`ALPHA`], agrees; `inconclusive` when one of the two finds a
-    /// difference the other does not; `within noise` otherwise, and for any difference smaller
-    /// than `min_effect_pct` percent of the baseline's mean. The note says why.
+    /// The verdict from `q` (this row's p adjusted with every other row's), and from Welch's
+    /// and the rank test's p adjusted alone (`welch_q`, `rank_q`): `higher` or `lower` when
+    /// q < [`ALPHA`] and the two tests agree on the direction; `inconclusive` when one test
+    /// finds, after adjustment, a difference the other does not; `within noise` otherwise, and
+    /// for any difference smaller than `min_effect_pct` percent of the baseline's mean. The note
+    /// says why.
     pub fn verdict(
         &self,
         q: Option<f64>,
-        rank_q: Option<f64>,
+        (welch_q, rank_q): (Option<f64>, Option<f64>),
         min_effect_pct: Option<f64>,
     ) -> (Verdict, Option<String>) {
         if self.welch_interval.is_none() {
@@ -110,56 +127,62 @@ impl Difference {
             let note = format!("{change:+.2} % is within --min-effect {min} %");
             return (Verdict::WithinNoise, Some(note));
         }
-        let welch = match q {
-            Some(q) if q < ALPHA && self.mean > 0.0 => Verdict::Higher,
-            Some(q) if q < ALPHA && self.mean < 0.0 => Verdict::Lower,
-            _ => Verdict::WithinNoise,
-        };
-        let q_text = q.map_or("–".to_owned(), |q| format!("{q:.3}"));
-        let bounded = self.constant.map(|which| {
-            format!(
-                "{which} runs are all equal, so the rank test's p ({:.3}) bounds Welch's ({:.3})",
-                self.p.unwrap_or_default(),
-                self.welch_p.unwrap_or_default()
-            )
-        });
-        let (Some(rank), Some(p)) = (self.rank, self.rank.and_then(|r| r.p)) else {
-            return (welch, bounded);
-        };
-        if rank.smallest_p > ALPHA {
-            let note = format!(
-                "the rank test cannot reach p < {ALPHA:.2} with these runs (its smallest p is {:.2})",
-                rank.smallest_p
-            );
-            return (welch, Some(note));
-        }
-        let direction = if rank.ranks_higher(self.pairs) {
+        let welch_direction = if self.mean > 0.0 {
             Verdict::Higher
         } else {
             Verdict::Lower
         };
-        match welch {
-            Verdict::WithinNoise => match rank_q {
-                Some(rank_q) if rank_q < ALPHA => {
-                    let note = format!(
-                        "Welch's test does not find it (q = {q_text}), the rank test says \
-                         {direction} (p = {p:.3}, q = {rank_q:.3})"
-                    );
-                    (Verdict::Inconclusive, Some(note))
-                }
-                _ => (Verdict::WithinNoise, bounded),
-            },
-            welch if p < ALPHA && direction == welch => (welch, bounded),
-            welch => {
-                let says = if p < ALPHA {
-                    format!("says {direction}")
-                } else {
-                    "does not".to_owned()
-                };
-                let note =
-                    format!("Welch says {welch} (q = {q_text}), the rank test {says} (p = {p:.3})");
-                (Verdict::Inconclusive, Some(note))
-            }
+        let found = |q: Option<f64>| q.is_some_and(|q| q < ALPHA);
+        let text = |q: Option<f64>| q.map_or("–".to_owned(), |q| format!("{q:.3}"));
+        let Some(rank) = self.rank.filter(|r| reaches(Some(*r))) else {
+            let verdict = if found(q) {
+                welch_direction
+            } else {
+                Verdict::WithinNoise
+            };
+            let note = self.rank.and_then(|r| r.p.map(|_| r)).map(|r| {
+                format!(
+                    "the rank test cannot reach p < {ALPHA:.2} with these runs (its smallest p \
+                     is {:.2})",
+                    r.smallest_p
+                )
+            });
+            return (verdict, note);
+        };
+        let rank_p = rank.p.unwrap_or(1.0);
+        let rank_direction = if rank.ranks_higher(self.pairs) {
+            Verdict::Higher
+        } else {
+            Verdict::Lower
+        };
+        if found(q) && rank_direction == welch_direction {
+            return (welch_direction, None);
         }
+        let note = match (found(welch_q), found(rank_q)) {
+            (true, true) => format!(
+                "Welch says {welch_direction}, the rank test says {rank_direction} (p = \
+                 {rank_p:.3})"
+            ),
+            (true, false) => format!(
+                "Welch says {welch_direction} (q = {}), the rank test does not confirm it (p = \
+                 {rank_p:.3}, q = {})",
+                text(welch_q),
+                text(rank_q)
+            ),
+            (false, true) => format!(
+                "the rank test says {rank_direction} (p = {rank_p:.3}, q = {}), Welch's test does \
+                 not (q = {})",
+                text(rank_q),
+                text(welch_q)
+            ),
+            (false, false) => return (Verdict::WithinNoise, None),
+        };
+        (Verdict::Inconclusive, Some(note))
     }
+}
+
+/// Whether the rank test can reach [`ALPHA`] with these runs (four against four can, three
+/// against three cannot: its smallest p is 0.1).
+fn reaches(rank: Option<MannWhitney>) -> bool {
+    rank.is_some_and(|r| r.smallest_p <= ALPHA && r.p.is_some())
 }
