@@ -1090,6 +1090,8 @@ fn compare_with(
                     runner.compare_against(other, &by, map, &selection, asked.min_effect)?
                 }
             };
+            // How many differences q adjusts for: all the comparison's, not only those shown.
+            let adjustment = schedlab_runner::adjustment(&comparison.rows);
             let shown: Vec<_> = (comparison.rows.into_iter())
                 .filter(|r| asked.shows(&r.metric, r.stands_for.as_deref()))
                 .collect();
@@ -1111,7 +1113,7 @@ fn compare_with(
             } else {
                 println!("{}\n", comparison.config.join("\n"));
                 print!("{}", schedlab_runner::comparison_table(&shown));
-                if let Some(line) = schedlab_runner::adjustment(&shown) {
+                if let Some(line) = adjustment {
                     println!("\n{line}");
                 }
                 let notes = schedlab_runner::notes(&shown);
