@@ -4,29 +4,47 @@
 //! difference is real. [`observations`] turns every completed run into one value per workload
 //! and figure; [`compare`] groups the runs (by label, by variant, or by one matrix variable) and
 //! reports, per group, the mean over its repetitions with a Student-t 95 % interval, and its
-//! difference from the baseline group with Welch's 95 % interval. A difference whose interval
-//! excludes zero is `higher` or `lower`; one whose interval includes zero is `within noise`.
+//! difference from the baseline group with Welch's 95 % interval and p.
 //!
-//! Welch's interval does not assume the groups have equal variance: a noisier kernel does not
-//! borrow the quieter one's spread. It does lean on near-normal means, which five runs cannot
-//! show, so the exact Mann-Whitney U test checks it from the ranks alone; where the two disagree
-//! the verdict is `inconclusive`. Each group's runs in collection order also get a least-squares
-//! slope: one whose interval excludes zero is an order effect (second runs that behave
-//! differently, a machine warming up). Runs are compared only with runs that share everything
-//! but the grouping key (the *context*), so `--by label` on a pipeline with a matrix compares
-//! each variant across labels separately. [`runs_needed`] turns the measured spread into the
-//! repetitions a difference of a given size needs (`schedlab plan`).
+//! A comparison tests every figure at once, so the p-values of all its rows are adjusted
+//! together (Benjamini–Hochberg): a difference is `higher` or `lower` when its q is below 0.05,
+//! `within noise` otherwise, and `--min-effect` declares differences smaller than a size of
+//! interest noise whatever q says. Welch's interval does not assume the groups have equal
+//! variance: a noisier kernel does not borrow the quieter one's spread. It does lean on
+//! near-normal means, which five runs cannot show, so the exact Mann-Whitney U test checks it
+//! from the ranks alone (with the Hodges–Lehmann shift it implies); where the two disagree the
+//! verdict is `inconclusive` ([`verdict`]). A figure equal to another in every run (the CPUs of
+//! the one core class a machine has, and of all its CPUs) is compared once ([`cells`]). Means
+//! and differences of figures that cannot be negative (counts, durations, shares) get intervals
+//! that stay in that range ([`range`]).
+//!
+//! Each group's runs in collection order also get a least-squares slope: one whose interval
+//! excludes zero is an order effect (second runs that behave differently, a machine warming
+//! up). Runs are compared only with runs that share everything but the grouping key (the
+//! *context*), so `--by label` on a pipeline with a matrix compares each variant across labels
+//! separately. [`runs_needed`] turns the measured spread into the repetitions a difference of a
+//! given size needs (`schedlab plan`).
+
+mod cells;
+mod plan;
+mod range;
+mod verdict;
+
+pub use plan::runs_needed;
 
 use std::collections::BTreeMap;
 
-use crate::stats::{self, MannWhitney, Sample, Trend};
+use crate::stats::{self, Sample, Trend};
 use schedlab_tables::manifest::RunStatus;
 use schedlab_tables::{
     ComparisonRow, CpuActivityRow, CpuShareRow, CpuTimeRow, MigrationClassRow, NO_EARLIER_RUN,
-    PlacementCostRow, PowerStepRow, ProcessRow, ResidencyRollupRow, RunRow, RunsNeeded,
-    SchedDelayWorkloadRow, ThroughputRow, TotalsRow, Verdict, WakeupPlacementRow,
-    WorkloadMetricRow,
+    PlacementCostRow, PowerStepRow, ProcessRow, ResidencyRollupRow, RunRow, SchedDelayWorkloadRow,
+    ThroughputRow, TotalsRow, Verdict, WakeupPlacementRow, WorkloadMetricRow,
 };
+
+use cells::cells;
+use range::Range;
+use verdict::Difference;
 
 /// What runs are grouped by.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -80,6 +98,10 @@ pub enum CompareError {
     UnknownVariable { name: String, known: Vec<String> },
     #[error("no group `{name}` to use as the baseline (groups: {})", known.join(", "))]
     UnknownBaseline { name: String, known: Vec<String> },
+    #[error("--groups names no group `{name}` (groups: {})", known.join(", "))]
+    UnknownGroup { name: String, known: Vec<String> },
+    #[error("--min-effect takes a positive size such as `2%`, not {0} %")]
+    BadMinEffect(f64),
     /// `--map a=b` names a workload one side lacks; the text lists both sides' workloads.
     #[error("{0}")]
     UnknownMappedWorkload(String),
@@ -538,88 +560,112 @@ fn group_and_context(run: &RunRow, by: &GroupBy) -> Option<(String, String)> {
     })
 }
 
-/// The index in `groups` of the baseline: `wanted` (a group's name, or a matrix value alone), or
-/// the first group.
-fn baseline_of(groups: &[String], wanted: Option<&str>) -> Result<usize, CompareError> {
-    match wanted {
-        None => Ok(0),
-        Some(wanted) => (groups.iter())
-            .position(|g| *g == wanted || g.split_once('=').is_some_and(|(_, v)| v == wanted))
-            .ok_or_else(|| CompareError::UnknownBaseline {
-                name: wanted.to_owned(),
-                known: groups.to_vec(),
-            }),
+/// Which groups a comparison (or a plan) takes, and which of them is the baseline: `--groups`
+/// and `--baseline`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Selection {
+    /// The group the others are compared with (its name, or a matrix variable's value alone);
+    /// `None`: the group with the most runs, ties going to the one that comes first (the label
+    /// collected first, the matrix's first value), so a lone run is never the default baseline
+    /// beside groups of several.
+    pub baseline: Option<String>,
+    /// Only these groups (names or values, as `baseline`); empty: every group.
+    pub groups: Vec<String>,
+}
+
+impl Selection {
+    /// Whether `group` is one `--groups` keeps.
+    pub fn keeps(&self, group: &str) -> bool {
+        self.groups.is_empty() || self.groups.iter().any(|wanted| names(group, wanted))
+    }
+
+    /// The groups kept, in their order, and the index of the baseline among them.
+    fn apply(
+        &self,
+        observations: &[Observation],
+        groups: &[String],
+    ) -> Result<(Vec<String>, usize), CompareError> {
+        for wanted in &self.groups {
+            if !groups.iter().any(|g| names(g, wanted)) {
+                return Err(CompareError::UnknownGroup {
+                    name: wanted.clone(),
+                    known: groups.to_vec(),
+                });
+            }
+        }
+        let kept: Vec<String> = groups.iter().filter(|g| self.keeps(g)).cloned().collect();
+        let base = match &self.baseline {
+            Some(wanted) => kept.iter().position(|g| names(g, wanted)).ok_or_else(|| {
+                CompareError::UnknownBaseline {
+                    name: wanted.clone(),
+                    known: kept.clone(),
+                }
+            })?,
+            None => default_baseline(observations, &kept).unwrap_or(0),
+        };
+        Ok((kept, base))
     }
 }
 
-/// (context, workload, metric, unit)
-type CellKey<'a> = (&'a str, &'a str, &'a str, &'a str);
+/// Whether `wanted` (from `--baseline` or `--groups`) names `group`: its whole name, or the value
+/// of a `variable=value` group.
+fn names(group: &str, wanted: &str) -> bool {
+    group == wanted || group.split_once('=').is_some_and(|(_, v)| v == wanted)
+}
 
-/// The observations per context, workload and figure, then per group (by its index in
-/// `groups`), each group's runs in collection order.
-fn cells<'a>(
-    observations: &'a [Observation],
-    groups: &[String],
-) -> BTreeMap<CellKey<'a>, BTreeMap<usize, Vec<&'a Observation>>> {
-    let mut cells: BTreeMap<CellKey<'_>, BTreeMap<usize, Vec<&Observation>>> = BTreeMap::new();
+/// The index in `candidates` of the group with the most runs among `observations`, ties going to
+/// the first (`None` when no candidate has a run): the default baseline.
+pub fn default_baseline(observations: &[Observation], candidates: &[String]) -> Option<usize> {
+    let mut runs: Vec<std::collections::BTreeSet<&str>> =
+        vec![Default::default(); candidates.len()];
     for o in observations {
-        let key = (
-            o.context.as_str(),
-            o.workload.as_str(),
-            o.metric.as_str(),
-            o.unit.as_str(),
-        );
-        let group = (groups.iter())
-            .position(|g| *g == o.group)
-            .expect("every observation's group is listed");
-        cells
-            .entry(key)
-            .or_default()
-            .entry(group)
-            .or_default()
-            .push(o);
+        if let Some(index) = candidates.iter().position(|g| *g == o.group) {
+            runs[index].insert(&o.run_id);
+        }
     }
-    for group in cells.values_mut().flat_map(|c| c.values_mut()) {
-        group.sort_by(|a, b| (&a.started_at, &a.run_id).cmp(&(&b.started_at, &b.run_id)));
-    }
-    cells
+    let most = runs.iter().map(|r| r.len()).max().filter(|n| *n > 0)?;
+    runs.iter().position(|r| r.len() == most)
 }
 
 fn values(group: &[&Observation]) -> Vec<f64> {
     group.iter().map(|o| o.value).collect()
 }
 
-/// Compares every group with the baseline (by default the first of `groups`), per context,
-/// workload and figure.
+/// Compares every group `selection` keeps with its baseline, per context, workload and figure,
+/// adjusting every row's p together; differences smaller than `min_effect_pct` percent of the
+/// baseline's mean are `within noise` whatever their q.
 pub fn compare(
     observations: &[Observation],
     groups: &[String],
     by: &GroupBy,
-    baseline: Option<&str>,
+    selection: &Selection,
+    min_effect_pct: Option<f64>,
 ) -> Result<Vec<ComparisonRow>, CompareError> {
+    if let Some(min) = min_effect_pct.filter(|m| !(*m > 0.0 && m.is_finite())) {
+        return Err(CompareError::BadMinEffect(min));
+    }
     if groups.is_empty() {
         return Ok(Vec::new());
     }
-    let base_index = baseline_of(groups, baseline)?;
+    let (groups, base_index) = selection.apply(observations, groups)?;
     let baseline = &groups[base_index];
 
     let mut rows = Vec::new();
-    for ((context, workload, metric, unit), by_group) in cells(observations, groups) {
-        let base_values = by_group.get(&base_index).map(|group| values(group));
-        for (index, group) in by_group {
-            let own = values(&group);
+    let mut differences: Vec<Option<Difference>> = Vec::new();
+    for cell in cells(observations, &groups) {
+        let (context, workload, metric, unit) = cell.key;
+        let range = Range::of(metric, unit, cell.values());
+        let base_values = cell.groups.get(&base_index).map(|group| values(group));
+        for (&index, group) in &cell.groups {
+            let own = values(group);
             let sample = Sample::of(&own);
             let is_baseline = index == base_index;
             let against = base_values.as_deref().filter(|_| !is_baseline);
-            let difference = against.map(|base_values| Difference::of(&own, base_values));
-            let (verdict, verdict_note) = match (&difference, is_baseline) {
-                (_, true) => (Verdict::Baseline, None),
-                (Some(d), false) => d.verdict(),
-                (None, false) => (Verdict::NoBaselineRuns, None),
-            };
-            let interval = sample.interval();
+            let difference = against.map(|base| Difference::of(&own, base, &range));
+            let (interval, ci_method) = range.mean_interval(&sample, &own);
             let trend = Trend::of(&own);
             let slope_interval = trend.and_then(|t| t.interval);
+            let shift = difference.as_ref().and_then(|d| d.shift);
             rows.push(ComparisonRow {
                 run_ids: (group.iter().map(|o| o.run_id.as_str()))
                     .collect::<Vec<_>>()
@@ -637,107 +683,70 @@ pub fn compare(
                 ci_low: interval.map(|i| i.0),
                 ci_high: interval.map(|i| i.1),
                 diff_pct: difference.as_ref().and_then(|d| d.percent(d.mean)),
-                diff_ci_low_pct: difference.as_ref().and_then(|d| d.percent(d.interval?.0)),
-                diff_ci_high_pct: difference.as_ref().and_then(|d| d.percent(d.interval?.1)),
-                verdict,
+                diff_ci_low_pct: difference.as_ref().and_then(|d| Some(d.interval_pct?.0)),
+                diff_ci_high_pct: difference.as_ref().and_then(|d| Some(d.interval_pct?.1)),
+                verdict: if is_baseline {
+                    Verdict::Baseline
+                } else {
+                    Verdict::NoBaselineRuns
+                },
                 welch_p: difference.as_ref().and_then(|d| d.welch_p),
                 mann_whitney_u: difference.as_ref().and_then(|d| Some(d.rank?.u)),
                 mann_whitney_p: difference.as_ref().and_then(|d| d.rank?.p),
-                verdict_note,
+                verdict_note: None,
                 first_vs_rest_pct: trend.and_then(|t| t.first_vs_rest_pct),
                 slope_per_run: trend.map(|t| t.slope),
                 slope_ci_low: slope_interval.map(|i| i.0),
                 slope_ci_high: slope_interval.map(|i| i.1),
                 order_effect: trend.is_some_and(|t| t.significant()),
+                verdict_p: difference.as_ref().and_then(|d| d.p),
+                q: None,
+                hodges_lehmann: shift.map(|s| s.shift),
+                hodges_lehmann_ci_low: shift.and_then(|s| Some(s.interval?.0)),
+                hodges_lehmann_ci_high: shift.and_then(|s| Some(s.interval?.1)),
+                ci_method: ci_method.to_owned(),
+                diff_ci_method: difference
+                    .as_ref()
+                    .and_then(|d| d.interval_pct.map(|_| d.interval_method.to_owned())),
+                stands_for: (!cell.stands_for.is_empty()).then(|| cell.stands_for.join(",")),
             });
+            differences.push(difference);
+        }
+    }
+
+    // One family: every row's p; and each test's own, for saying which one found what.
+    let family = |p: &dyn Fn(&Difference) -> Option<f64>| {
+        let ps: Vec<Option<f64>> = differences.iter().map(|d| p(d.as_ref()?)).collect();
+        stats::benjamini_hochberg(&ps)
+    };
+    let qs = family(&|d| d.p);
+    let welch_qs = family(&|d| d.welch_p);
+    let rank_qs = family(&|d| d.usable_rank_p());
+    for (i, (row, difference)) in rows.iter_mut().zip(&differences).enumerate() {
+        row.q = qs[i];
+        if let Some(d) = difference {
+            (row.verdict, row.verdict_note) =
+                d.verdict(qs[i], (welch_qs[i], rank_qs[i]), min_effect_pct);
         }
     }
     Ok(rows)
 }
 
-/// A group's figure against the baseline's: Welch's interval and p, and the rank test.
-struct Difference {
-    /// The baseline's mean, which percentages are of.
-    base_mean: f64,
-    mean: f64,
-    interval: Option<(f64, f64)>,
-    welch_p: Option<f64>,
-    rank: Option<MannWhitney>,
-    /// Pairs (group run, baseline run): U's largest value.
-    pairs: f64,
+/// The line that says how the verdicts were reached: how many p-values were adjusted together
+/// (`None` when no row was tested).
+pub fn adjustment(rows: &[ComparisonRow]) -> Option<String> {
+    let tested = rows.iter().filter(|r| r.q.is_some()).count();
+    (tested > 0).then(|| {
+        format!(
+            "q: the p of each of the {tested} differences tested, adjusted together \
+             (Benjamini–Hochberg); `higher` and `lower` need q < {:.2}",
+            stats::ALPHA
+        )
+    })
 }
 
-impl Difference {
-    fn of(group: &[f64], baseline: &[f64]) -> Difference {
-        let (sample, base) = (Sample::of(group), Sample::of(baseline));
-        Difference {
-            base_mean: base.mean,
-            mean: sample.mean - base.mean,
-            interval: sample.difference_interval(&base),
-            welch_p: sample.welch_p(&base),
-            rank: stats::mann_whitney(group, baseline),
-            pairs: (group.len() * baseline.len()) as f64,
-        }
-    }
-
-    /// `x` as a percentage of the baseline's mean (none of a mean of 0).
-    fn percent(&self, x: f64) -> Option<f64> {
-        (self.base_mean != 0.0).then(|| 100.0 * x / self.base_mean)
-    }
-
-    /// Welch's verdict, unless the rank test, able to find a difference with these many runs,
-    /// disagrees: then `inconclusive`, with a note saying how.
-    fn verdict(&self) -> (Verdict, Option<String>) {
-        let welch = match self.interval {
-            None => return (Verdict::TooFewRuns, None),
-            Some((low, _)) if low > 0.0 => Verdict::Higher,
-            Some((_, high)) if high < 0.0 => Verdict::Lower,
-            Some(_) => Verdict::WithinNoise,
-        };
-        let Some(rank) = self.rank else {
-            return (welch, None);
-        };
-        let Some(p) = rank.p else {
-            return (welch, None);
-        };
-        if rank.smallest_p > stats::ALPHA {
-            let note = format!(
-                "the rank test cannot reach p < {:.2} with these runs (its smallest p is {:.2})",
-                stats::ALPHA,
-                rank.smallest_p
-            );
-            return (welch, Some(note));
-        }
-        // The rank test's direction: U above its middle means the group's values rank higher.
-        let ranked = if p >= stats::ALPHA {
-            Verdict::WithinNoise
-        } else if 2.0 * rank.u > self.pairs {
-            Verdict::Higher
-        } else {
-            Verdict::Lower
-        };
-        let says = |v: Verdict| match v {
-            Verdict::WithinNoise => "does not".to_owned(),
-            v => format!("says {v}"),
-        };
-        if ranked == welch {
-            return (welch, None);
-        }
-        let note = match welch {
-            Verdict::WithinNoise => {
-                format!("Welch's interval includes 0, the rank test says {ranked} (p = {p:.3})")
-            }
-            _ => format!(
-                "Welch says {welch}, the rank test {} (p = {p:.3})",
-                says(ranked)
-            ),
-        };
-        (Verdict::Inconclusive, Some(note))
-    }
-}
-
-/// The lines that go under the comparison table: why a verdict is `inconclusive`, and which
-/// groups drift with collection order.
+/// The lines that go under the comparison table: why a verdict is `inconclusive`, which groups
+/// drift with collection order, and what a `†` on an interval means.
 pub fn notes(rows: &[ComparisonRow]) -> Vec<String> {
     let mut lines = Vec::new();
     for r in rows {
@@ -774,86 +783,39 @@ pub fn notes(rows: &[ComparisonRow]) -> Vec<String> {
             ));
         }
     }
+    let bootstrapped = (rows.iter()).any(|r| {
+        r.ci_method == range::BOOTSTRAP || r.diff_ci_method.as_deref() == Some(range::BOOTSTRAP)
+    });
+    if bootstrapped {
+        lines.push(
+            "- intervals marked † are percentile bootstrap intervals: Student's or Welch's would \
+             leave the range the figure can take (a count below 0, a share above 1, a fall of \
+             more than 100 %)"
+                .to_owned(),
+        );
+    }
     lines
-}
-
-/// Per context, workload, figure and group against the baseline: the runs each group needs for
-/// Welch's test (two-sided, alpha 0.05, 80 % power) to find a difference of `detect_pct` percent
-/// of the baseline's mean, from the spread measured so far, and how long the missing runs take
-/// to collect (`runs` gives their durations).
-pub fn runs_needed(
-    observations: &[Observation],
-    groups: &[String],
-    baseline: Option<&str>,
-    detect_pct: f64,
-    runs: &[RunRow],
-    cooldown_s: f64,
-) -> Result<Vec<RunsNeeded>, CompareError> {
-    if !(detect_pct > 0.0 && detect_pct.is_finite()) {
-        return Err(CompareError::BadDetect(detect_pct));
-    }
-    if groups.is_empty() {
-        return Ok(Vec::new());
-    }
-    let base_index = baseline_of(groups, baseline)?;
-    let baseline = &groups[base_index];
-    let durations: BTreeMap<&str, f64> = (runs.iter())
-        .map(|r| (r.run_id.as_str(), r.duration_ns as f64 / 1e9))
-        .collect();
-    let mean_duration = |group: &[&Observation]| {
-        let known: Vec<f64> = (group.iter())
-            .filter_map(|o| durations.get(o.run_id.as_str()).copied())
-            .collect();
-        known.iter().sum::<f64>() / known.len().max(1) as f64
-    };
-
-    let mut rows = Vec::new();
-    for ((context, workload, metric, _), by_group) in cells(observations, groups) {
-        let Some(base) = by_group.get(&base_index) else {
-            continue;
-        };
-        let base_sample = Sample::of(&values(base));
-        for (index, group) in by_group.iter().filter(|(i, _)| **i != base_index) {
-            let sample = Sample::of(&values(group));
-            let delta = detect_pct / 100.0 * base_sample.mean;
-            let spreads = sample.stddev.zip(base_sample.stddev);
-            let needed = spreads
-                .and_then(|(a, b)| stats::runs_to_detect(a, b, delta))
-                .map(|n| n.ceil() as usize);
-            let missing_of = |have: usize| needed.map_or(0, |n| n.saturating_sub(have));
-            let (own_missing, base_missing) = (missing_of(sample.n), missing_of(base_sample.n));
-            rows.push(RunsNeeded {
-                context: context.to_owned(),
-                workload: workload.to_owned(),
-                metric: metric.to_owned(),
-                group: groups[*index].clone(),
-                baseline: baseline.clone(),
-                runs: (sample.n, base_sample.n),
-                spread_pct: spreads
-                    .filter(|_| base_sample.mean != 0.0)
-                    .map(|(a, b)| 100.0 * a.max(b) / base_sample.mean.abs()),
-                needed,
-                missing: own_missing + base_missing,
-                collect_s: own_missing as f64 * (mean_duration(group) + cooldown_s)
-                    + base_missing as f64 * (mean_duration(base) + cooldown_s),
-            });
-        }
-    }
-    Ok(rows)
 }
 
 #[cfg(test)]
 mod tests {
-    use schedlab_tables::{PlacementCostRow, SchedDelayWorkloadRow};
+    use schedlab_tables::{Needed, PlacementCostRow, SchedDelayWorkloadRow};
 
     use super::*;
 
-    use crate::stats::tests::{A, B, G, G_BASE};
+    use crate::stats::tests::{A, B, C, G, G_BASE};
+
+    fn baseline(name: &str) -> Selection {
+        Selection {
+            baseline: Some(name.into()),
+            ..Selection::default()
+        }
+    }
 
     /// The `new` group's row of a comparison by label.
     fn new_row(inputs: &CompareInputs) -> ComparisonRow {
         let (seen, groups) = observations(inputs, &GroupBy::Label).unwrap();
-        let rows = compare(&seen, &groups, &GroupBy::Label, None).unwrap();
+        let rows = compare(&seen, &groups, &GroupBy::Label, &Selection::default(), None).unwrap();
         (rows.into_iter()).find(|r| r.group == "new").unwrap()
     }
 
@@ -937,7 +899,7 @@ mod tests {
             ["old", "new"],
             "the label whose first run started first leads"
         );
-        let rows = compare(&seen, &groups, &GroupBy::Label, None).unwrap();
+        let rows = compare(&seen, &groups, &GroupBy::Label, &Selection::default(), None).unwrap();
         assert_eq!(rows.len(), 2);
         let (old, new) = (&rows[0], &rows[1]);
         assert_eq!(
@@ -958,13 +920,13 @@ mod tests {
             "{high}"
         );
 
-        let rows = compare(&seen, &groups, &GroupBy::Label, Some("new")).unwrap();
+        let rows = compare(&seen, &groups, &GroupBy::Label, &baseline("new"), None).unwrap();
         assert_eq!(
             (rows[0].group.as_str(), rows[0].verdict),
             ("old", Verdict::Higher)
         );
         assert_eq!(rows[1].verdict, Verdict::Baseline);
-        let err = compare(&seen, &groups, &GroupBy::Label, Some("nope")).unwrap_err();
+        let err = compare(&seen, &groups, &GroupBy::Label, &baseline("nope"), None).unwrap_err();
         assert_eq!(
             err.to_string(),
             "no group `nope` to use as the baseline (groups: old, new)"
@@ -996,7 +958,7 @@ mod tests {
         let by = GroupBy::from_name("workers");
         let (seen, groups) = observations(&inputs, &by).unwrap();
         assert_eq!(groups, ["workers=1", "workers=2"]);
-        let rows = compare(&seen, &groups, &by, Some("1")).unwrap();
+        let rows = compare(&seen, &groups, &by, &baseline("1"), None).unwrap();
         let summary: Vec<(&str, &str, Verdict)> = (rows.iter())
             .map(|r| (r.context.as_str(), r.group.as_str(), r.verdict))
             .collect();
@@ -1185,7 +1147,8 @@ mod tests {
     }
     #[test]
     fn the_rank_test_agrees_disagrees_or_cannot_tell() {
-        // Five builds a side, every new one faster: both tests say lower.
+        // Five builds a side, every new one faster: both tests say lower, and the verdict rests
+        // on the larger p, the rank test's 2 / C(10, 5).
         let agree = new_row(&two_kernels());
         assert_eq!(
             (agree.verdict, agree.verdict_note.as_deref()),
@@ -1194,13 +1157,17 @@ mod tests {
         assert_eq!(agree.mann_whitney_u, Some(0.0));
         assert!((agree.mann_whitney_p.unwrap() - 0.007936507936507936).abs() < 1e-9);
         assert!((agree.welch_p.unwrap() - 7.945527173554463e-06).abs() < 1e-9);
+        assert_eq!(agree.verdict_p, agree.mann_whitney_p);
 
         // Welch's interval lies above 0, but one new run ranks below a baseline run.
         let welch_only = new_row(&labelled(&G_BASE, &G));
         assert_eq!(welch_only.verdict, Verdict::Inconclusive);
         assert_eq!(
             welch_only.verdict_note.as_deref(),
-            Some("Welch says higher, the rank test does not (p = 0.057)")
+            Some(
+                "Welch says higher (q = 0.030), the rank test does not confirm it (p = 0.057, \
+                 q = 0.057)"
+            )
         );
         assert_eq!(welch_only.mann_whitney_u, Some(15.0));
 
@@ -1210,13 +1177,16 @@ mod tests {
         assert_eq!(rank_only.verdict, Verdict::Inconclusive);
         assert_eq!(
             rank_only.verdict_note.as_deref(),
-            Some("Welch's interval includes 0, the rank test says higher (p = 0.008)")
+            Some(
+                "the rank test says higher (p = 0.008, q = 0.008), Welch's test does not \
+                 (q = 0.351)"
+            )
         );
         let lines = notes(&[welch_only.clone(), rank_only]);
         assert_eq!(
             lines[0],
-            "- build time/wall_time_s, new vs old: inconclusive: Welch says higher, the rank \
-             test does not (p = 0.057)"
+            "- build time/wall_time_s, new vs old: inconclusive: Welch says higher (q = 0.030), \
+             the rank test does not confirm it (p = 0.057, q = 0.057)"
         );
 
         // Three runs a side: the rank test's smallest p is 0.1, so Welch's verdict stands.
@@ -1229,13 +1199,320 @@ mod tests {
         assert!(notes(&[three]).is_empty());
     }
 
+    /// `inputs` (from [`labelled`]) with the figure `tool/metric` in `unit`: `old`'s values in the
+    /// old runs, `new`'s in the new.
+    fn with_figure(
+        mut inputs: CompareInputs,
+        name: &str,
+        unit: &str,
+        old: &[f64],
+        new: &[f64],
+    ) -> CompareInputs {
+        let (tool, metric) = name.split_once('/').unwrap();
+        for (label, values) in [("old", old), ("new", new)] {
+            for (i, value) in values.iter().enumerate() {
+                inputs.workload_metrics.push(WorkloadMetricRow {
+                    tool: tool.into(),
+                    metric: metric.into(),
+                    unit: unit.into(),
+                    ..wall(&format!("x-{label}-r{i}"), *value)
+                });
+            }
+        }
+        inputs
+    }
+
+    /// The comparison by label of `inputs`, with `--min-effect`.
+    fn compared(inputs: &CompareInputs, min_effect: Option<f64>) -> Vec<ComparisonRow> {
+        let (seen, groups) = observations(inputs, &GroupBy::Label).unwrap();
+        compare(
+            &seen,
+            &groups,
+            &GroupBy::Label,
+            &Selection::default(),
+            min_effect,
+        )
+        .unwrap()
+    }
+
+    fn new_rows(rows: &[ComparisonRow]) -> Vec<&ComparisonRow> {
+        rows.iter().filter(|r| r.group == "new").collect()
+    }
+
+    #[test]
+    fn the_default_baseline_is_the_group_with_the_most_runs() {
+        // One unlabelled run, collected first, beside three runs each of `a` and `b`.
+        let mut inputs = CompareInputs::default();
+        let labels = [
+            None,
+            Some("a"),
+            Some("a"),
+            Some("a"),
+            Some("b"),
+            Some("b"),
+            Some("b"),
+        ];
+        for (i, label) in labels.into_iter().enumerate() {
+            let id = format!("r{i}");
+            let started = format!("2026-11-30T0{i}:00");
+            inputs
+                .runs
+                .push(run(&id, label, "", &started, RunStatus::Completed));
+            inputs.workload_metrics.push(wall(&id, 10.0 + i as f64));
+        }
+        let (seen, groups) = observations(&inputs, &GroupBy::Label).unwrap();
+        assert_eq!(groups, ["(no label)", "a", "b"]);
+        let rows = compare(&seen, &groups, &GroupBy::Label, &Selection::default(), None).unwrap();
+        let verdicts: Vec<(&str, &str, Verdict)> = (rows.iter())
+            .map(|r| (r.group.as_str(), r.baseline.as_str(), r.verdict))
+            .collect();
+        assert_eq!(
+            verdicts,
+            [
+                ("(no label)", "a", Verdict::TooFewRuns),
+                ("a", "a", Verdict::Baseline),
+                ("b", "a", Verdict::Higher),
+            ],
+            "a, not the lone run, is the baseline (ties: the first collected)"
+        );
+
+        // --groups a,b leaves the lone run out; names unknown are errors.
+        let only = Selection {
+            groups: vec!["b".into(), "a".into()],
+            ..Selection::default()
+        };
+        let rows = compare(&seen, &groups, &GroupBy::Label, &only, None).unwrap();
+        let kept: Vec<&str> = rows.iter().map(|r| r.group.as_str()).collect();
+        assert_eq!(kept, ["a", "b"]);
+        let typo = Selection {
+            groups: vec!["c".into()],
+            ..Selection::default()
+        };
+        let err = compare(&seen, &groups, &GroupBy::Label, &typo, None).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "--groups names no group `c` (groups: (no label), a, b)"
+        );
+        let outside = Selection {
+            baseline: Some("(no label)".into()),
+            groups: vec!["a".into(), "b".into()],
+        };
+        let err = compare(&seen, &groups, &GroupBy::Label, &outside, None).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "no group `(no label)` to use as the baseline (groups: a, b)"
+        );
+        assert_eq!(default_baseline(&seen, &groups), Some(1));
+    }
+
+    // Per figure (t/c, t/close, time/wall_time_s), by SciPy 1.17.1: Welch's p
+    // (`ttest_ind(new, old, equal_var=False)`) 0.8507063199650885, 0.04139388184053285 and
+    // 7.945527173554463e-06; the exact rank test's (`mannwhitneyu(new, old, method="exact")`)
+    // 0.8412698412698413, 0.007936507936507936 and 0.007936507936507936; the larger of the two
+    // adjusted by `false_discovery_control([...])`: 0.8507063199650885, 0.062090822760799275 and
+    // 0.023809523809523808. Welch's alone adjusted: 0.851, 0.0621, 2.38e-05; the rank test's:
+    // 0.841, 0.0119, 0.0119. t/close's Welch p is below 0.05 alone, not among three figures.
+    #[test]
+    fn every_figure_of_a_comparison_is_adjusted_together() {
+        let close_old = [10.0, 10.1, 9.9, 10.0, 10.05];
+        let close_new = [10.11, 10.14, 10.13, 10.15, 10.45];
+        let inputs = with_figure(labelled(&A, &B), "t/close", "s", &close_old, &close_new);
+        let inputs = with_figure(inputs, "t/c", "s", &A, &C);
+        let rows = compared(&inputs, None);
+        let new = new_rows(&rows);
+        let qs: Vec<(&str, f64)> = new
+            .iter()
+            .map(|r| (r.metric.as_str(), r.q.unwrap()))
+            .collect();
+        let expected = [
+            ("t/c", 0.8507063199650885),
+            ("t/close", 0.062090822760799275),
+            ("time/wall_time_s", 0.023809523809523808),
+        ];
+        for ((metric, q), (m, e)) in qs.iter().zip(expected) {
+            assert!(*metric == m && (q - e).abs() < 1e-9, "{qs:?}");
+        }
+        assert_eq!(new[2].verdict, Verdict::Higher);
+        assert_eq!(new[0].verdict, Verdict::WithinNoise);
+        // Its ranks do separate the groups (exact p 0.0079, 0.012 adjusted), Welch's test does
+        // not after adjustment: neither verdict stands.
+        let close = new[1];
+        assert!((close.welch_p.unwrap() - 0.04139388184053285).abs() < 1e-9);
+        assert_eq!(close.verdict, Verdict::Inconclusive);
+        assert_eq!(
+            close.verdict_note.as_deref(),
+            Some(
+                "the rank test says higher (p = 0.008, q = 0.012), Welch's test does not \
+                 (q = 0.062)"
+            )
+        );
+    }
+
+    #[test]
+    fn differences_below_min_effect_are_noise_whatever_q_says() {
+        // The new kernel's builds are 2.50 % faster, with q = 2 / C(10, 5) = 0.0079.
+        let rows = compared(&two_kernels(), Some(5.0));
+        let new = new_rows(&rows)[0];
+        assert!((new.q.unwrap() - 2.0 / 252.0).abs() < 1e-12);
+        assert_eq!(
+            (new.verdict, new.verdict_note.as_deref()),
+            (
+                Verdict::WithinNoise,
+                Some("-2.50 % is within --min-effect 5 %")
+            )
+        );
+        assert_eq!(
+            new_rows(&compared(&two_kernels(), Some(1.0)))[0].verdict,
+            Verdict::Lower
+        );
+        let (seen, groups) = observations(&two_kernels(), &GroupBy::Label).unwrap();
+        let err = compare(
+            &seen,
+            &groups,
+            &GroupBy::Label,
+            &Selection::default(),
+            Some(0.0),
+        );
+        assert_eq!(
+            err.unwrap_err().to_string(),
+            "--min-effect takes a positive size such as `2%`, not 0 %"
+        );
+    }
+
+    #[test]
+    fn constant_counts_are_no_certain_difference() {
+        // 0 0 0 0 against 1 1 1 1: with no spread at all Welch's p would be 0 (SciPy's too). A
+        // count cannot show a spread below one: each group is taken as 4 runs one of which
+        // counted one more (sd 1/√4): SciPy's `ttest_ind_from_stats(1, 0.5, 4, 0, 0.5, 4,
+        // equal_var=False)` gives 0.030019745287544405; the rank test's is 2 / C(8, 4) = 0.0286.
+        let walls = [60.0, 61.0, 59.0, 60.5];
+        let inputs = with_figure(
+            labelled(&walls, &walls),
+            "t/n",
+            "count",
+            &[0.0; 4],
+            &[1.0; 4],
+        );
+        let rows = compared(&inputs, None);
+        let count = (rows.iter())
+            .find(|r| r.metric == "t/n" && r.group == "new")
+            .unwrap();
+        assert!((count.welch_p.unwrap() - 0.030019745287544405).abs() < 1e-9);
+        assert_eq!(count.verdict_p, count.welch_p);
+        // Adjusted with the wall time's (p = 1): 0.0300 × 2 = 0.060, no difference.
+        assert!((count.q.unwrap() - 2.0 * 0.030019745287544405).abs() < 1e-9);
+        assert_eq!(count.verdict, Verdict::WithinNoise);
+
+        // Three runs of exactly 500 operations against three of exactly 1500: a difference of a
+        // thousand counts against a spread of at most one (SciPy: p = 2.96e-13). The rank test
+        // cannot reach 0.05 with three runs a side, so Welch's verdict stands.
+        let walls = [60.0, 61.0, 59.0];
+        let inputs = with_figure(
+            labelled(&walls, &walls),
+            "t/ops",
+            "ops",
+            &[500.0; 3],
+            &[1500.0; 3],
+        );
+        let rows = compared(&inputs, None);
+        let ops = (rows.iter())
+            .find(|r| r.metric == "t/ops" && r.group == "new")
+            .unwrap();
+        assert!((ops.welch_p.unwrap() - 2.962958573393325e-13).abs() < 1e-15);
+        assert_eq!(ops.verdict, Verdict::Higher);
+
+        // A figure that is not a count, 0 in every baseline run: only the rank test speaks for
+        // it, and with three runs a side it cannot reach 0.05.
+        let inputs = with_figure(
+            labelled(&walls, &walls),
+            "t/wait_s",
+            "s",
+            &[0.0; 3],
+            &[0.0005, 0.00051, 0.00049],
+        );
+        let rows = compared(&inputs, None);
+        let wait = (rows.iter())
+            .find(|r| r.metric == "t/wait_s" && r.group == "new")
+            .unwrap();
+        assert!(wait.welch_p.unwrap() < 1e-3, "{wait:#?}");
+        assert!((wait.verdict_p.unwrap() - 0.1).abs() < 1e-12, "2 / C(6, 3)");
+        assert_eq!(wait.verdict, Verdict::WithinNoise);
+    }
+
+    // Student's t for the mean of 0 0 1 0: (-0.546, 1.046); Welch's for its difference from
+    // 2 1 3 2, in percent of 2.0: (-149.1 %, -25.9 %) (SciPy's `t.interval` and
+    // `ttest_ind(...).confidence_interval()`). The bootstrap intervals are those of
+    // `stats::bootstrap`'s tests, which enumerate every resample.
+    #[test]
+    fn intervals_of_counts_stay_at_or_above_0() {
+        let walls = [60.0, 61.0, 59.0, 60.5];
+        let inputs = with_figure(
+            labelled(&walls, &walls),
+            "m/count",
+            "migrations",
+            &[2.0, 1.0, 3.0, 2.0],
+            &[0.0, 0.0, 1.0, 0.0],
+        );
+        let rows = compared(&inputs, None);
+        let count = (rows.iter())
+            .find(|r| r.metric == "m/count" && r.group == "new")
+            .unwrap();
+        assert_eq!(
+            (count.ci_low, count.ci_high, count.ci_method.as_str()),
+            (Some(0.0), Some(0.75), "bootstrap")
+        );
+        assert_eq!(
+            (count.diff_ci_low_pct, count.diff_ci_high_pct),
+            (Some(-100.0), Some(-60.0))
+        );
+        assert_eq!(count.diff_ci_method.as_deref(), Some("bootstrap"));
+        let base = (rows.iter())
+            .find(|r| r.metric == "m/count" && r.group == "old")
+            .unwrap();
+        assert_eq!(
+            base.ci_method, "t",
+            "2 1 3 2: Student's (0.70, 3.30) is inside"
+        );
+        assert!(
+            notes(&rows)
+                .last()
+                .unwrap()
+                .starts_with("- intervals marked † are")
+        );
+    }
+
+    #[test]
+    fn a_figure_equal_to_another_in_every_run_is_one_test() {
+        let inputs = with_figure(labelled(&A, &B), "t/x", "s", &A, &C);
+        let inputs = with_figure(inputs, "t/y", "s", &A, &C);
+        let rows = compared(&inputs, None);
+        let new = new_rows(&rows);
+        let names: Vec<(&str, Option<&str>)> = (new.iter())
+            .map(|r| (r.metric.as_str(), r.stands_for.as_deref()))
+            .collect();
+        assert_eq!(names, [("t/x", Some("t/y")), ("time/wall_time_s", None)]);
+        // Two figures, not three: 2 / C(10, 5) × 2 (SciPy's `false_discovery_control([0.8507,
+        // 0.0079365])`: 0.015873015873015872).
+        assert!((new[1].q.unwrap() - 0.015873015873015872).abs() < 1e-12);
+    }
+
+    // numpy's `median(subtract.outer(new, old))` and the shifts SciPy's exact test does not
+    // reject (see `stats::rank`'s test): -15.9 s, (-20.0, -11.8).
+    #[test]
+    fn the_rank_test_reports_the_hodges_lehmann_shift() {
+        let new = new_row(&two_kernels());
+        assert!((new.hodges_lehmann.unwrap() + 15.9).abs() < 1e-9);
+        assert!((new.hodges_lehmann_ci_low.unwrap() + 20.0).abs() < 1e-9);
+        assert!((new.hodges_lehmann_ci_high.unwrap() + 11.8).abs() < 1e-9);
+    }
+
     #[test]
     fn a_group_that_drifts_with_collection_order_is_flagged() {
         // The old kernel's builds grow slower run by run (SciPy's linregress: slope 0.51 s,
         // 95 % interval 0.379 … 0.641); the new kernel's do not drift.
         let drifting = [10.0, 10.5, 11.2, 11.4, 12.1];
         let (seen, groups) = observations(&labelled(&drifting, &A), &GroupBy::Label).unwrap();
-        let rows = compare(&seen, &groups, &GroupBy::Label, None).unwrap();
+        let rows = compare(&seen, &groups, &GroupBy::Label, &Selection::default(), None).unwrap();
         let (old, new) = (&rows[0], &rows[1]);
         assert_eq!(old.run_ids, "x-old-r0,x-old-r1,x-old-r2,x-old-r3,x-old-r4");
         assert!(old.order_effect && !new.order_effect, "{rows:#?}");
@@ -1259,7 +1536,7 @@ mod tests {
                 .map(|i| format!("repetition={i}"))
                 .collect::<Vec<_>>()
         );
-        let rows = compare(&seen, &groups, &by, None).unwrap();
+        let rows = compare(&seen, &groups, &by, &Selection::default(), None).unwrap();
         let firsts: Vec<(&str, &str, f64)> = (rows.iter())
             .filter(|r| r.group == "repetition=1")
             .map(|r| (r.context.as_str(), r.run_ids.as_str(), r.mean))
@@ -1280,17 +1557,20 @@ mod tests {
         // A difference of 0.5 % of the old kernel's 628.1 s with the spreads measured (2.10 s
         // and 2.59 s): 9.976 runs a side by SciPy's noncentral t (see `runs_to_detect`'s
         // test), so 10: five more each, a minute each plus a 5 s cooldown.
-        let plan = runs_needed(&seen, &groups, None, 0.5, &runs, 5.0).unwrap();
+        let plan = runs_needed(&seen, &groups, &Selection::default(), 0.5, &runs, 5.0).unwrap();
         assert_eq!(plan.len(), 1);
         let row = &plan[0];
         assert_eq!((row.group.as_str(), row.baseline.as_str()), ("new", "old"));
-        assert_eq!((row.runs, row.needed, row.missing), ((5, 5), Some(10), 10));
+        assert_eq!(
+            (row.runs, row.needed, row.missing),
+            ((5, 5), Needed::Runs(10), 10)
+        );
         assert!((row.collect_s - 650.0).abs() < 1e-9, "{row:#?}");
         assert!((row.spread_pct.unwrap() - 100.0 * 2.593260495977997 / 628.1).abs() < 1e-9);
         // 5 % needs no more runs than are there.
-        let plan = runs_needed(&seen, &groups, None, 5.0, &runs, 5.0).unwrap();
-        assert_eq!((plan[0].needed, plan[0].missing), (Some(2), 0));
-        let err = runs_needed(&seen, &groups, None, 0.0, &runs, 5.0).unwrap_err();
+        let plan = runs_needed(&seen, &groups, &Selection::default(), 5.0, &runs, 5.0).unwrap();
+        assert_eq!((plan[0].needed, plan[0].missing), (Needed::Runs(2), 0));
+        let err = runs_needed(&seen, &groups, &Selection::default(), 0.0, &runs, 5.0).unwrap_err();
         assert_eq!(
             err.to_string(),
             "cannot plan for a difference of 0 % (hint: a positive size such as `--detect 2%`)"

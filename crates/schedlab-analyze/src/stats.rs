@@ -4,12 +4,22 @@
 //! Student's t for the interval of one mean; Welch's interval and p for the difference of two
 //! means, which does not assume the two groups are equally noisy. Welch's test leans on the
 //! means being roughly normal, which three to five runs cannot show, so the exact Mann-Whitney U
-//! test (ranks only, no assumption about the distribution) checks it. A least-squares slope over
-//! collection order finds runs that drift (a warming machine, a cache that fills). How many runs
-//! a difference needs comes from the power of Welch's test (a noncentral t). Quantiles and
-//! densities come from statrs.
+//! test (ranks only, no assumption about the distribution) checks it, and its Hodges–Lehmann
+//! shift says how far apart the ranks put the groups ([`rank`]). Many figures tested at once are
+//! adjusted together by Benjamini and Hochberg's false discovery rate. Where Student's interval
+//! would leave the range a figure can take, a percentile bootstrap stays inside it
+//! ([`bootstrap`]). A least-squares slope over collection order finds runs that drift (a warming
+//! machine, a cache that fills). How many runs a difference needs comes from the power of
+//! Welch's test, a noncentral t ([`power`]). Quantiles and densities come from statrs.
 
-use statrs::distribution::{ChiSquared, Continuous, ContinuousCDF, Normal, StudentsT};
+pub mod bootstrap;
+pub mod power;
+mod rank;
+
+pub use power::{MAX_RUNS, RunsForPower, runs_to_detect};
+pub use rank::{EXACT_LIMIT, HodgesLehmann, MannWhitney, hodges_lehmann, mann_whitney};
+
+use statrs::distribution::{ContinuousCDF, StudentsT};
 
 /// The confidence level of every interval.
 const CONFIDENCE: f64 = 0.95;
@@ -89,75 +99,6 @@ struct Welch {
     df: f64,
 }
 
-/// The exact Mann-Whitney U test of one group against another.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct MannWhitney {
-    /// Pairs (x, y) with x above y, ties counting half: SciPy's `statistic`, the U of `x`.
-    pub u: f64,
-    /// Two-sided p from the exact distribution of U (`None` above [`EXACT_LIMIT`] runs).
-    pub p: Option<f64>,
-    /// The smallest two-sided p these group sizes can give: above [`ALPHA`] (three runs
-    /// against three: 0.1), the test cannot find any difference.
-    pub smallest_p: f64,
-}
-
-/// The most runs (both groups together) whose exact U distribution is computed: its counts
-/// are binomial coefficients, and C(120, 60) still fits an `i128` many times over.
-pub const EXACT_LIMIT: usize = 120;
-
-/// The exact two-sided Mann-Whitney U test of `x` against `y`, as SciPy's
-/// `mannwhitneyu(x, y, method="exact")`: U from midranks, so a tie counts half; p is twice
-/// the chance of a U at least as far from the middle, `floor(max(U, nm - U))`, under the
-/// distribution without ties, capped at 1. With ties that distribution is only approximate
-/// (SciPy's exact method ignores ties too); `None` when either group is empty.
-pub fn mann_whitney(x: &[f64], y: &[f64]) -> Option<MannWhitney> {
-    let (m, n) = (x.len(), y.len());
-    if m == 0 || n == 0 {
-        return None;
-    }
-    let u: f64 = (x.iter())
-        .flat_map(|a| y.iter().map(move |b| (a, b)))
-        .map(|(a, b)| match a.partial_cmp(b) {
-            Some(std::cmp::Ordering::Greater) => 1.0,
-            Some(std::cmp::Ordering::Equal) => 0.5,
-            _ => 0.0,
-        })
-        .sum();
-    let total = binomial(m + n, m);
-    let smallest_p = (2.0 / total).min(1.0);
-    let p = (m + n <= EXACT_LIMIT).then(|| {
-        let counts = u_counts(m, n);
-        let far = u.max((m * n) as f64 - u).floor() as usize;
-        let tail: i128 = counts[far..].iter().sum();
-        (2.0 * tail as f64 / total).min(1.0)
-    });
-    Some(MannWhitney { u, p, smallest_p })
-}
-
-/// `C(n, k)` as a float (exact while it is below 2^53).
-fn binomial(n: usize, k: usize) -> f64 {
-    (0..k).fold(1.0, |c, i| c * (n - i) as f64 / (i + 1) as f64)
-}
-
-/// How many of the `C(m+n, m)` orderings of `m` and `n` distinct values give each U from 0 to
-/// `mn`: the coefficients of the Gaussian binomial `[m+n choose m]_q`, built one x-value at a
-/// time as `[n+i choose i] = [n+i-1 choose i-1] (1 - q^(n+i)) / (1 - q^i)`. The division by
-/// `1 - q^i` is a running sum with stride `i`; each step's coefficients are counts again.
-fn u_counts(m: usize, n: usize) -> Vec<i128> {
-    let top = m * n;
-    let mut counts = vec![0i128; top + 1];
-    counts[0] = 1;
-    for i in 1..=m {
-        for k in (n + i..=top).rev() {
-            counts[k] -= counts[k - n - i];
-        }
-        for k in i..=top {
-            counts[k] += counts[k - i];
-        }
-    }
-    counts
-}
-
 /// A least-squares line through values in the order they were collected (x = 0, 1, 2, ...).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Trend {
@@ -209,82 +150,43 @@ impl Trend {
     }
 }
 
-/// Runs per group (equal groups) for a two-sided Welch test at [`ALPHA`] to find a difference
-/// of `delta` with [`POWER`], when the groups' standard deviations are `sd_a` and `sd_b`; not
-/// rounded up, and at least 2.
-///
-/// A noncentral-t search: with n runs a side, Welch's statistic is noncentral t with
-/// noncentrality `delta / sqrt((sd_a² + sd_b²) / n)` and Welch-Satterthwaite degrees of freedom
-/// `(n - 1)(sd_a² + sd_b²)² / (sd_a⁴ + sd_b⁴)`; its power is the chance of landing beyond the
-/// central t's critical values. n is found by bisection. With equal spreads this is the pooled
-/// t-test's power, as statsmodels' `TTestIndPower` computes it. `None` for a `delta` of 0 or
-/// spreads that are not finite.
-pub fn runs_to_detect(sd_a: f64, sd_b: f64, delta: f64) -> Option<f64> {
-    let (va, vb) = (sd_a * sd_a, sd_b * sd_b);
-    if delta == 0.0 || !(va + vb).is_finite() || !delta.is_finite() {
-        return None;
+/// Benjamini–Hochberg adjusted p-values (q), as SciPy's `false_discovery_control(ps,
+/// method="bh")`: the family is the `Some`s, each q is the smallest `p_(j) m / j` over the
+/// p-values ranked at or above its own, capped at 1. Declaring every figure with q < 0.05 a
+/// difference keeps the expected share of false ones among them under 5 %. `None`s (figures
+/// with nothing to test) stay `None` and do not count in m.
+pub fn benjamini_hochberg(ps: &[Option<f64>]) -> Vec<Option<f64>> {
+    let mut ranked: Vec<(usize, f64)> = (ps.iter().enumerate())
+        .filter_map(|(i, p)| Some((i, (*p)?)))
+        .collect();
+    ranked.sort_by(|a, b| a.1.total_cmp(&b.1));
+    let m = ranked.len() as f64;
+    let mut qs = vec![None; ps.len()];
+    let mut smallest = 1.0f64;
+    for (rank, (index, p)) in ranked.iter().enumerate().rev() {
+        smallest = smallest.min(p * m / (rank + 1) as f64);
+        qs[*index] = Some(smallest);
     }
-    if va + vb == 0.0 {
-        return Some(2.0);
-    }
-    let power = |n: f64| -> Option<f64> {
-        let df = (n - 1.0) * (va + vb).powi(2) / (va * va + vb * vb);
-        let nc = delta.abs() / ((va + vb) / n).sqrt();
-        let critical = t_quantile(df)?;
-        Some(1.0 - noncentral_t_cdf(critical, df, nc)? + noncentral_t_cdf(-critical, df, nc)?)
-    };
-    let (mut low, mut high) = (2.0, 4.0);
-    if power(low)? >= POWER {
-        return Some(low);
-    }
-    while power(high)? < POWER {
-        (low, high) = (high, high * 2.0);
-        if high > 1e9 {
-            return None;
-        }
-    }
-    while high - low > 1e-9 * high {
-        let mid = (low + high) / 2.0;
-        if power(mid)? < POWER {
-            low = mid;
-        } else {
-            high = mid;
-        }
-    }
-    Some(high)
-}
-
-/// P(T ≤ t) for T noncentral t with `df` degrees of freedom and noncentrality `nc`: T is
-/// (Z + nc) / S with S = sqrt(V / df), V chi-squared, so P(T ≤ t) = E[Φ(t S - nc)], integrated
-/// over S by Simpson's rule where S's density is not negligible (12 of its standard deviations,
-/// about 1 / sqrt(2 df), either side of 1).
-fn noncentral_t_cdf(t: f64, df: f64, nc: f64) -> Option<f64> {
-    const STEPS: usize = 4000;
-    let chi = ChiSquared::new(df).ok()?;
-    let normal = Normal::standard();
-    let spread = 12.0 / (2.0 * df).sqrt();
-    let (low, high) = ((1.0 - spread).max(0.0), 1.0 + spread);
-    let h = (high - low) / STEPS as f64;
-    let integrand = |s: f64| {
-        // The density of S = sqrt(V / df) at s.
-        let density = if s == 0.0 {
-            0.0
-        } else {
-            chi.pdf(df * s * s) * 2.0 * df * s
-        };
-        normal.cdf(t * s - nc) * density
-    };
-    let inner: f64 = (1..STEPS)
-        .map(|i| integrand(low + i as f64 * h) * if i % 2 == 1 { 4.0 } else { 2.0 })
-        .sum();
-    Some((integrand(low) + inner + integrand(high)) * h / 3.0)
+    qs
 }
 
 /// The two-sided 95 % quantile of Student's t with `df` degrees of freedom (`None` when `df` is
-/// not a positive number, as from values that are not finite).
+/// not a positive number, as from values that are not finite): statrs's, refined by Newton's
+/// method on [`power::student_t_cdf`], since statrs's is off in the sixth digit beyond some
+/// ten thousand degrees of freedom (where the runs a small difference needs put it).
 fn t_quantile(df: f64) -> Option<f64> {
     let t = StudentsT::new(0.0, 1.0, df).ok()?;
-    Some(t.inverse_cdf(1.0 - (1.0 - CONFIDENCE) / 2.0))
+    let target = 1.0 - (1.0 - CONFIDENCE) / 2.0;
+    let mut x = t.inverse_cdf(target);
+    // ln of the density's constant: ln Γ((df+1)/2) - ln Γ(df/2) - ln(df π) / 2.
+    let constant = statrs::function::gamma::ln_gamma((df + 1.0) / 2.0)
+        - statrs::function::gamma::ln_gamma(df / 2.0)
+        - (df * std::f64::consts::PI).ln() / 2.0;
+    for _ in 0..2 {
+        let density = (constant - (df + 1.0) / 2.0 * (x * x / df).ln_1p()).exp();
+        x -= (power::student_t_cdf(x, df) - target) / density;
+    }
+    Some(x)
 }
 
 #[cfg(test)]
@@ -296,7 +198,7 @@ pub(crate) mod tests {
     // `stats.ttest_ind(x, y, equal_var=False).confidence_interval(0.95)`.
     pub(crate) const A: [f64; 5] = [612.4, 609.8, 615.1, 611.0, 613.7];
     pub(crate) const B: [f64; 5] = [626.9, 631.2, 624.5, 629.8, 628.1];
-    const C: [f64; 5] = [612.0, 618.3, 605.9, 614.4, 609.1];
+    pub(crate) const C: [f64; 5] = [612.0, 618.3, 605.9, 614.4, 609.1];
 
     fn close(actual: (f64, f64), expected: (f64, f64)) {
         let ok = (actual.0 - expected.0).abs() < 1e-6 && (actual.1 - expected.1).abs() < 1e-6;
@@ -358,65 +260,6 @@ pub(crate) mod tests {
     pub(crate) const G: [f64; 4] = [10.05, 10.3, 10.4, 10.35];
     pub(crate) const G_BASE: [f64; 4] = [10.0, 10.1, 9.9, 10.0];
 
-    // U and p from SciPy 1.17.1: `stats.mannwhitneyu(x, y, method="exact")`, which ignores
-    // ties in p (U from midranks; p from the distribution without ties at floor(max(U, mn-U))).
-    #[test]
-    fn the_exact_mann_whitney_test_agrees_with_scipy() {
-        let thirty: Vec<f64> = (0..30).map(f64::from).collect();
-        let shifted: Vec<f64> = thirty.iter().map(|x| x + 9.5).collect();
-        let cases: [(&[f64], &[f64], f64, f64); 8] = [
-            (&B, &A, 25.0, 0.007936507936507936),
-            (&C, &A, 11.0, 0.8412698412698413),
-            (
-                &[3.1, 2.7, 3.9],
-                &[2.2, 2.9, 2.5, 2.4],
-                11.0,
-                0.11428571428571428,
-            ),
-            (&G, &G_BASE, 15.0, 0.05714285714285714),
-            // Ties.
-            (
-                &[1.0, 2.0, 2.0, 3.0, 4.0],
-                &[2.0, 3.0, 3.0, 5.0, 6.0, 7.0],
-                6.0,
-                0.12554112554112554,
-            ),
-            (
-                &[1.0, 2.0, 3.5, 4.0],
-                &[2.0, 3.0, 5.0, 6.0, 0.5],
-                8.5,
-                0.9047619047619049,
-            ),
-            (
-                &[2.0, 3.0, 5.0, 6.0, 0.5],
-                &[1.0, 2.0, 3.5, 4.0],
-                11.5,
-                0.9047619047619049,
-            ),
-            (&shifted, &thirty, 690.0, 0.0002749445544676173),
-        ];
-        for (x, y, u, p) in cases {
-            let test = mann_whitney(x, y).unwrap();
-            assert_eq!(test.u, u, "{x:?} vs {y:?}");
-            assert!(
-                (test.p.unwrap() - p).abs() < 1e-6,
-                "{x:?} vs {y:?}: {test:?} != {p}"
-            );
-        }
-        let three = mann_whitney(&[1.0, 2.0, 3.0], &[4.0, 5.0, 6.0]).unwrap();
-        assert_eq!((three.u, three.p), (0.0, Some(0.1)));
-        assert!((three.smallest_p - 0.1).abs() < 1e-12, "2 / C(6, 3)");
-        assert_eq!(mann_whitney(&[], &[1.0]), None);
-    }
-
-    #[test]
-    fn the_u_counts_are_the_orderings() {
-        // m = 2, n = 2: the six orderings of xxyy give U = 0, 1, 2, 2, 3, 4.
-        assert_eq!(u_counts(2, 2), [1, 1, 2, 1, 1]);
-        let counts = u_counts(40, 40);
-        assert_eq!(counts.iter().sum::<i128>() as f64, binomial(80, 40));
-    }
-
     // Slope and standard error from SciPy 1.17.1: `stats.linregress(np.arange(5), v)`; the
     // interval is `slope ± stats.t.ppf(0.975, 3) * stderr`.
     #[test]
@@ -439,27 +282,61 @@ pub(crate) mod tests {
         assert_eq!(Trend::of(&[1.0]), None);
     }
 
-    // statsmodels 0.15.0: `TTestIndPower().solve_power(effect_size=d, alpha=0.05, power=0.8,
-    // ratio=1.0)` for d = delta / sd.
+    // SciPy 1.17.1: `stats.false_discovery_control(ps, method="bh")`.
     #[test]
-    fn runs_to_detect_agrees_with_statsmodels() {
-        for (d, expected) in [
-            (0.5, 63.76561058891169),
-            (1.0, 16.714722446954024),
-            (2.0, 5.08999456823225),
-            (3.0, 3.070009095559428),
-            (4.0, 2.4138943186784325),
-        ] {
-            let n = runs_to_detect(3.0, 3.0, 3.0 * d).unwrap();
-            assert!((n - expected).abs() < 1e-4, "d = {d}: {n} != {expected}");
+    fn benjamini_hochberg_agrees_with_scipy() {
+        let cases: [(&[f64], &[f64]); 4] = [
+            (
+                &[0.01, 0.04, 0.03, 0.005, 0.2, 0.8],
+                &[0.03, 0.06, 0.06, 0.03, 0.24, 0.8],
+            ),
+            (
+                &[0.0286, 0.0286, 0.0286, 0.5],
+                &[
+                    0.03813333333333333,
+                    0.03813333333333333,
+                    0.03813333333333333,
+                    0.5,
+                ],
+            ),
+            (
+                &[0.0, 1e-8, 0.049, 0.051, 0.9, 0.9, 0.3],
+                &[0.0, 3.5e-08, 0.08925, 0.08925, 0.9, 0.9, 0.42],
+            ),
+            (&[0.04], &[0.04]),
+        ];
+        for (ps, expected) in cases {
+            let some: Vec<Option<f64>> = ps.iter().copied().map(Some).collect();
+            let qs = benjamini_hochberg(&some);
+            for (q, e) in qs.iter().zip(expected) {
+                assert!(
+                    (q.unwrap() - e).abs() < 1e-12,
+                    "{ps:?}: {qs:?} != {expected:?}"
+                );
+            }
         }
-        // Unequal spreads, against SciPy 1.17.1's noncentral t with the same degrees of freedom:
-        // `brentq(lambda n: nct.sf(c, df, nc) + nct.cdf(-c, df, nc) - 0.8, 2, 200)` with
-        // `df = (n-1)(va+vb)²/(va²+vb²)`, `nc = delta / sqrt((va+vb)/n)`, `c = t.ppf(0.975, df)`.
-        let n = runs_to_detect(1.0, 2.0, 1.0).unwrap();
-        assert!((n - 40.58046728697046).abs() < 1e-4, "{n}");
-        assert_eq!(runs_to_detect(0.0, 0.0, 1.0), Some(2.0));
-        assert_eq!(runs_to_detect(1.0, 1.0, 0.0), None);
+        // Figures with nothing to test are no part of the family.
+        let qs = benjamini_hochberg(&[Some(0.01), None, Some(0.04)]);
+        assert_eq!(qs[1], None);
+        assert!((qs[0].unwrap() - 0.02).abs() < 1e-12 && (qs[2].unwrap() - 0.04).abs() < 1e-12);
+    }
+
+    // SciPy 1.17.1: `stats.t.ppf(0.975, df)`.
+    #[test]
+    fn the_t_quantile_holds_at_any_degrees_of_freedom() {
+        for (df, expected) in [
+            (1.0, 12.706204736174694),
+            (3.0, 3.1824463052837078),
+            (12.5, 2.1691859427125406),
+            (34883.72931907695, 1.9600319919518276),
+            (200_000.0, 1.959975845966768),
+        ] {
+            let t = t_quantile(df).unwrap();
+            assert!(
+                (t - expected).abs() < 1e-10 * expected,
+                "df {df}: {t} != {expected}"
+            );
+        }
     }
 
     #[test]

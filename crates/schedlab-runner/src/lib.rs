@@ -50,7 +50,7 @@ use digest::Digests;
 pub use identity::RunIds;
 pub use layout::Layout;
 pub use parse_stage::CollectedRun;
-pub use schedlab_analyze::compare::{GroupBy, notes};
+pub use schedlab_analyze::compare::{GroupBy, Selection, adjustment, notes};
 pub use schedlab_report::{comparison_table, runs_needed_table};
 pub use state::Stage;
 use state::{Inputs, Record};
@@ -181,6 +181,14 @@ pub struct Outcome {
     /// Runs collected by this command that ended `workload-stopped`: a workload was stopped at
     /// the collection's end before it ended by itself.
     pub stopped_runs: Vec<String>,
+}
+
+/// What a comparison was asked for: how runs are grouped, which groups, and the smallest
+/// difference of interest.
+struct Asked<'a> {
+    by: &'a GroupBy,
+    selection: &'a Selection,
+    min_effect_pct: Option<f64>,
 }
 
 /// What `schedlab compare` computed and where it wrote it.
@@ -961,14 +969,25 @@ impl<'a> Runner<'a> {
         lines
     }
 
-    /// Compares the analysed runs, grouped by `by`, with the `baseline` group (`schedlab
-    /// compare`): reads `tables/` and `aggregates/` and writes `compare/by-<by>.parquet` and
-    /// `.md`. It computes no stage: run the analysis first ([`StageSelection::analysis`]).
-    pub fn compare(&self, by: &GroupBy, baseline: Option<&str>) -> Result<Comparison, RunnerError> {
+    /// Compares the analysed runs, grouped by `by`, the groups and baseline `selection` names
+    /// (`schedlab compare`), differences under `min_effect_pct` percent being noise: reads
+    /// `tables/` and `aggregates/` and writes `compare/by-<by>.parquet` and `.md`. It computes
+    /// no stage: run the analysis first ([`StageSelection::analysis`]).
+    pub fn compare(
+        &self,
+        by: &GroupBy,
+        selection: &Selection,
+        min_effect_pct: Option<f64>,
+    ) -> Result<Comparison, RunnerError> {
         let _lock = lock::acquire(&self.layout.lock(), "schedlab compare")?;
         let inputs = self.compare_inputs()?;
         let (observations, groups) = schedlab_analyze::compare::observations(&inputs, by)?;
-        self.write_comparison(&inputs.runs, observations, groups, by, baseline, None)
+        let asked = Asked {
+            by,
+            selection,
+            min_effect_pct,
+        };
+        self.write_comparison(&inputs.runs, observations, groups, &asked, None)
     }
 
     /// Like [`Runner::compare`], with the runs of `other` (another pipeline, grouped by its
@@ -980,7 +999,8 @@ impl<'a> Runner<'a> {
         other: &Runner<'_>,
         by: &GroupBy,
         map: &[(String, String)],
-        baseline: Option<&str>,
+        selection: &Selection,
+        min_effect_pct: Option<f64>,
     ) -> Result<Comparison, RunnerError> {
         let _lock = lock::acquire(&self.layout.lock(), "schedlab compare")?;
         let _theirs = lock::acquire(&other.layout.lock(), "schedlab compare")?;
@@ -988,11 +1008,29 @@ impl<'a> Runner<'a> {
         let theirs = other.compare_inputs()?;
         let ours = schedlab_analyze::compare::observations(&inputs, by)?;
         let variants = schedlab_analyze::compare::observations(&theirs, &GroupBy::Variant)?;
+        let their_groups = variants.1.len();
         let (observations, groups) =
             schedlab_analyze::compare::against(ours, variants, &other.plan.name, map)?;
+        // The other pipeline is the baseline unless asked otherwise: its group with the most
+        // runs (of those --groups keeps).
+        let mut selection = selection.clone();
+        if selection.baseline.is_none() {
+            let candidates: Vec<String> = (groups[..their_groups].iter())
+                .filter(|g| selection.keeps(g))
+                .cloned()
+                .collect();
+            selection.baseline =
+                schedlab_analyze::compare::default_baseline(&observations, &candidates)
+                    .map(|i| candidates[i].clone());
+        }
         inputs.runs.extend(theirs.runs);
+        let asked = Asked {
+            by,
+            selection: &selection,
+            min_effect_pct,
+        };
         let against = Some(other.plan.name.as_str());
-        self.write_comparison(&inputs.runs, observations, groups, by, baseline, against)
+        self.write_comparison(&inputs.runs, observations, groups, &asked, against)
     }
 
     /// Compares `observations` and writes the result, opened by the configuration differences
@@ -1002,11 +1040,17 @@ impl<'a> Runner<'a> {
         runs: &[RunRow],
         observations: Vec<schedlab_analyze::compare::Observation>,
         groups: Vec<String>,
-        by: &GroupBy,
-        baseline: Option<&str>,
+        asked: &Asked<'_>,
         against: Option<&str>,
     ) -> Result<Comparison, RunnerError> {
-        let rows = schedlab_analyze::compare::compare(&observations, &groups, by, baseline)?;
+        let by = asked.by;
+        let rows = schedlab_analyze::compare::compare(
+            &observations,
+            &groups,
+            by,
+            asked.selection,
+            asked.min_effect_pct,
+        )?;
         let config = config_differences(runs, &observations, &groups, &rows, by);
         let dir = self.layout.compare();
         std::fs::create_dir_all(&dir).map_err(|source| RunnerError::Io {
@@ -1030,6 +1074,9 @@ impl<'a> Runner<'a> {
             config.join("\n"),
             schedlab_report::comparison_table(&rows)
         );
+        if let Some(line) = schedlab_analyze::compare::adjustment(&rows) {
+            text += &format!("\n{line}\n");
+        }
         let notes = schedlab_analyze::compare::notes(&rows);
         if !notes.is_empty() {
             text += &format!("\n## Notes\n\n{}\n", notes.join("\n"));
@@ -1053,12 +1100,12 @@ impl<'a> Runner<'a> {
     }
 
     /// How many runs per group the analysed runs, grouped by `by`, need for a difference of
-    /// `detect_pct` percent from the `baseline` group to be found (`schedlab plan`), and how
+    /// `detect_pct` percent from the baseline `selection` names to be found (`schedlab plan`), and how
     /// long collecting the missing ones takes with the pipeline's cooldown. Writes nothing.
     pub fn runs_needed(
         &self,
         by: &GroupBy,
-        baseline: Option<&str>,
+        selection: &Selection,
         detect_pct: f64,
     ) -> Result<Vec<schedlab_tables::RunsNeeded>, RunnerError> {
         let _lock = lock::acquire(&self.layout.lock(), "schedlab plan")?;
@@ -1071,7 +1118,7 @@ impl<'a> Runner<'a> {
         Ok(schedlab_analyze::compare::runs_needed(
             &observations,
             &groups,
-            baseline,
+            selection,
             detect_pct,
             &inputs.runs,
             cooldown.as_secs_f64(),

@@ -371,7 +371,8 @@ impl Table for ObservationRow {
 /// One figure of one group of runs against the baseline group (`schedlab compare`): the mean over
 /// the group's repetitions with its 95 % confidence interval, and the difference from the
 /// baseline's mean with Welch's 95 % interval and the exact Mann-Whitney U test, so a 2 % change
-/// can be told from noise; and whether the group's runs drift with the order they were collected.
+/// can be told from noise, every figure's p adjusted together for the many figures tested; and
+/// whether the group's runs drift with the order they were collected.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ComparisonRow {
     /// The runs of the group, joined by `,` (a comparison spans runs, so it has no single run_id).
@@ -420,6 +421,30 @@ pub struct ComparisonRow {
     pub slope_ci_high: Option<f64>,
     /// The slope's interval excludes 0: the runs drift with the order they were collected in.
     pub order_effect: bool,
+    /// The p the verdict rests on: `welch_p`, or the exact rank test's p where that is larger and
+    /// a group's runs are all equal (Welch's test then has one group's spread or none).
+    pub verdict_p: Option<f64>,
+    /// `verdict_p` adjusted (Benjamini–Hochberg) over every row of the comparison that has one:
+    /// `higher` and `lower` need q < 0.05.
+    pub q: Option<f64>,
+    /// The Hodges–Lehmann shift against the baseline, in `unit`: the median of the differences
+    /// (group run - baseline run) over every pair.
+    pub hodges_lehmann: Option<f64>,
+    /// The shift's 95 % interval, the shifts the exact rank test does not reject (null with too
+    /// few runs for one: three against three or four).
+    pub hodges_lehmann_ci_low: Option<f64>,
+    pub hodges_lehmann_ci_high: Option<f64>,
+    /// How `ci_low`/`ci_high` were computed: `t` (Student's t), or `bootstrap` (percentile, where
+    /// Student's interval would leave the range the figure can take: a count below 0, a share
+    /// above 1).
+    pub ci_method: String,
+    /// How the `diff_ci_*_pct` interval was computed: `welch`, or `bootstrap` (of the ratio of the
+    /// means, where Welch's would fall below -100 % for a figure that cannot be negative); null
+    /// with no interval.
+    pub diff_ci_method: Option<String>,
+    /// The other figures (`metric`s, joined by `,`) equal to this one in every run of the
+    /// comparison: compared once, under this name, and adjusted for once.
+    pub stands_for: Option<String>,
 }
 
 word_enum! {
@@ -447,26 +472,46 @@ impl Table for ComparisonRow {
 }
 
 /// How many runs a comparison needs to resolve a difference of a given size: `schedlab plan`'s
-/// answer, printed as a table (not written as a file).
-#[derive(Debug, Clone, PartialEq)]
+/// answer, printed as a table or as JSON (not written as a file).
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RunsNeeded {
     pub context: String,
     pub workload: String,
     pub metric: String,
+    /// The other figures equal to this one in every run (as `comparison.stands_for`).
+    pub stands_for: Option<String>,
     pub group: String,
     pub baseline: String,
     /// Completed runs with this figure: the group's and the baseline's.
     pub runs: (usize, usize),
+    /// The baseline's mean, which the difference to find is a percentage of.
+    pub baseline_mean: f64,
+    /// The two groups' standard deviations (the group's, the baseline's), as planned from.
+    pub stddevs: (Option<f64>, Option<f64>),
     /// The larger of the two groups' standard deviations, in percent of the baseline's mean
     /// (`None` when a group has a single run).
     pub spread_pct: Option<f64>,
     /// Runs per group for 80 % power (`schedlab_analyze::stats::runs_to_detect`, rounded up).
-    pub needed: Option<usize>,
-    /// Runs still to collect in the two groups together.
+    pub needed: Needed,
+    /// Runs still to collect in the two groups together (0 beyond the cap).
     pub missing: usize,
     /// How long collecting them takes: per group, its missing runs times its runs' mean
     /// duration plus the pipeline's cooldown.
     pub collect_s: f64,
+}
+
+/// The runs per group a difference needs, or why there is no count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Needed {
+    /// Runs per group, rounded up.
+    Runs(usize),
+    /// More than this many per group: the search stops at its cap.
+    MoreThan(usize),
+    /// A group has a single run: no spread to plan from.
+    NoSpread,
+    /// The baseline's mean is 0, so a percentage of it is no difference.
+    ZeroMean,
 }
 
 /// What turbostat saw over a window (the whole run, or one workload's lifetime), per CPU, per

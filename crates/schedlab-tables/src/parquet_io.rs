@@ -1067,6 +1067,14 @@ mod word_column_tests {
                 slope_ci_low: None,
                 slope_ci_high: None,
                 order_effect: false,
+                verdict_p: None,
+                q: None,
+                hodges_lehmann: None,
+                hodges_lehmann_ci_low: None,
+                hodges_lehmann_ci_high: None,
+                ci_method: "t".into(),
+                diff_ci_method: None,
+                stands_for: None,
             })
             .collect();
         let words = [

@@ -77,6 +77,29 @@ macro_rules! shared_fixtures_or_skip {
     };
 }
 
+/// The notebooks' Python (`.venv` at the workspace root, which `just python-env` builds) when it
+/// has SciPy and statsmodels, the independent statistics some tests check schedlab's against; or
+/// `None` once `test` has been reported skipped ([`unavailable`]: CI builds that environment
+/// before the tests).
+pub fn scipy_python(test: &str) -> Option<PathBuf> {
+    let python = workspace_root().join(".venv/bin/python");
+    let works = std::process::Command::new(&python)
+        .args(["-c", "import scipy, statsmodels"])
+        .output()
+        .is_ok_and(|out| out.status.success());
+    if works {
+        return Some(python);
+    }
+    unavailable(
+        test,
+        &format!(
+            "{} cannot import scipy and statsmodels (just python-env installs them)",
+            python.display()
+        ),
+    );
+    None
+}
+
 /// The name the test harness gave the running test (its thread's name), or `a test` where the
 /// harness runs tests on an unnamed thread.
 pub fn test_name() -> String {

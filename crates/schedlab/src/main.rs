@@ -102,13 +102,21 @@ enum Command {
     /// their whole matrix variant, by one matrix variable, or by repetition number (first runs
     /// against second runs). For every workload and figure it prints each group's mean over its
     /// repetitions with a 95 % confidence interval (Student's t), and its difference from the
-    /// baseline group with Welch's 95 % interval: `higher` or `lower` when that interval
-    /// excludes zero, `within noise` when it does not. The exact Mann-Whitney U test checks
-    /// Welch's from the ranks alone; where it disagrees (and has runs enough to reach p < 0.05)
-    /// the verdict is `inconclusive`. A group whose runs drift with the order they were
-    /// collected in (a least-squares slope whose 95 % interval excludes zero) gets an "order
-    /// effect" note under the table. Runs whose other matrix values or label differ (the
-    /// context) are not compared with each other.
+    /// baseline group with Welch's 95 % interval and q: Welch's p adjusted together with every
+    /// other figure's and group's of the comparison (Benjamini-Hochberg false discovery rate),
+    /// since among 26 figures tested one or two pass p < 0.05 by chance alone. The verdict is
+    /// `higher` or `lower` when q < 0.05, `within noise` otherwise, and `within noise` for any
+    /// difference smaller than --min-effect. The exact Mann-Whitney U test checks Welch's from
+    /// the ranks alone (its Hodges-Lehmann shift and interval are in the Parquet file); where it
+    /// disagrees (and has runs enough to reach p < 0.05) the verdict is `inconclusive`. Where a
+    /// group's runs are all equal (a count of 0 in every run), the rank test's p bounds
+    /// Welch's. Intervals of figures that cannot be negative, or above 1 for a share, stay in
+    /// that range: where Student's or Welch's would leave it, a percentile bootstrap (marked †)
+    /// replaces it. A figure equal to another in every run is compared once, under the first
+    /// name, the others in brackets: `cpu_share/run (= cpu_share/run/P)`. A group whose runs
+    /// drift with the order they were collected in (a least-squares slope whose 95 % interval
+    /// excludes zero) gets an "order effect" note under the table. Runs whose other matrix
+    /// values or label differ (the context) are not compared with each other.
     ///
     /// Figures: everything in workload_metrics (`time/wall_time_s`, `stress-ng/…`,
     /// `openssl/…`), the runner's own wall time per workload process (`runner/wall_s`), CPU
@@ -145,6 +153,15 @@ enum Command {
         /// of the same name match without it.
         #[arg(long, value_name = "A=B", value_parser = parse_map, requires = "against")]
         map: Vec<(String, String)>,
+        /// The smallest difference that matters, in percent of the baseline's mean (`2%` or
+        /// `2`): a smaller one is `within noise` whatever its q (a 0.3 % drift between labels
+        /// collected an hour apart can be real and still not what was asked).
+        #[arg(long, value_parser = parse_percent, value_name = "PERCENT")]
+        min_effect: Option<f64>,
+        /// Print the rows (those --metric selects) as a JSON array of the Parquet file's
+        /// columns instead of the table (an infinite interval end is null).
+        #[arg(long)]
+        json: bool,
     },
     /// How many runs a comparison needs to resolve a difference of a given size
     ///
@@ -154,8 +171,11 @@ enum Command {
     /// baseline's mean with 80 % power, and how long collecting the missing runs takes (their
     /// group's mean run duration plus the pipeline's cooldown, per run). The count comes from
     /// the noncentral t distribution of Welch's statistic with equal group sizes (with equal
-    /// spreads, what statsmodels' TTestIndPower.solve_power gives). Stale analysis stages run
-    /// first (never collect); nothing is written.
+    /// spreads, what statsmodels' TTestIndPower.solve_power gives); it never grows with the
+    /// difference asked for, and beyond 100000 runs per group it says "more than 100000". The
+    /// count is per figure, at alpha 0.05: compare adjusts for the figures tested together, so
+    /// a figure among many needs somewhat more. Stale analysis stages run first (never
+    /// collect); nothing is written.
     #[command(verbatim_doc_comment)]
     Plan {
         pipeline: PathBuf,
@@ -171,6 +191,10 @@ enum Command {
         /// Only the figures whose name contains this text (repeatable).
         #[arg(long)]
         metric: Vec<String>,
+        /// Print the rows as a JSON array instead of the table (with the means and standard
+        /// deviations planned from).
+        #[arg(long)]
+        json: bool,
     },
     /// Check pipelines without running anything: every error with file:line:column and a hint.
     Validate {
@@ -407,10 +431,24 @@ struct Groups {
     #[arg(long, default_value = "label")]
     by: String,
     /// The group the others are compared with (a matrix variable's value alone will do).
-    /// Default: the label collected first, the first repetition, or the matrix's first value as
-    /// the pipeline lists it.
+    /// Default: the group with the most runs, ties going to the label collected first, the first
+    /// repetition, or the matrix's first value as the pipeline lists it (so a lone run beside
+    /// groups of several is never the baseline); with --against, the other pipeline's.
     #[arg(long)]
     baseline: Option<String>,
+    /// Only these groups, comma-separated (names, or a matrix variable's values alone):
+    /// `--groups a,b` leaves out the runs of any other label.
+    #[arg(long = "groups", value_delimiter = ',', value_name = "GROUP,...")]
+    only: Vec<String>,
+}
+
+impl Groups {
+    fn selection(&self) -> schedlab_runner::Selection {
+        schedlab_runner::Selection {
+            baseline: self.baseline.clone(),
+            groups: self.only.clone(),
+        }
+    }
 }
 
 /// `a=b`: a workload of this pipeline and one of another.
@@ -761,9 +799,17 @@ fn run(args: Args) -> anyhow::Result<ExitCode> {
             metric,
             against,
             map,
+            min_effect,
+            json,
         } => {
+            let asked = Asked {
+                groups: &groups,
+                metric: &metric,
+                min_effect,
+                json,
+            };
             let against = against.as_deref().map(|other| (other, &map[..]));
-            compare(&pipeline, &common, form, &groups, &metric, against)
+            compare(&pipeline, &common, form, &asked, against)
         }
         Command::Plan {
             pipeline,
@@ -772,7 +818,16 @@ fn run(args: Args) -> anyhow::Result<ExitCode> {
             groups,
             detect,
             metric,
-        } => plan(&pipeline, &common, form, &groups, detect, &metric),
+            json,
+        } => {
+            let asked = Asked {
+                groups: &groups,
+                metric: &metric,
+                min_effect: None,
+                json,
+            };
+            plan(&pipeline, &common, form, &asked, detect)
+        }
         Command::Validate { pipelines, form } => Ok(validate(&pipelines, form)),
         Command::Status {
             pipeline,
@@ -997,18 +1052,37 @@ fn dry_run_timeline(
     Ok(ExitCode::SUCCESS)
 }
 
+/// What `compare` and `plan` were asked to show.
+struct Asked<'a> {
+    groups: &'a Groups,
+    /// Only the figures whose name (or a name it stands for) contains one of these.
+    metric: &'a [String],
+    min_effect: Option<f64>,
+    json: bool,
+}
+
+impl Asked<'_> {
+    fn shows(&self, metric: &str, stands_for: Option<&str>) -> bool {
+        let names =
+            std::iter::once(metric).chain(stands_for.into_iter().flat_map(|s| s.split(',')));
+        self.metric.is_empty()
+            || names
+                .into_iter()
+                .any(|n| self.metric.iter().any(|m| n.contains(m)))
+    }
+}
+
 /// `compare`: brings the analysis up to date, then prints the comparison's figures (those whose
 /// name contains one of `metric`, or all).
 fn compare(
     pipeline: &Path,
     common: &Common,
     form: Form,
-    groups: &Groups,
-    metric: &[String],
+    asked: &Asked<'_>,
     against: Option<(&Path, &[(String, String)])>,
 ) -> anyhow::Result<ExitCode> {
     let Some((other, map)) = against else {
-        return compare_with(pipeline, common, form, groups, metric, None);
+        return compare_with(pipeline, common, form, asked, None);
     };
     // The other pipeline's analysis first, then this one's, then both compared.
     execute_then(
@@ -1020,7 +1094,7 @@ fn compare(
             if outcome.interrupted {
                 return Ok(ExitCode::from(EXIT_INTERRUPTED));
             }
-            compare_with(pipeline, common, form, groups, metric, Some((theirs, map)))
+            compare_with(pipeline, common, form, asked, Some((theirs, map)))
         },
     )
 }
@@ -1030,8 +1104,7 @@ fn compare_with(
     pipeline: &Path,
     common: &Common,
     form: Form,
-    groups: &Groups,
-    metric: &[String],
+    asked: &Asked<'_>,
     against: Option<(&Runner<'_>, &[(String, String)])>,
 ) -> anyhow::Result<ExitCode> {
     let analysis = StageSelection::analysis();
@@ -1044,19 +1117,23 @@ fn compare_with(
             if outcome.interrupted {
                 return Ok(ExitCode::from(EXIT_INTERRUPTED));
             }
-            let by = schedlab_runner::GroupBy::from_name(&groups.by);
-            let baseline = groups.baseline.as_deref();
+            let by = schedlab_runner::GroupBy::from_name(&asked.groups.by);
+            let selection = asked.groups.selection();
             let comparison = match against {
-                None => runner.compare(&by, baseline)?,
-                Some((other, map)) => runner.compare_against(other, &by, map, baseline)?,
+                None => runner.compare(&by, &selection, asked.min_effect)?,
+                Some((other, map)) => {
+                    runner.compare_against(other, &by, map, &selection, asked.min_effect)?
+                }
             };
+            // How many differences q adjusts for: all the comparison's, not only those shown.
+            let adjustment = schedlab_runner::adjustment(&comparison.rows);
             let shown: Vec<_> = (comparison.rows.into_iter())
-                .filter(|r| metric.is_empty() || metric.iter().any(|m| r.metric.contains(m)))
+                .filter(|r| asked.shows(&r.metric, r.stands_for.as_deref()))
                 .collect();
-            if shown.is_empty() && !metric.is_empty() {
+            if shown.is_empty() && !asked.metric.is_empty() {
                 bail!(
                     "no figure's name contains {} (see {})",
-                    metric.join(" or "),
+                    asked.metric.join(" or "),
                     comparison.markdown.display()
                 );
             }
@@ -1066,11 +1143,18 @@ fn compare_with(
                  cpu_time, cpu_share or cpu_activity aggregates, give them)"
                 );
             }
-            println!("{}\n", comparison.config.join("\n"));
-            print!("{}", schedlab_runner::comparison_table(&shown));
-            let notes = schedlab_runner::notes(&shown);
-            if !notes.is_empty() {
-                println!("\n{}", notes.join("\n"));
+            if asked.json {
+                println!("{}", serde_json::to_string_pretty(&shown)?);
+            } else {
+                println!("{}\n", comparison.config.join("\n"));
+                print!("{}", schedlab_runner::comparison_table(&shown));
+                if let Some(line) = adjustment {
+                    println!("\n{line}");
+                }
+                let notes = schedlab_runner::notes(&shown);
+                if !notes.is_empty() {
+                    println!("\n{}", notes.join("\n"));
+                }
             }
             eprintln!(
                 "compare: wrote {}, {} (a chart per figure) and {}",
@@ -1089,9 +1173,8 @@ fn plan(
     pipeline: &Path,
     common: &Common,
     form: Form,
-    groups: &Groups,
+    asked: &Asked<'_>,
     detect: f64,
-    metric: &[String],
 ) -> anyhow::Result<ExitCode> {
     execute_then(
         pipeline,
@@ -1102,20 +1185,24 @@ fn plan(
             if outcome.interrupted {
                 return Ok(ExitCode::from(EXIT_INTERRUPTED));
             }
-            let by = schedlab_runner::GroupBy::from_name(&groups.by);
-            let rows: Vec<_> = (runner.runs_needed(&by, groups.baseline.as_deref(), detect)?)
+            let by = schedlab_runner::GroupBy::from_name(&asked.groups.by);
+            let rows: Vec<_> = (runner.runs_needed(&by, &asked.groups.selection(), detect)?)
                 .into_iter()
-                .filter(|r| metric.is_empty() || metric.iter().any(|m| r.metric.contains(m)))
+                .filter(|r| asked.shows(&r.metric, r.stands_for.as_deref()))
                 .collect();
             if rows.is_empty() {
                 bail!(
                     "no figure to plan for: it needs runs in the baseline and another group{}",
-                    if metric.is_empty() {
+                    if asked.metric.is_empty() {
                         String::new()
                     } else {
-                        format!(" whose name contains {}", metric.join(" or "))
+                        format!(" whose name contains {}", asked.metric.join(" or "))
                     }
                 );
+            }
+            if asked.json {
+                println!("{}", serde_json::to_string_pretty(&rows)?);
+                return Ok(ExitCode::SUCCESS);
             }
             println!(
                 "Runs per group to find a difference of {detect} % of the baseline's mean with \

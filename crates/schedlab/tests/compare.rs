@@ -24,9 +24,16 @@ aggregate:
   - cpu_share: {}
 ";
 
+/// The row of `metric` for `group`: its own, or that of the figure equal to it in every run that
+/// stands for it.
 fn row<'a>(rows: &'a [ComparisonRow], metric: &str, group: &str) -> &'a ComparisonRow {
+    let names = |r: &&ComparisonRow| {
+        r.metric == metric
+            || (r.stands_for.iter()).any(|others| others.split(',').any(|m| m == metric))
+    };
     (rows.iter())
-        .find(|r| r.metric == metric && r.group == group)
+        .filter(|r| r.group == group)
+        .find(names)
         .unwrap_or_else(|| panic!("no {metric} row for {group}: {rows:#?}"))
 }
 
@@ -366,7 +373,7 @@ fn repetitions_are_compared_and_plan_says_how_many_runs_a_difference_needs() {
     );
     assert!(
         (compare.stdout.lines()).any(|l| l.starts_with(
-            "| label=b | spin | stress-ng/cpu/bogo_ops | repetition=2 | 1 | 200.0 ops | +0.00 % | too few runs |"
+            "| label=b | spin | stress-ng/cpu/bogo_ops | repetition=2 | 1 | 200.0 ops | +0.00 % | – | too few runs |"
         )),
         "{}",
         compare.stdout
@@ -467,4 +474,351 @@ fn another_pipelines_runs_are_the_baseline_with_workloads_matched_by_map() {
         "{}",
         typo.stderr
     );
+}
+
+/// The built-in periodic workload: one thread spinning `busy` of every 20 ms for `seconds`, its
+/// CPU sampled from /proc, and with `traced`, recorded by perf where perf and root allow: the
+/// figures of every aggregate a comparison reads.
+fn periodic(name: &str, busy: &str, seconds: f64, traced: bool) -> String {
+    periodic_at(name, busy, seconds, traced, 0)
+}
+
+/// [`periodic`] at a nice level.
+fn periodic_at(name: &str, busy: &str, seconds: f64, traced: bool, nice: i32) -> String {
+    let perf = if traced {
+        "sched: { perf-sched: {}, optional: true }\n    "
+    } else {
+        ""
+    };
+    format!(
+        "name: {name}\n\
+         collect:\n  duration: {collect}ms\n  monitors:\n    {perf}\
+         where: {{ placement: {{ interval: 100ms }} }}\n  \
+         workloads:\n    periodic:\n      start_after: 200ms\n      nice: {nice}\n      \
+         periodic: {{ threads: 1, period: 20ms, busy: {busy}, duration: {ms}ms }}\n\
+         aggregate:\n  - residency: {{ workload: periodic }}\n  - migrations: {{}}\n  \
+         - sched_delay: {{}}\n  - cpu_time: {{}}\n  - cpu_share: {{}}\n  \
+         - placement_cost: {{ workload: periodic }}\n  - wakeup_placement: {{ workload: periodic }}\n",
+        ms = (seconds * 1000.0) as u64,
+        collect = (seconds * 1000.0) as u64 + 500,
+    )
+}
+
+/// Held while a test collects periodic runs: the workload spins for wall time, so the CPU time
+/// it gets is what other tests' workloads leave it; one such test at a time.
+static MACHINE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Collects `runs` runs of each of `pipelines` (with `--label`, where one is given), one of each
+/// in turn, so that whatever drifts on the machine meanwhile touches all of them alike.
+fn interleaved(sandbox: &Sandbox, pipelines: &[(&str, Option<&str>)], runs: u32) {
+    let _machine = MACHINE
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    for repeat in 1..=runs {
+        for (pipeline, label) in pipelines {
+            let repeat = repeat.to_string();
+            let mut args = vec!["run", pipeline, "--repeat", &repeat];
+            if let Some(label) = label {
+                args.extend(["--label", label]);
+            }
+            let run = sandbox.schedlab(&args);
+            assert_eq!(run.code, 0, "{}", run.stderr);
+        }
+    }
+}
+
+/// One unlabelled run, then three runs each under the labels `a` and `b`.
+fn a_lone_run_beside_two_labels(sandbox: &Sandbox) -> String {
+    let pipeline = sandbox.write("lone.yaml", &periodic("lone", "4ms", 0.5, false));
+    let pipeline = pipeline.to_str().unwrap().to_owned();
+    interleaved(sandbox, &[(&pipeline, None)], 1);
+    interleaved(
+        sandbox,
+        &[(&pipeline, Some("a")), (&pipeline, Some("b"))],
+        3,
+    );
+    pipeline
+}
+
+#[test]
+fn a_lone_unlabelled_run_is_not_the_default_baseline() {
+    let sandbox = Sandbox::new();
+    let pipeline = a_lone_run_beside_two_labels(&sandbox);
+    let compare = sandbox.schedlab(&["compare", &pipeline]);
+    assert_eq!(compare.code, 0, "{}", compare.stderr);
+    let rows: Vec<ComparisonRow> =
+        read_rows(&sandbox.data("lone", "compare/by-label.parquet")).unwrap();
+    assert!(rows.iter().all(|r| r.baseline == "a"), "{rows:#?}");
+    // Three runs against three: every figure of b that both labels have in two runs or more
+    // has an interval and a verdict.
+    let b: Vec<&ComparisonRow> = rows.iter().filter(|r| r.group == "b").collect();
+    let a_runs = |metric: &str| row(&rows, metric, "a").runs;
+    assert!(b.iter().filter(|r| r.runs == 3).count() >= 5, "{b:#?}");
+    assert!(
+        (b.iter())
+            .filter(|r| r.runs >= 2 && a_runs(&r.metric) >= 2)
+            .all(|r| r.verdict != Verdict::TooFewRuns),
+        "{b:#?}"
+    );
+    let lone: Vec<&ComparisonRow> = rows.iter().filter(|r| r.group == "(no label)").collect();
+    assert!(
+        lone.iter().all(|r| r.verdict == Verdict::TooFewRuns),
+        "{lone:#?}"
+    );
+
+    // --groups keeps only the labels named; --baseline picks among them.
+    let limited = sandbox.schedlab(&["compare", &pipeline, "--groups", "b,a", "--baseline", "b"]);
+    assert_eq!(limited.code, 0, "{}", limited.stderr);
+    let rows: Vec<ComparisonRow> =
+        read_rows(&sandbox.data("lone", "compare/by-label.parquet")).unwrap();
+    let groups: std::collections::BTreeSet<(&str, &str)> = (rows.iter())
+        .map(|r| (r.group.as_str(), r.baseline.as_str()))
+        .collect();
+    assert_eq!(groups, [("a", "b"), ("b", "b")].into_iter().collect());
+    let typo = sandbox.schedlab(&["compare", &pipeline, "--groups", "a,c"]);
+    assert_eq!(typo.code, 2, "{}", typo.stderr);
+    assert!(
+        typo.stderr
+            .contains("--groups names no group `c` (groups: (no label), a, b)"),
+        "{}",
+        typo.stderr
+    );
+}
+
+/// Every figure's runs per group from `schedlab plan --json`, for every difference from 0.5 % to
+/// 100 %: never more for a larger difference, and SciPy's noncentral-t search over the same
+/// runs (scripts/power_reference.py, from the values `compare` wrote) to one run.
+#[test]
+fn plan_agrees_with_scipy_for_every_figure_and_difference() {
+    let test = "plan_agrees_with_scipy_for_every_figure_and_difference";
+    let Some(python) = schedlab_testkit::scipy_python(test) else {
+        return;
+    };
+    let sandbox = Sandbox::new();
+    let pipeline = a_lone_run_beside_two_labels(&sandbox);
+    let compare = sandbox.schedlab(&["compare", &pipeline, "--groups", "a,b"]);
+    assert_eq!(compare.code, 0, "{}", compare.stderr);
+    let observations: Vec<schedlab_tables::ObservationRow> =
+        read_rows(&sandbox.data("lone", "compare/by-label.observations.parquet")).unwrap();
+    let values = |metric: &str, group: &str| -> Vec<f64> {
+        let mut runs: Vec<&schedlab_tables::ObservationRow> = (observations.iter())
+            .filter(|o| o.metric == metric && o.group == group)
+            .collect();
+        runs.sort_by(|a, b| a.run_id.cmp(&b.run_id));
+        runs.iter().map(|o| o.value).collect()
+    };
+
+    let sizes = [0.5, 1.0, 2.0, 5.0, 6.0, 10.0, 20.0, 50.0, 100.0];
+    // (metric, size) -> runs per group, None beyond the cap.
+    let mut ours: Vec<(String, f64, Option<u64>)> = Vec::new();
+    for size in sizes {
+        let detect = format!("{size}%");
+        let plan = sandbox.schedlab(&[
+            "plan", &pipeline, "--groups", "a,b", "--detect", &detect, "--json",
+        ]);
+        assert_eq!(plan.code, 0, "{}", plan.stderr);
+        let rows: Vec<Value> = serde_json::from_str(&plan.stdout).expect(&plan.stdout);
+        for row in rows {
+            let needed = &row["needed"];
+            let count = match (needed["runs"].as_u64(), needed["more_than"].as_u64()) {
+                (Some(n), _) => Some(n),
+                (None, Some(_)) => None,
+                // No spread in a group or a baseline mean of 0: nothing to compare.
+                _ => continue,
+            };
+            ours.push((row["metric"].as_str().unwrap().to_owned(), size, count));
+        }
+    }
+    let figures: std::collections::BTreeSet<&str> = ours.iter().map(|o| o.0.as_str()).collect();
+    assert!(
+        figures.contains("periodic/cpu_time") && figures.len() >= 5,
+        "{figures:?}"
+    );
+
+    let cap = 100_000;
+    let input: Vec<Value> = (ours.iter())
+        .map(|(metric, size, _)| {
+            json!({ "group": values(metric, "b"), "baseline": values(metric, "a"),
+                    "detect_pct": size, "cap": cap })
+        })
+        .collect();
+    let script = schedlab_testkit::workspace_root().join("scripts/power_reference.py");
+    let mut child = std::process::Command::new(&python)
+        .arg(&script)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(
+        child.stdin.as_mut().unwrap(),
+        serde_json::to_string(&input).unwrap().as_bytes(),
+    )
+    .unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert!(output.status.success(), "{}", script.display());
+    let reference: Vec<Value> = serde_json::from_slice(&output.stdout).unwrap();
+    for ((metric, size, count), expected) in ours.iter().zip(&reference) {
+        let scipy = expected["scipy"].as_u64();
+        let agree = match (count, scipy) {
+            (Some(n), Some(m)) => n.abs_diff(m) <= 1,
+            (None, None) => true,
+            (n, m) => n.or(m).is_some_and(|k| k + 1 >= cap),
+        };
+        assert!(
+            agree,
+            "{metric} at {size} %: plan {count:?}, SciPy {scipy:?}"
+        );
+    }
+    for figure in &figures {
+        let counts: Vec<u64> = (ours.iter())
+            .filter(|o| o.0 == *figure)
+            .map(|o| o.2.unwrap_or(u64::MAX))
+            .collect();
+        assert!(
+            counts.windows(2).all(|w| w[1] <= w[0]),
+            "{figure}: {counts:?} for {sizes:?}"
+        );
+    }
+}
+
+#[test]
+fn identical_runs_under_two_labels_are_never_higher_or_lower() {
+    let sandbox = Sandbox::new();
+    let pipeline = sandbox.write("same.yaml", &periodic("same", "4ms", 2.0, true));
+    let pipeline = pipeline.to_str().unwrap();
+    interleaved(&sandbox, &[(pipeline, Some("a")), (pipeline, Some("b"))], 4);
+    let compare = sandbox.schedlab(&["compare", pipeline]);
+    assert_eq!(compare.code, 0, "{}", compare.stderr);
+    let rows: Vec<ComparisonRow> =
+        read_rows(&sandbox.data("same", "compare/by-label.parquet")).unwrap();
+    let b: Vec<&ComparisonRow> = rows.iter().filter(|r| r.group == "b").collect();
+    let tested = b.iter().filter(|r| r.q.is_some()).count();
+    assert!(tested >= 8, "{b:#?}");
+    let found: Vec<(&str, Verdict, Option<f64>, Option<f64>)> = (b.iter())
+        .filter(|r| matches!(r.verdict, Verdict::Higher | Verdict::Lower))
+        .map(|r| (r.metric.as_str(), r.verdict, r.diff_pct, r.q))
+        .collect();
+    assert!(found.is_empty(), "the same configuration, yet {found:?}");
+    assert!(
+        compare
+            .stdout
+            .contains("| vs baseline (95 % CI) | q | verdict |")
+            && compare.stdout.contains(&format!(
+                "q: the p of each of the {tested} differences tested, adjusted together"
+            )),
+        "{}",
+        compare.stdout
+    );
+
+    // Every interval stays where its figure can be: nothing here can be negative, no share
+    // exceeds 1, and nothing falls by more than 100 %.
+    for r in &rows {
+        let (low, high) = (r.ci_low.unwrap_or(0.0), r.ci_high.unwrap_or(0.0));
+        assert!(low >= 0.0 && low <= high, "{r:#?}");
+        assert!(r.unit != "share" || high <= 1.0, "{r:#?}");
+        assert!(r.diff_ci_low_pct.is_none_or(|l| l >= -100.0), "{r:#?}");
+    }
+
+    // No two rows are one number under two names: a figure equal to another in every run has
+    // no row of its own, and the row it is folded into names it.
+    let observations: Vec<schedlab_tables::ObservationRow> =
+        read_rows(&sandbox.data("same", "compare/by-label.observations.parquet")).unwrap();
+    let mut by_figure: std::collections::BTreeMap<(&str, &str), Vec<(&str, f64)>> =
+        Default::default();
+    for o in &observations {
+        by_figure
+            .entry((o.metric.as_str(), o.unit.as_str()))
+            .or_default()
+            .push((o.run_id.as_str(), o.value));
+    }
+    for list in by_figure.values_mut() {
+        list.sort_by(|a, b| a.0.cmp(b.0));
+    }
+    let shown: std::collections::BTreeSet<&str> = b.iter().map(|r| r.metric.as_str()).collect();
+    for ((metric, unit), values) in &by_figure {
+        let twin = (by_figure.iter()).find(|((m, u), v)| {
+            m < metric
+                && u == unit
+                && v.len() == values.len()
+                && v.iter().zip(values.iter()).all(|(x, y)| {
+                    x.0 == y.0 && (x.1 - y.1).abs() <= 1e-9 * x.1.abs().max(y.1.abs())
+                })
+        });
+        if let Some(((first, _), _)) = twin {
+            assert!(
+                !shown.contains(metric),
+                "{metric} equals {first} in every run"
+            );
+        }
+    }
+    let folded = (b.iter()).filter_map(|r| r.stands_for.as_deref());
+    for names in folded {
+        assert!(names.split(',').all(|n| !shown.contains(n)), "{names}");
+    }
+}
+
+/// The same workload busy 6 ms of every 20 ms against 4 ms (another pipeline, the baseline):
+/// 50 % more CPU time, found with q < 0.05. The workload spins for wall time, so on a machine
+/// busy with other work it gets less CPU than it spins for; at nice -20 it gets most of it, and
+/// where it does not (a VM whose host is busy), the test says it is skipped and why.
+#[test]
+fn a_planted_difference_in_busy_time_is_higher_for_cpu_time() {
+    let test = "a_planted_difference_in_busy_time_is_higher_for_cpu_time";
+    if !rustix::process::geteuid().is_root() {
+        schedlab_testkit::unavailable(test, "not root, so the workload cannot run at nice -20");
+        return;
+    }
+    let sandbox = Sandbox::new();
+    let four = sandbox.write("busy4.yaml", &periodic_at("busy4", "4ms", 1.0, false, -20));
+    let six = sandbox.write("busy6.yaml", &periodic_at("busy6", "6ms", 1.0, false, -20));
+    let (four, six) = (four.to_str().unwrap(), six.to_str().unwrap());
+    interleaved(&sandbox, &[(four, None), (six, None)], 8);
+    let compare = sandbox.schedlab(&["compare", six, "--against", four]);
+    assert_eq!(compare.code, 0, "{}", compare.stderr);
+
+    // The difference is planted only if the runs got the CPU time they spun for: on a machine
+    // whose other load preempts even a nice -20 thread, a 6 ms spin loses more than a 4 ms one,
+    // and there is less (or nothing) to find. A quarter lost still leaves a clear difference.
+    let observations: Vec<schedlab_tables::ObservationRow> = read_rows(&sandbox.data(
+        "busy6",
+        "compare/by-label-against-busy4.observations.parquet",
+    ))
+    .unwrap();
+    for (group, busy_ns) in [("busy4", 4e6), ("(no label)", 6e6)] {
+        let times: Vec<f64> = (observations.iter())
+            .filter(|o| o.group == group && o.metric == "periodic/cpu_time")
+            .map(|o| o.value)
+            .collect();
+        // 50 periods of 20 ms in 1 s, each spinning 4 or 6 ms.
+        let got = times.iter().sum::<f64>() / times.len() as f64 / (50.0 * busy_ns);
+        if got < 0.75 {
+            let reason = format!(
+                "the machine's other load took {:.0} % of the CPU time the runs of {group} spun \
+                 for (load average {}), so the planted difference is not all there to find",
+                100.0 * (1.0 - got),
+                std::fs::read_to_string("/proc/loadavg")
+                    .unwrap_or_default()
+                    .trim()
+            );
+            util::skip(test, &reason);
+            return;
+        }
+    }
+
+    let rows: Vec<ComparisonRow> =
+        read_rows(&sandbox.data("busy6", "compare/by-label-against-busy4.parquet")).unwrap();
+    let cpu = row(&rows, "periodic/cpu_time", "(no label)");
+    assert_eq!((cpu.baseline.as_str(), cpu.runs), ("busy4", 8));
+    assert_eq!(cpu.verdict, Verdict::Higher, "{cpu:#?}");
+    assert!(cpu.q.unwrap() < 0.05, "{cpu:#?}");
+    // 50 % more, less what the machine took from the runs (a quarter at most).
+    let change = cpu.diff_pct.unwrap();
+    assert!((20.0..60.0).contains(&change), "{cpu:#?}");
+    // The rank test's shift: 2 ms a period over 50 periods, 0.1 s of CPU time (in ns), less
+    // what the machine took.
+    let (low, high) = (
+        cpu.hodges_lehmann_ci_low.unwrap(),
+        cpu.hodges_lehmann_ci_high.unwrap(),
+    );
+    assert!(low > 0.02e9 && high < 0.12e9 && low <= high, "{cpu:#?}");
 }
