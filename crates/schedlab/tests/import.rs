@@ -373,48 +373,63 @@ fn an_imported_recording_gives_perfs_and_the_tools_figures() {
     let before_rows: Vec<&CpuShareRow> = (shares.iter())
         .filter(|r| mine(&r.run_id) && r.phase == "before" && r.class == "all")
         .collect();
-    let span = (before_rows.first())
-        .map(|r| (r.phase_start_ns, r.phase_end_ns))
-        .unwrap_or_else(|| panic!("a phase before openssl: {shares:#?}\n{processes:#?}"));
-    let overlap = |s: &&&SchedSliceRow| (s.end_ns.min(span.1) - s.start_ns.max(span.0)).max(0);
-    // A nice-19 workload on a busy machine may get no CPU in that second at all: then it has
-    // no row, and the trace must agree.
-    // Each slice's part is scaled to its thread's headline on its CPU (1 for plain slices).
-    let residency: Vec<ResidencyRow> = read_table(&aggregates).unwrap();
-    let headline_of = |tid: i32| {
-        (cpu_time.iter())
-            .find(|c| c.tid == tid)
-            .map(|c| &c.headline)
+    let started = |workload: &str| {
+        (processes.iter())
+            .filter(|p| mine(&p.run_id) && p.workload == workload)
+            .map(|p| p.start_ns)
+            .min()
     };
-    let scaled = |s: &SchedSliceRow, ns: i64| -> i64 {
-        if headline_of(s.tid).is_none_or(|h| h == "slices") {
-            return ns;
-        }
-        let on = residency
-            .iter()
-            .find(|r| mine(&r.run_id) && r.tid == s.tid && r.cpu == s.cpu);
-        on.map_or(0, |r| {
-            (ns as i128 * r.run_ns as i128 / r.slice_ns.unwrap() as i128) as i64
-        })
-    };
-    let background: i64 = (slices.iter())
-        .filter(|s| s.workload.as_deref() == Some("background"))
-        .map(|s| scaled(s, overlap(&s)))
-        .sum();
-    let booked = (before_rows.iter())
-        .find(|r| r.workload == "background")
-        .map_or(0, |r| r.cpu_ns);
-    assert_eq!(booked, background, "{before_rows:#?}");
-    let others: i64 = (slices.iter())
-        .filter(|s| s.workload.is_none() && s.tid != 0)
-        .map(|s| overlap(&s))
-        .sum();
-    // The loop runs for the phase's 1.2 s; on a machine loaded by other tests it may get only a
-    // small part of a CPU, but never none.
-    assert!(
-        others > 20_000_000,
-        "the shell loop ran before openssl: {others} ns"
-    );
+    if before_rows.is_empty() && started("background") >= started("foreground") {
+        // `nice -n 19` execs stress-ng at nice 19: on a machine loaded by other work its exec
+        // may wait past openssl's start, and then the run has no phase before openssl.
+        util::skip(
+            TEST,
+            "the nice-19 background was first seen after openssl started (a busy machine): no phase before openssl to check",
+        );
+    } else {
+        let span = (before_rows.first())
+            .map(|r| (r.phase_start_ns, r.phase_end_ns))
+            .unwrap_or_else(|| panic!("a phase before openssl: {shares:#?}\n{processes:#?}"));
+        let overlap = |s: &&&SchedSliceRow| (s.end_ns.min(span.1) - s.start_ns.max(span.0)).max(0);
+        // A nice-19 workload on a busy machine may get no CPU in that second at all: then it has
+        // no row, and the trace must agree.
+        // Each slice's part is scaled to its thread's headline on its CPU (1 for plain slices).
+        let residency: Vec<ResidencyRow> = read_table(&aggregates).unwrap();
+        let headline_of = |tid: i32| {
+            (cpu_time.iter())
+                .find(|c| c.tid == tid)
+                .map(|c| &c.headline)
+        };
+        let scaled = |s: &SchedSliceRow, ns: i64| -> i64 {
+            if headline_of(s.tid).is_none_or(|h| h == "slices") {
+                return ns;
+            }
+            let on = residency
+                .iter()
+                .find(|r| mine(&r.run_id) && r.tid == s.tid && r.cpu == s.cpu);
+            on.map_or(0, |r| {
+                (ns as i128 * r.run_ns as i128 / r.slice_ns.unwrap() as i128) as i64
+            })
+        };
+        let background: i64 = (slices.iter())
+            .filter(|s| s.workload.as_deref() == Some("background"))
+            .map(|s| scaled(s, overlap(&s)))
+            .sum();
+        let booked = (before_rows.iter())
+            .find(|r| r.workload == "background")
+            .map_or(0, |r| r.cpu_ns);
+        assert_eq!(booked, background, "{before_rows:#?}");
+        let others: i64 = (slices.iter())
+            .filter(|s| s.workload.is_none() && s.tid != 0)
+            .map(|s| overlap(&s))
+            .sum();
+        // The loop runs for the phase's 1.2 s; on a machine loaded by other tests it may get only a
+        // small part of a CPU, but never none.
+        assert!(
+            others > 20_000_000,
+            "the shell loop ran before openssl: {others} ns"
+        );
+    }
 
     // The text gives each workload thread the CPU time the perf.data gives (it prints
     // microseconds: each slice may round by 1 µs).
