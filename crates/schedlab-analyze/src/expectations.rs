@@ -16,9 +16,7 @@
 
 use std::collections::BTreeMap;
 
-use schedlab_spec::{
-    CompareExpectation, Direction, ExpectKind, Expectation, FigureExpectation, Unit,
-};
+use schedlab_spec::{CompareExpectation, Direction, ExpectKind, Expectation, FigureExpectation};
 use schedlab_tables::manifest::RunStatus;
 use schedlab_tables::{
     CpuActivityRow, CpuShareRow, ExpectationRow, Judgement, MigrationSummaryRow,
@@ -176,7 +174,7 @@ impl Judge {
                         let at = which.map(|w| format!(" ({w})")).unwrap_or_default();
                         row.reason = Some(format!(
                             "{}{at}, not {}",
-                            format_value(value, e.unit),
+                            e.unit.format(value),
                             e.bound.written
                         ));
                     }
@@ -347,21 +345,6 @@ fn variant_words(variant: &BTreeMap<String, String>) -> String {
         .map(|(k, v)| format!("{k}={v}"))
         .collect::<Vec<_>>()
         .join(",")
-}
-
-/// A value in `unit` as a reader wants it: shares and percentages as such, nanoseconds as ms.
-pub fn format_value(value: f64, unit: Unit) -> String {
-    match unit {
-        Unit::Share => format!("{value:.3}"),
-        Unit::Ns => format!("{:.3} ms", value / 1e6),
-        Unit::Count => format!("{value}"),
-        Unit::PerSecond => format!("{value:.2}/s"),
-        Unit::Cpus => format!("{value:.2} CPUs"),
-        Unit::Percent => format!("{value:.1} %"),
-        Unit::Megahertz => format!("{value:.0} MHz"),
-        Unit::Watts => format!("{value:.2} W"),
-        Unit::Celsius => format!("{value:.0} °C"),
-    }
 }
 
 /// The figure of one run: the worst of the rows `e` picks, in its column's unit.

@@ -18,6 +18,7 @@ mod activity;
 mod comparison;
 mod comparison_plot;
 mod delay_plot;
+mod expectations;
 mod html;
 mod plots;
 mod share;
@@ -27,6 +28,7 @@ mod why;
 mod workers;
 
 pub use comparison::{comparison_table, runs_needed_table};
+pub use expectations::expectations_table;
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -525,16 +527,32 @@ fn markdown(pipeline: &str, table: &str, sections: &[Section], quality: &[Qualit
 }
 
 /// Builds the summary and writes `summary.md` (and the plots and `index.html` the pipeline asks
-/// for) atomically.
+/// for) atomically. `expectations` are the pipeline's `expect:` as the summarize stage judged
+/// them (the first part after the per-thread table).
 pub fn summarize(
     pipeline: &str,
     paths: &SummaryPaths<'_>,
     options: &Summarize,
     plots: &[(String, Vec<PathBuf>)],
+    expectations: &[schedlab_tables::ExpectationRow],
 ) -> Result<Summary, ReportError> {
     let inputs = Inputs::read(paths)?;
     let table = thread_table(&inputs);
-    let sections = sections(&inputs);
+    let mut sections = sections(&inputs);
+    if let Some(body) = expectations_table(expectations) {
+        let intro = "Each `expect:` entry per label: its figure in each run, the mean over the \
+                     runs, and whether it holds in every run (`report/expectations.parquet`)."
+            .to_owned();
+        let heading = "Expectations";
+        sections.insert(
+            0,
+            Section {
+                heading,
+                intro,
+                body,
+            },
+        );
+    }
     let markdown = markdown(pipeline, &table, &sections, &inputs.quality);
     let summary_md = paths.report.summary_md();
     write_atomic(&summary_md, markdown.as_bytes())?;
@@ -764,7 +782,7 @@ mod tests {
             aggregates: &aggregates,
             report: &Dir(report),
         };
-        (summarize("p", &paths, options, &[]).unwrap(), dir)
+        (summarize("p", &paths, options, &[], &[]).unwrap(), dir)
     }
 
     #[test]
@@ -785,6 +803,7 @@ mod tests {
         let markdown = Summarize {
             report: vec![ReportFormat::Markdown],
             plots: Vec::new(),
+            expect: Vec::new(),
         };
         let (summary, dir) = summarize_rows(&markdown, |aggregates| {
             write_table(aggregates, &rows).unwrap();
@@ -879,6 +898,7 @@ mod tests {
         let options = Summarize {
             report: vec![ReportFormat::Markdown, ReportFormat::Html],
             plots: Vec::new(),
+            expect: Vec::new(),
         };
         let (summary, dir) = summarize_rows(&options, |aggregates| {
             write_table(aggregates, &[row]).unwrap();

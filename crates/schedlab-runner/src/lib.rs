@@ -20,6 +20,7 @@
 //! their size, mtime and inode are unchanged. Cost grows with what is new: adding run 21 to 20
 //! parses and aggregates one run, then summarizes.
 
+mod check;
 pub mod config_diff;
 pub mod digest;
 pub mod gather;
@@ -30,6 +31,7 @@ mod lock;
 mod migrate;
 mod parse_stage;
 mod partitions;
+mod per_class;
 pub mod progress;
 pub mod state;
 
@@ -46,12 +48,14 @@ use schedlab_spec::{Plan, variant_text};
 use schedlab_tables::manifest::{Manifest, RawFile, RunStatus};
 use schedlab_tables::{ComparisonRow, RunRow, read_table};
 
+pub use check::CheckReport;
 use digest::Digests;
 pub use identity::RunIds;
 pub use layout::Layout;
 pub use parse_stage::CollectedRun;
 pub use schedlab_analyze::compare::{GroupBy, notes};
-pub use schedlab_report::{comparison_table, runs_needed_table};
+pub use schedlab_report::{comparison_table, expectations_table, runs_needed_table};
+pub use schedlab_tables::Judgement;
 pub use state::Stage;
 use state::{Inputs, Record};
 
@@ -834,8 +838,12 @@ impl<'a> Runner<'a> {
         for run in runs {
             let id = &run.manifest.run_id;
             files.extend(self.outputs_of(Stage::Aggregate, id));
+            let expects = !self.plan.summarize.expect.is_empty();
             let read = |file: &String| {
-                table_of(file).is_some_and(|t| schedlab_report::TABLES_READ.contains(&t))
+                table_of(file).is_some_and(|t| {
+                    schedlab_report::TABLES_READ.contains(&t)
+                        || (expects && schedlab_analyze::expectations::TABLES_READ.contains(&t))
+                })
             };
             files.extend(self.outputs_of(Stage::Parse, id).into_iter().filter(read));
             let drawn = self.outputs_of(Stage::Summarize, id);
@@ -887,8 +895,15 @@ impl<'a> Runner<'a> {
             report: &self.layout,
         };
 
-        let summary =
-            schedlab_report::summarize(&self.plan.name, &paths, &self.plan.summarize, &plots)?;
+        let (expectations, judged) = self.judge_expectations()?;
+        let mut summary = schedlab_report::summarize(
+            &self.plan.name,
+            &paths,
+            &self.plan.summarize,
+            &plots,
+            &expectations,
+        )?;
+        summary.written.extend(judged);
         let mut text = summary.table;
         for table in &summary.sections {
             text.push('\n');
@@ -957,7 +972,8 @@ impl<'a> Runner<'a> {
         let _lock = lock::acquire(&self.layout.lock(), "schedlab compare")?;
         let inputs = self.compare_inputs()?;
         let (observations, groups) = schedlab_analyze::compare::observations(&inputs, by)?;
-        self.write_comparison(&inputs.runs, observations, groups, by, baseline, None)
+        let name = ComparisonName::of(by, None, false);
+        self.write_comparison(&inputs.runs, observations, groups, by, baseline, name)
     }
 
     /// Like [`Runner::compare`], with the runs of `other` (another pipeline, grouped by its
@@ -980,12 +996,12 @@ impl<'a> Runner<'a> {
         let (observations, groups) =
             schedlab_analyze::compare::against(ours, variants, &other.plan.name, map)?;
         inputs.runs.extend(theirs.runs);
-        let against = Some(other.plan.name.as_str());
-        self.write_comparison(&inputs.runs, observations, groups, by, baseline, against)
+        let name = ComparisonName::of(by, Some(&other.plan.name), false);
+        self.write_comparison(&inputs.runs, observations, groups, by, baseline, name)
     }
 
     /// Compares `observations` and writes the result, opened by the configuration differences
-    /// of `runs`, under `by` (and `against`, another pipeline's name).
+    /// of `runs`, under `name`.
     fn write_comparison(
         &self,
         runs: &[RunRow],
@@ -993,7 +1009,7 @@ impl<'a> Runner<'a> {
         groups: Vec<String>,
         by: &GroupBy,
         baseline: Option<&str>,
-        against: Option<&str>,
+        name: ComparisonName,
     ) -> Result<Comparison, RunnerError> {
         let rows = schedlab_analyze::compare::compare(&observations, &groups, by, baseline)?;
         let config = config_differences(runs, &observations, &groups, &rows, by);
@@ -1002,13 +1018,7 @@ impl<'a> Runner<'a> {
             path: dir.clone(),
             source,
         })?;
-        let (key, title) = match against {
-            Some(other) => (
-                format!("{}-against-{other}", by.name()),
-                format!("{}, against {other}", by.name()),
-            ),
-            None => (by.name().to_owned(), by.name().to_owned()),
-        };
+        let ComparisonName { key, title } = name;
         let (parquet, markdown) = self.layout.comparison(&key);
         schedlab_tables::write_rows(&parquet, &rows)?;
         schedlab_tables::write_rows(&self.layout.comparison_observations(&key), &observations)?;
@@ -1186,6 +1196,31 @@ impl<'a> Runner<'a> {
             runs,
             stages,
         })
+    }
+}
+
+/// What a comparison's files are named after (`compare/by-<key>.*`) and its title says.
+struct ComparisonName {
+    key: String,
+    title: String,
+}
+
+impl ComparisonName {
+    /// `by-<by>`, `-against-<other>` when another pipeline is the baseline, and `-per-class`
+    /// when instances are compared per class (`compare --per-class`).
+    fn of(by: &GroupBy, against: Option<&str>, per_class: bool) -> ComparisonName {
+        let (mut key, mut title) = match against {
+            Some(other) => (
+                format!("{}-against-{other}", by.name()),
+                format!("{}, against {other}", by.name()),
+            ),
+            None => (by.name().to_owned(), by.name().to_owned()),
+        };
+        if per_class {
+            key.push_str("-per-class");
+            title.push_str(", per class an instance ran on");
+        }
+        ComparisonName { key, title }
     }
 }
 

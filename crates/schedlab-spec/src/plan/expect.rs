@@ -165,6 +165,32 @@ impl Unit {
         }
     }
 
+    /// The unit of an `expectations` row's `unit` word.
+    pub fn from_word(word: &str) -> Option<Unit> {
+        use Unit::*;
+        [
+            Share, Ns, Count, PerSecond, Cpus, Percent, Megahertz, Watts, Celsius,
+        ]
+        .into_iter()
+        .find(|unit| unit.word() == word)
+    }
+
+    /// A value in this unit as a reader wants it: nanoseconds as milliseconds, a share with
+    /// three decimals.
+    pub fn format(self, value: f64) -> String {
+        match self {
+            Unit::Share => format!("{value:.3}"),
+            Unit::Ns => format!("{:.3} ms", value / 1e6),
+            Unit::Count => format!("{value}"),
+            Unit::PerSecond => format!("{value:.2}/s"),
+            Unit::Cpus => format!("{value:.2} CPUs"),
+            Unit::Percent => format!("{value:.1} %"),
+            Unit::Megahertz => format!("{value:.0} MHz"),
+            Unit::Watts => format!("{value:.2} W"),
+            Unit::Celsius => format!("{value:.0} °C"),
+        }
+    }
+
     /// How a bound in this unit is written, for hints.
     pub fn how_written(self) -> &'static str {
         match self {
