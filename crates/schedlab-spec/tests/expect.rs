@@ -148,6 +148,10 @@ fn a_bad_expectation_is_an_error_at_its_line_and_column() {
             "p.yaml:17:55: error: an expectation has one bound; this one has count and per_s",
         ),
         (
+            "  - residency: { workload: sha, cpu: 9000, share: \">= 0.9\" }\n",
+            "p.yaml:17:38: error: CPU 9000 is beyond the last CPU Linux has, 8191",
+        ),
+        (
             "  - migrations: { workload: sha }\n",
             "p.yaml:17:5: error: this `migrations` expectation has no bound",
         ),

@@ -140,7 +140,20 @@ impl Checker<'_> {
             .and_then(|w| self.expected_workload(w, known));
         let variant = self.variant(parts.variant, at, known);
         let class = parts.class.and_then(|class| self.expected_class(class));
-        let cpu = parts.cpu.and_then(|cpu| i32::try_from(cpu).ok());
+        let cpu = parts.cpu.filter(|cpu| {
+            let fits = *cpu <= super::LAST_CPU;
+            if !fits {
+                let mut cpu_at = at.to_vec();
+                cpu_at.push(Step::from("cpu"));
+                let message = format!(
+                    "CPU {cpu} is beyond the last CPU Linux has, {}",
+                    super::LAST_CPU
+                );
+                self.error_at_path(&cpu_at, Part::Value, message, None);
+            }
+            fits
+        });
+        let cpu = cpu.map(|cpu| cpu as i32);
         let mut expectation = FigureExpectation {
             kind,
             key: key.to_owned(),
