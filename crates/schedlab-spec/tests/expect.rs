@@ -187,6 +187,16 @@ fn a_bad_expectation_is_an_error_at_its_line_and_column() {
     for (expect, wanted) in cases {
         assert_eq!(headlines(&with(expect)), [wanted], "{expect}");
     }
+    // A bad bound and a bad selector are both reported.
+    assert_eq!(
+        headlines(&with(
+            "  - cpu_activity: { window: sha, busy_pct: \"> 50\" }\n"
+        )),
+        [
+            "p.yaml:17:44: error: `busy_pct`: `> 50`: `` is not how this figure is written",
+            "p.yaml:17:29: error: no `cpu_activity` step computes the window `sha`",
+        ]
+    );
 }
 
 #[test]

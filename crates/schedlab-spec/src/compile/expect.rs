@@ -128,11 +128,17 @@ impl Checker<'_> {
         let (_, column, unit) = *(kind.figures().iter())
             .find(|(k, _, _)| *k == key)
             .expect("a key of the kind");
-        let bound = match parse_bound(&written.value.to_string(), unit) {
-            Ok(bound) => Some(bound),
+        // A bad bound is reported, and the selector checked all the same.
+        let (bound, bound_read) = match parse_bound(&written.value.to_string(), unit) {
+            Ok(bound) => (bound, true),
             Err((message, hint)) => {
                 self.error_at(written, format!("`{key}`: {message}"), Some(hint));
-                None
+                let none = Bound {
+                    op: Op::AtLeast,
+                    value: 0.0,
+                    written: String::new(),
+                };
+                (none, false)
             }
         };
         let workload = parts
@@ -159,7 +165,7 @@ impl Checker<'_> {
             key: key.to_owned(),
             column: column.to_owned(),
             unit,
-            bound: bound?,
+            bound,
             workload,
             variant,
             scope: None,
@@ -190,7 +196,7 @@ impl Checker<'_> {
         if let (Some(workload), Some(at_workload)) = (&expectation.workload, parts.workload) {
             self.computed_for(kind, workload, at_workload, known);
         }
-        Some(expectation)
+        bound_read.then_some(expectation)
     }
 
     /// `residency`: a class or a CPU, of every thread, process or (the default) the workload.
@@ -405,10 +411,7 @@ impl Checker<'_> {
         if kind == ExpectKind::CpuShare {
             return;
         }
-        let step = match kind {
-            ExpectKind::CpuTime => "cpu_time",
-            other => other.name(),
-        };
+        let step = kind.name();
         match known.step_workloads(step) {
             None => {}
             Some(named) if named.contains(&workload) => {}
@@ -426,13 +429,8 @@ impl Checker<'_> {
                         named.join(", ")
                     )
                 };
-                self.error(
-                    crate::locate::Place::from(at.referenced),
-                    message,
-                    Some(format!(
-                        "add `- {step}: {{ workload: {workload} }}` under `aggregate:`"
-                    )),
-                );
+                let hint = format!("add `- {step}: {{ workload: {workload} }}` under `aggregate:`");
+                self.error_at(at, message, Some(hint));
             }
         }
     }
