@@ -33,6 +33,10 @@ compare NAME *ARGS: build
 plan NAME PERCENT *ARGS: build
     target/release/schedlab plan pipelines/{{NAME}}.yaml --detect {{PERCENT}} {{ARGS}}
 
+# Run pipelines/NAME.yaml as `run` does, then exit by its expectations (0 hold, 1 fail, 2 cannot judge).
+check NAME *ARGS: build
+    target/release/schedlab check pipelines/{{NAME}}.yaml {{ARGS}}
+
 # Which runs of pipelines/NAME.yaml are on disk, and which stages are stale and why.
 status NAME: build
     target/release/schedlab status pipelines/{{NAME}}.yaml

@@ -20,6 +20,7 @@ mod host;
 pub mod monitor;
 pub mod periodic;
 pub mod process;
+mod record;
 mod run;
 mod sched_config;
 

@@ -65,10 +65,15 @@ pub fn collect(request: &RunRequest<'_>) -> Result<Manifest, CollectError> {
     })?;
     check_programs(&request.plan.collect.workloads)?;
     let started_at = humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string();
-    let host = host::facts();
+    let mut host = host::facts();
+    let (recorded, record_notes) = crate::record::read(&request.plan.collect.record);
+    if let Some(config) = host.sched_config.as_mut() {
+        config.recorded = recorded;
+    }
     let start_ns = monotonic_ns();
     let tracked: Tracked = Arc::new(Mutex::new(Vec::new()));
     let mut notes: Vec<Note> = unread_config_note(&host).into_iter().collect();
+    notes.extend(record_notes);
     let mut monitors = start_monitors(request, &tracked, &mut notes)?;
     let zero = monotonic_ns();
     let ran = run_workloads(request, &tracked, zero, &mut monitors, &mut notes);

@@ -94,6 +94,7 @@ pub fn read(cpus: &[CpuInfo]) -> SchedConfig {
         cpufreq,
         cgroup,
         unreadable,
+        recorded: BTreeMap::new(),
     }
 }
 

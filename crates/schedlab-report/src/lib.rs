@@ -18,6 +18,7 @@ mod activity;
 mod comparison;
 mod comparison_plot;
 mod delay_plot;
+mod expectations;
 mod html;
 mod plots;
 mod share;
@@ -27,6 +28,7 @@ mod why;
 mod workers;
 
 pub use comparison::{comparison_table, runs_needed_table};
+pub use expectations::expectations_table;
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -582,16 +584,32 @@ fn markdown(
 }
 
 /// Builds the summary and writes `summary.md` (and the plots and `index.html` the pipeline asks
-/// for) atomically.
+/// for) atomically. `expectations` are the pipeline's `expect:` as the summarize stage judged
+/// them (the first part after the per-thread table).
 pub fn summarize(
     pipeline: &str,
     paths: &SummaryPaths<'_>,
     options: &Summarize,
     plots: &[(String, Vec<PathBuf>)],
+    expectations: &[schedlab_tables::ExpectationRow],
 ) -> Result<Summary, ReportError> {
     let inputs = Inputs::read(paths)?;
     let table = thread_table(&inputs);
-    let sections = sections(&inputs);
+    let mut sections = sections(&inputs);
+    if let Some(body) = expectations_table(expectations) {
+        let intro = "Each `expect:` entry per label: its figure in each run, the mean over the \
+                     runs, and whether it holds in every run (`report/expectations.parquet`)."
+            .to_owned();
+        let heading = "Expectations";
+        sections.insert(
+            0,
+            Section {
+                heading,
+                intro,
+                body,
+            },
+        );
+    }
     let not_completed = not_completed(&inputs.runs);
     let markdown = markdown(
         pipeline,
@@ -850,7 +868,7 @@ mod tests {
             aggregates: &aggregates,
             report: &Dir(report),
         };
-        (summarize("p", &paths, options, &[]).unwrap(), dir)
+        (summarize("p", &paths, options, &[], &[]).unwrap(), dir)
     }
 
     #[test]
@@ -871,6 +889,7 @@ mod tests {
         let markdown = Summarize {
             report: vec![ReportFormat::Markdown],
             plots: Vec::new(),
+            expect: Vec::new(),
         };
         let (summary, dir) = summarize_rows(&markdown, |aggregates| {
             write_table(aggregates, &rows).unwrap();
@@ -922,6 +941,7 @@ mod tests {
         let markdown = Summarize {
             report: vec![ReportFormat::Markdown],
             plots: Vec::new(),
+            expect: Vec::new(),
         };
         let (summary, _dir) = summarize_rows(&markdown, |aggregates| {
             write_table(aggregates, &rows).unwrap();
@@ -1005,6 +1025,7 @@ mod tests {
         let options = Summarize {
             report: vec![ReportFormat::Markdown, ReportFormat::Html],
             plots: Vec::new(),
+            expect: Vec::new(),
         };
         let (summary, dir) = summarize_rows(&options, |aggregates| {
             write_table(aggregates, &[row]).unwrap();

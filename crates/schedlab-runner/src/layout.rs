@@ -121,6 +121,11 @@ impl Layout {
         self.root.join("report")
     }
 
+    /// The expectations as the summarize stage judged them (`schedlab check` reads it).
+    pub fn expectations(&self) -> PathBuf {
+        self.report().join("expectations.parquet")
+    }
+
     /// The summary, as the terminal shows it after `run`.
     pub fn summary_md(&self) -> PathBuf {
         self.report().join("summary.md")

@@ -20,6 +20,7 @@
 //! their size, mtime and inode are unchanged. Cost grows with what is new: adding run 21 to 20
 //! parses and aggregates one run, then summarizes.
 
+mod check;
 pub mod config_diff;
 pub mod digest;
 pub mod gather;
@@ -30,6 +31,7 @@ mod lock;
 mod migrate;
 mod parse_stage;
 mod partitions;
+mod per_class;
 pub mod progress;
 pub mod state;
 
@@ -46,12 +48,14 @@ use schedlab_spec::{Plan, variant_text};
 use schedlab_tables::manifest::{Ending, Manifest, RawFile, RunStatus};
 use schedlab_tables::{ComparisonRow, RunRow, read_table};
 
+pub use check::CheckReport;
 use digest::Digests;
 pub use identity::RunIds;
 pub use layout::Layout;
 pub use parse_stage::CollectedRun;
 pub use schedlab_analyze::compare::{GroupBy, Selection, adjustment, notes};
-pub use schedlab_report::{comparison_table, runs_needed_table};
+pub use schedlab_report::{comparison_table, expectations_table, runs_needed_table};
+pub use schedlab_tables::Judgement;
 pub use state::Stage;
 use state::{Inputs, Record};
 
@@ -185,10 +189,10 @@ pub struct Outcome {
 
 /// What a comparison was asked for: how runs are grouped, which groups, and the smallest
 /// difference of interest.
-struct Asked<'a> {
-    by: &'a GroupBy,
-    selection: &'a Selection,
-    min_effect_pct: Option<f64>,
+pub(crate) struct Asked<'a> {
+    pub(crate) by: &'a GroupBy,
+    pub(crate) selection: &'a Selection,
+    pub(crate) min_effect_pct: Option<f64>,
 }
 
 /// What `schedlab compare` computed and where it wrote it.
@@ -850,8 +854,12 @@ impl<'a> Runner<'a> {
         for run in runs {
             let id = &run.manifest.run_id;
             files.extend(self.outputs_of(Stage::Aggregate, id));
+            let expects = !self.plan.summarize.expect.is_empty();
             let read = |file: &String| {
-                table_of(file).is_some_and(|t| schedlab_report::TABLES_READ.contains(&t))
+                table_of(file).is_some_and(|t| {
+                    schedlab_report::TABLES_READ.contains(&t)
+                        || (expects && schedlab_analyze::expectations::TABLES_READ.contains(&t))
+                })
             };
             files.extend(self.outputs_of(Stage::Parse, id).into_iter().filter(read));
             let drawn = self.outputs_of(Stage::Summarize, id);
@@ -903,8 +911,15 @@ impl<'a> Runner<'a> {
             report: &self.layout,
         };
 
-        let summary =
-            schedlab_report::summarize(&self.plan.name, &paths, &self.plan.summarize, &plots)?;
+        let (expectations, judged) = self.judge_expectations()?;
+        let mut summary = schedlab_report::summarize(
+            &self.plan.name,
+            &paths,
+            &self.plan.summarize,
+            &plots,
+            &expectations,
+        )?;
+        summary.written.extend(judged);
         let mut text = match &summary.not_completed {
             Some(line) => format!("{line}\n\n{}", summary.table),
             None => summary.table,
@@ -987,7 +1002,8 @@ impl<'a> Runner<'a> {
             selection,
             min_effect_pct,
         };
-        self.write_comparison(&inputs.runs, observations, groups, &asked, None)
+        let name = ComparisonName::of(by, None, false);
+        self.write_comparison(&inputs.runs, observations, groups, &asked, name)
     }
 
     /// Like [`Runner::compare`], with the runs of `other` (another pipeline, grouped by its
@@ -1029,19 +1045,19 @@ impl<'a> Runner<'a> {
             selection: &selection,
             min_effect_pct,
         };
-        let against = Some(other.plan.name.as_str());
-        self.write_comparison(&inputs.runs, observations, groups, &asked, against)
+        let name = ComparisonName::of(by, Some(&other.plan.name), false);
+        self.write_comparison(&inputs.runs, observations, groups, &asked, name)
     }
 
     /// Compares `observations` and writes the result, opened by the configuration differences
-    /// of `runs`, under `by` (and `against`, another pipeline's name).
+    /// of `runs`, under `name`.
     fn write_comparison(
         &self,
         runs: &[RunRow],
         observations: Vec<schedlab_analyze::compare::Observation>,
         groups: Vec<String>,
         asked: &Asked<'_>,
-        against: Option<&str>,
+        name: ComparisonName,
     ) -> Result<Comparison, RunnerError> {
         let by = asked.by;
         let rows = schedlab_analyze::compare::compare(
@@ -1057,13 +1073,7 @@ impl<'a> Runner<'a> {
             path: dir.clone(),
             source,
         })?;
-        let (key, title) = match against {
-            Some(other) => (
-                format!("{}-against-{other}", by.name()),
-                format!("{}, against {other}", by.name()),
-            ),
-            None => (by.name().to_owned(), by.name().to_owned()),
-        };
+        let ComparisonName { key, title } = name;
         let (parquet, markdown) = self.layout.comparison(&key);
         schedlab_tables::write_rows(&parquet, &rows)?;
         schedlab_tables::write_rows(&self.layout.comparison_observations(&key), &observations)?;
@@ -1258,6 +1268,31 @@ fn endings(manifest: &Manifest) -> Vec<String> {
             }
         })
         .collect()
+}
+
+/// What a comparison's files are named after (`compare/by-<key>.*`) and its title says.
+struct ComparisonName {
+    key: String,
+    title: String,
+}
+
+impl ComparisonName {
+    /// `by-<by>`, `-against-<other>` when another pipeline is the baseline, and `-per-class`
+    /// when instances are compared per class (`compare --per-class`).
+    fn of(by: &GroupBy, against: Option<&str>, per_class: bool) -> ComparisonName {
+        let (mut key, mut title) = match against {
+            Some(other) => (
+                format!("{}-against-{other}", by.name()),
+                format!("{}, against {other}", by.name()),
+            ),
+            None => (by.name().to_owned(), by.name().to_owned()),
+        };
+        if per_class {
+            key.push_str("-per-class");
+            title.push_str(", per class an instance ran on");
+        }
+        ComparisonName { key, title }
+    }
 }
 
 /// The table or aggregate a partition file (`tables/<t>/run_id=…/…`, relative to the pipeline

@@ -1,5 +1,7 @@
 //! Raw YAML model → checked [`Plan`]: every error at once, each with file:line:column.
 
+mod expect;
+
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -91,6 +93,13 @@ fn serde_diagnostic(file: &str, source: &str, err: &serde_saphyr::Error) -> Diag
     Diagnostic::at(file, source, line, column, message).with_hint(hint)
 }
 
+/// Which of a pipeline's values its short form replaced (with `--short`).
+#[derive(Default)]
+struct ShortParts {
+    topology: bool,
+    expect: bool,
+}
+
 struct Checker<'a> {
     file: &'a str,
     source: &'a str,
@@ -168,7 +177,8 @@ impl Checker<'_> {
     }
 
     fn plan(&mut self, mut raw: RawPipeline) -> Plan {
-        let short_topology = self.short_form(&mut raw);
+        let short = self.short_form(&mut raw);
+        let short_topology = short.topology;
         if let Some(repeat) = self.options.repeat {
             raw.repeat = Some(repeat);
         }
@@ -236,6 +246,14 @@ impl Checker<'_> {
             );
         }
         let import = self.import(&raw);
+        // The short form's expectations are under `short`, and their errors point there.
+        let expect_at = if short.expect {
+            yaml_path!["short", "expect"].to_vec()
+        } else {
+            yaml_path!["expect"].to_vec()
+        };
+        let known = expect::Known::of(&raw, &matrix, &import);
+        let expect = self.expectations(&raw.expect, &expect_at, &known);
         if raw.collect.is_none() && raw.import.is_none() {
             self.error_at(
                 &raw.name,
@@ -256,14 +274,17 @@ impl Checker<'_> {
             class_order,
             import,
             aggregate: raw.aggregate.iter().map(AggregateStep::from).collect(),
-            summarize: Summarize::from(raw.summarize),
+            summarize: Summarize {
+                expect,
+                ..Summarize::from(raw.summarize)
+            },
         }
     }
 
     /// The short form's values checked against what they replace (always, so that `validate`
     /// finds a typo in either form), and with `--short`, put in place of the pipeline's own.
-    /// Returns whether the topology is now the short form's.
-    fn short_form(&mut self, raw: &mut RawPipeline) -> bool {
+    /// Returns which of the topology and the expectations are now the short form's.
+    fn short_form(&mut self, raw: &mut RawPipeline) -> ShortParts {
         let Some(short) = raw.short.take() else {
             if self.options.short {
                 self.error_at(
@@ -272,7 +293,7 @@ impl Checker<'_> {
                     Some("add a `short:` section (`short: {}` when it is short already)".into()),
                 );
             }
-            return false;
+            return ShortParts::default();
         };
         let replaced = [
             (
@@ -300,16 +321,22 @@ impl Checker<'_> {
             }
         }
         if !self.options.short {
-            return false;
+            return ShortParts::default();
         }
         raw.vars.extend(short.vars);
         raw.matrix.extend(short.matrix);
         raw.repeat = short.repeat.or(raw.repeat);
-        let short_topology = short.topology.is_some();
-        if short_topology {
+        let parts = ShortParts {
+            topology: short.topology.is_some(),
+            expect: short.expect.is_some(),
+        };
+        if parts.topology {
             raw.topology = short.topology;
         }
-        short_topology
+        if let Some(expect) = short.expect {
+            raw.expect = expect;
+        }
+        parts
     }
 
     /// `class_order`: each class once, and only declared classes when the pipeline declares
@@ -579,12 +606,42 @@ impl Checker<'_> {
                 None,
             );
         }
+        let record = (collect.record.iter().enumerate())
+            .filter_map(|(index, pattern)| self.record_pattern(index, pattern, vars))
+            .collect();
         CollectPlan {
             duration,
             cooldown,
             monitors,
             workloads,
+            record,
         }
+    }
+
+    /// One of `collect.record`: a glob (its `${vars}` substituted) of files to record with the
+    /// configuration in force.
+    fn record_pattern(
+        &mut self,
+        index: usize,
+        pattern: &Spanned<String>,
+        vars: &BTreeMap<String, String>,
+    ) -> Option<String> {
+        let text = self.substituted(pattern, &pattern.value, vars);
+        let at = yaml_path!["collect", "record", index];
+        if text.trim().is_empty() {
+            let message = "an empty path to record".to_owned();
+            self.error_at_path(&at, Part::Value, message, None);
+            return None;
+        }
+        if let Err(err) = glob::Pattern::new(&text) {
+            self.error_at(
+                pattern,
+                format!("`{text}` is not a glob pattern: {}", err.msg),
+                Some("a path, with `*`, `?` or `[...]` for any file name part".into()),
+            );
+            return None;
+        }
+        Some(text)
     }
 
     fn monitor(
@@ -1097,6 +1154,7 @@ impl From<RawSummarize> for Summarize {
         Summarize {
             report: raw.report,
             plots: raw.plots,
+            expect: Vec::new(),
         }
     }
 }

@@ -31,7 +31,8 @@ pub mod selector;
 pub use compile::{CompileOptions, compile, substitute};
 pub use diagnostic::{Diagnostic, closest};
 pub use plan::{
-    AggregateStep, CollectPlan, CpuSamplerOptions, MonitorKind, MonitorPlan, PerfSchedOptions,
+    AggregateStep, Bound, CollectPlan, CompareExpectation, CpuSamplerOptions, Direction,
+    ExpectKind, Expectation, FigureExpectation, MonitorKind, MonitorPlan, Op, PerfSchedOptions,
     PeriodicOptions, PlacementOptions, Plan, PlotKind, Program, RecordingWindow, ReportFormat,
-    RunPlan, StepKind, Summarize, TurbostatOptions, Window, WorkloadPlan, variant_text,
+    RunPlan, StepKind, Summarize, TurbostatOptions, Unit, Window, WorkloadPlan, variant_text,
 };

@@ -15,6 +15,9 @@ use serde_saphyr::Spanned;
 use crate::duration::Span;
 use crate::plan::{PlotKind, ReportFormat, StepKind, Window};
 
+mod expect;
+pub use expect::*;
+
 /// A YAML scalar used as a variable or matrix value; kept as text for substitution.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(untagged)]
@@ -115,6 +118,9 @@ pub struct RawPipeline {
     pub aggregate: Vec<RawStep>,
     #[serde(default)]
     pub summarize: RawSummarize,
+    /// What must hold in the runs (`schedlab check`), evaluated by the summarize stage.
+    #[serde(default)]
+    pub expect: Vec<RawExpectation>,
 }
 
 /// A short form: values that replace the pipeline's own, each optional. Replacing, never
@@ -132,6 +138,10 @@ pub struct RawShort {
     /// Core classes declared for the short form, so that it runs on a machine without them.
     #[serde(default)]
     pub topology: Option<IndexMap<String, Vec<CpuItem>>>,
+    /// The short form's expectations instead of the pipeline's (`[]`: none), for findings that
+    /// need the machine the full form is written for.
+    #[serde(default)]
+    pub expect: Option<Vec<RawExpectation>>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -146,6 +156,10 @@ pub struct RawCollect {
     #[serde(default)]
     pub monitors: BTreeMap<String, RawMonitor>,
     pub workloads: BTreeMap<String, RawWorkload>,
+    /// Files recorded with the configuration in force at each run's start (globs:
+    /// `/sys/kernel/debug/sched/*`).
+    #[serde(default)]
+    pub record: Vec<Spanned<String>>,
 }
 
 /// `import: { workloads: { openssl: "comm:openssl", bg: "tree:4400" } }`.

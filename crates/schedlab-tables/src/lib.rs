@@ -64,6 +64,7 @@ mod background;
 mod column_chunk;
 mod concat;
 pub mod dataset;
+pub mod expectations;
 pub mod manifest;
 mod parquet_io;
 pub mod periodic_report;
@@ -85,6 +86,7 @@ pub use dataset::{
     Partition, TableDir, create_parent, read_table, read_table_where, table_path, table_path_named,
     write_table,
 };
+pub use expectations::{ExpectationRow, Judgement};
 pub use parquet_io::{
     TableWriter, read_batches, read_rows, row_batches, schema_of, write_batch, write_file_atomic,
     write_rows,

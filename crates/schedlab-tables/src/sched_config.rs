@@ -54,6 +54,12 @@ pub struct SchedConfig {
     /// Each source that could not be read (`kernel_config`, `sched_features`, `sched_debug`,
     /// `nohz_full`, `microcode`, `governor`, `epp`, `cgroup`, …) and why.
     pub unreadable: BTreeMap<String, String>,
+    /// The files the pipeline's `collect.record` names (a tunable such as
+    /// `/sys/kernel/debug/sched/llc_aggr_tolerance`), by path: each one's text, or [`UNKNOWN`]
+    /// where it could not be read (the run's quality rows say why). Absent from manifests of
+    /// pipelines that record none.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub recorded: BTreeMap<String, String>,
 }
 
 /// The scheduler's part of a kernel config.
@@ -94,7 +100,7 @@ impl HostFacts {
     /// Keys: `CONFIG_…`; `sched_feature.<NAME>` (`on`, `off`); `sched_debug.<file>`;
     /// `kernel.sched_…`; `isolated`, `nohz_full` (a CPU list or `none`); `microcode`;
     /// `governor.<class>`, `epp.<class>`; `cpufreq_driver`, `smt`, `turbo` (`on`, `off`);
-    /// `cgroup.<file>`. A value held by only some CPUs reads `A on 0-3, B on 4-7`; a source that
+    /// `cgroup.<file>`; `record.<path>` for each file the pipeline records. A value held by only some CPUs reads `A on 0-3, B on 4-7`; a source that
     /// could not be read gives one key (`kernel_config`, `sched_features`, …) reading [`UNKNOWN`].
     pub fn sched_settings(&self) -> Option<BTreeMap<String, String>> {
         let c = self.sched_config.as_ref()?;
@@ -141,6 +147,7 @@ impl HostFacts {
             Some(cgroup) => (cgroup.files.iter()).for_each(|(k, v)| set(format!("cgroup.{k}"), v)),
             None => set("cgroup".into(), UNKNOWN),
         }
+        (c.recorded.iter()).for_each(|(path, v)| set(format!("record.{path}"), v));
         Some(out)
     }
 }
@@ -223,6 +230,7 @@ mod tests {
                     files: map(&[("cpu.max", "max 100000")]),
                 }),
                 unreadable: BTreeMap::new(),
+                recorded: map(&[("/sys/kernel/debug/sched/llc_aggr_tolerance", "512")]),
             }),
             ..HostFacts::default()
         };
@@ -239,6 +247,7 @@ mod tests {
              kernel.sched_autogroup_enabled=1\n\
              microcode=0x10 on 0-3, 0x12 on 4-7\n\
              nohz_full=unknown\n\
+             record./sys/kernel/debug/sched/llc_aggr_tolerance=512\n\
              sched_debug.preempt=none voluntary (full) lazy\n\
              sched_features=unknown\n\
              smt=on\n\

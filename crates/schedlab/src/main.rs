@@ -12,6 +12,7 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 use clap::{Parser, Subcommand};
 use schedlab_parse::{ParseContext, ParserKind};
+use schedlab_runner::Judgement;
 use schedlab_runner::import::{ImportFile, ImportRequest};
 use schedlab_runner::layout::{Layout, check_name_part};
 use schedlab_runner::{Outcome, Runner, RunnerOptions, Stage, StageSelection};
@@ -96,6 +97,40 @@ enum Command {
         #[arg(long, num_args = 1.., value_name = "RUN_ID")]
         runs: Vec<String>,
     },
+    /// Check a pipeline's expectations: exit 0 when all hold, 1 when one fails, 2 when one
+    /// cannot be judged.
+    ///
+    /// Brings the runs up to date as `run` does (collects the missing runs of --label, parses,
+    /// aggregates and summarizes what is stale), then judges the pipeline's `expect:` entries
+    /// on that label's runs (the summarize stage writes DATA/PIPELINE/report/expectations.parquet):
+    /// a figure holds when it is within its bound in every run. It prints each expectation's
+    /// value per run, their mean and the result; a failure names the figure, its value and the
+    /// bound. It cannot judge when a figure is missing, a run failed, or a comparison has too
+    /// few runs; an invalid pipeline or a run that cannot be collected exits 2 as well.
+    ///
+    /// With --bisect, "cannot judge" and errors exit 125, which `git bisect run` takes as
+    /// "skip this commit":
+    ///   git bisect start BAD GOOD
+    ///   git bisect run schedlab check P.yaml --bisect
+    /// (a kernel bisect builds and boots each commit's kernel and runs the check under it, with
+    /// --label naming the commit, so that each kernel's runs are judged apart).
+    #[command(verbatim_doc_comment)]
+    Check {
+        pipeline: PathBuf,
+        #[command(flatten)]
+        common: Common,
+        #[command(flatten)]
+        form: Form,
+        /// Judge the runs of this label (collecting them as `run --label` does).
+        #[arg(long)]
+        label: Option<String>,
+        /// Repetitions instead of the pipeline's `repeat` (as `run --repeat`).
+        #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+        repeat: Option<u32>,
+        /// Exit 125 (`git bisect run`'s "skip") instead of 2 when the runs cannot judge.
+        #[arg(long)]
+        bisect: bool,
+    },
     /// Compare groups of runs: is a difference real, or noise?
     ///
     /// Groups the completed runs by their --label (e.g. the kernel each was collected under), by
@@ -162,6 +197,12 @@ enum Command {
         /// columns instead of the table (an infinite interval end is null).
         #[arg(long)]
         json: bool,
+        /// Each workload's instances per core class they ran on (`background on LPE`: the
+        /// mean of those instances per run; the pipeline must aggregate residency); with
+        /// --against, against the other pipeline's runs pinned to that class, one baseline
+        /// group. Written to compare/by-BY[-against-OTHER]-per-class.{parquet,md,html}.
+        #[arg(long)]
+        per_class: bool,
     },
     /// How many runs a comparison needs to resolve a difference of a given size
     ///
@@ -678,6 +719,9 @@ fn with_parse_progress<T>(
     result
 }
 
+/// `check --bisect`'s exit code when the runs cannot judge: `git bisect run`'s "skip".
+const EXIT_SKIP: u8 = 125;
+
 /// Exit code after Ctrl-C / SIGTERM, as shells report SIGINT.
 const EXIT_INTERRUPTED: u8 = 130;
 
@@ -692,13 +736,17 @@ fn main() -> ExitCode {
     match run(args) {
         Ok(code) => code,
         Err(err) => {
-            match err.downcast_ref::<InvalidPipeline>() {
-                // Diagnostics carry their own `file:line:column: error:` prefix.
-                Some(invalid) => eprintln!("{invalid}"),
-                None => eprintln!("schedlab: error: {}", error_message(&err)),
-            }
+            print_error(&err);
             ExitCode::from(EXIT_INPUT)
         }
+    }
+}
+
+fn print_error(err: &anyhow::Error) {
+    match err.downcast_ref::<InvalidPipeline>() {
+        // Diagnostics carry their own `file:line:column: error:` prefix.
+        Some(invalid) => eprintln!("{invalid}"),
+        None => eprintln!("schedlab: error: {}", error_message(err)),
     }
 }
 
@@ -791,6 +839,29 @@ fn run(args: Args) -> anyhow::Result<ExitCode> {
             };
             execute(&pipeline, &common, scope, selection)
         }
+        Command::Check {
+            pipeline,
+            common,
+            form,
+            label,
+            repeat,
+            bisect,
+        } => {
+            let scope = Scope {
+                label,
+                repeat,
+                short: form.short,
+                ..Scope::default()
+            };
+            let checked = check(&pipeline, &common, scope, bisect);
+            match checked {
+                Err(err) if bisect => {
+                    print_error(&err);
+                    Ok(ExitCode::from(EXIT_SKIP))
+                }
+                checked => checked,
+            }
+        }
         Command::Compare {
             pipeline,
             common,
@@ -801,12 +872,14 @@ fn run(args: Args) -> anyhow::Result<ExitCode> {
             map,
             min_effect,
             json,
+            per_class,
         } => {
             let asked = Asked {
                 groups: &groups,
                 metric: &metric,
                 min_effect,
                 json,
+                per_class,
             };
             let against = against.as_deref().map(|other| (other, &map[..]));
             compare(&pipeline, &common, form, &asked, against)
@@ -825,6 +898,7 @@ fn run(args: Args) -> anyhow::Result<ExitCode> {
                 metric: &metric,
                 min_effect: None,
                 json,
+                per_class: false,
             };
             plan(&pipeline, &common, form, &asked, detect)
         }
@@ -1059,6 +1133,8 @@ struct Asked<'a> {
     metric: &'a [String],
     min_effect: Option<f64>,
     json: bool,
+    /// Each workload's instances per core class they ran on (`compare --per-class`).
+    per_class: bool,
 }
 
 impl Asked<'_> {
@@ -1120,6 +1196,10 @@ fn compare_with(
             let by = schedlab_runner::GroupBy::from_name(&asked.groups.by);
             let selection = asked.groups.selection();
             let comparison = match against {
+                _ if asked.per_class => {
+                    let (other, map) = against.map_or((None, &[][..]), |(o, m)| (Some(o), m));
+                    runner.compare_per_class(other, &by, map, &selection, asked.min_effect)?
+                }
                 None => runner.compare(&by, &selection, asked.min_effect)?,
                 Some((other, map)) => {
                     runner.compare_against(other, &by, map, &selection, asked.min_effect)?
@@ -1163,6 +1243,62 @@ fn compare_with(
                 comparison.parquet.display()
             );
             Ok(ExitCode::SUCCESS)
+        },
+    )
+}
+
+/// `check`: brings the runs up to date as `run` does, then prints the expectations of the
+/// label's runs and exits by them: 0 all hold, 1 one fails, 2 (125 with `bisect`) one cannot
+/// be judged.
+fn check(pipeline: &Path, common: &Common, scope: Scope, bisect: bool) -> anyhow::Result<ExitCode> {
+    let plan = load_plan(pipeline, scope.repeat, scope.short)?;
+    if plan.summarize.expect.is_empty() {
+        bail!(
+            "{} has no expectations to check (hint: add `expect:`, e.g. `- residency: {{ \
+             workload: W, class: P, share: \">= 0.95\" }}`)",
+            pipeline.display()
+        );
+    }
+    execute_then(
+        pipeline,
+        common,
+        scope,
+        StageSelection::all(),
+        |runner, outcome| {
+            if outcome.interrupted {
+                return Ok(ExitCode::from(EXIT_INTERRUPTED));
+            }
+            let report = runner.check()?;
+            let label = report.label.as_deref().unwrap_or("(no label)");
+            match schedlab_runner::expectations_table(&report.rows) {
+                Some(table) => print!("{table}"),
+                None => println!("no runs of label {label} to judge"),
+            }
+            for row in report.not_passing() {
+                eprintln!(
+                    "schedlab: check: expectation {} {}: {} {}: {}",
+                    row.expectation,
+                    if row.judgement == Judgement::Fail {
+                        "fails"
+                    } else {
+                        "cannot be judged"
+                    },
+                    row.figure,
+                    row.bound,
+                    row.reason.as_deref().unwrap_or("no runs")
+                );
+            }
+            eprintln!(
+                "check: {} for label {label} (from {})",
+                report.judgement,
+                report.file.display()
+            );
+            Ok(ExitCode::from(match report.judgement {
+                Judgement::Pass => 0,
+                Judgement::Fail => 1,
+                Judgement::CannotJudge if bisect => EXIT_SKIP,
+                Judgement::CannotJudge => EXIT_INPUT,
+            }))
         },
     )
 }

@@ -117,8 +117,9 @@ fn code_spans(text: &str) -> Vec<&str> {
     text.split('`').skip(1).step_by(2).collect()
 }
 
-/// The columns of every table, aggregate and compare output schedlab writes, keyed
-/// `tables/<name>`, `aggregates/<name>` or `compare/<name>`, as the row types declare them.
+/// The columns of every table, aggregate, compare output and judgement schedlab writes, keyed
+/// `tables/<name>`, `aggregates/<name>`, `compare/<name>` or `report/<name>`, as the row types
+/// declare them.
 /// (The turbostat table is left out: its columns are turbostat's fields, known only per run.)
 fn schemas() -> BTreeMap<String, BTreeSet<String>> {
     fn add<T: Table>(dir: &str, out: &mut BTreeMap<String, BTreeSet<String>>) {
@@ -161,6 +162,7 @@ fn schemas() -> BTreeMap<String, BTreeSet<String>> {
     add::<WakeupPlacementRow>("aggregates", &mut out);
     add::<ComparisonRow>("compare", &mut out);
     add::<ObservationRow>("compare", &mut out);
+    add::<ExpectationRow>("report", &mut out);
     out
 }
 

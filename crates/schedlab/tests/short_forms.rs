@@ -1,7 +1,7 @@
 //! Every shipped pipeline's short form (`--short`) run by the real binary through all four
 //! stages on this machine, with real stress-ng, openssl, make and perf: every aggregate the
-//! pipeline asks for has rows in every run, and the aggregates agree with each other and with
-//! the trace they were computed from.
+//! pipeline asks for has rows in every run, the aggregates agree with each other and with
+//! the trace they were computed from, and `schedlab check --short` passes its expectations.
 
 mod util;
 
@@ -11,8 +11,8 @@ use std::time::Instant;
 
 use schedlab_spec::{CompileOptions, MonitorKind, Plan, Program, StepKind};
 use schedlab_tables::{
-    CpuTimeRow, ProcessRow, ResidencyRollupRow, ResidencyRow, SchedSliceRow, TotalsRow,
-    read_batches, read_table,
+    CpuTimeRow, ExpectationRow, ProcessRow, ResidencyRollupRow, ResidencyRow, SchedSliceRow,
+    TotalsRow, read_batches, read_rows, read_table,
 };
 use util::{Need, Sandbox, can_run};
 
@@ -63,7 +63,32 @@ fn every_short_form_runs_all_stages_into_consistent_aggregates() {
             started.elapsed().as_secs_f64()
         );
         check_aggregates(&sandbox, &plan);
+        check_expectations(&sandbox, file, &plan);
     }
+}
+
+/// A short form's expectations hold on this machine: they are the ones its declared topology
+/// makes true (a pinned run on its class), never the seed's findings about a hybrid machine,
+/// which the full form states.
+fn check_expectations(sandbox: &Sandbox, file: &Path, plan: &Plan) {
+    if plan.summarize.expect.is_empty() {
+        return;
+    }
+    let check = sandbox.schedlab(&["check", file.to_str().unwrap(), "--short"]);
+    assert_eq!(
+        check.code, 0,
+        "{}: {}{}",
+        plan.name, check.stdout, check.stderr
+    );
+    let rows: Vec<ExpectationRow> =
+        read_rows(&sandbox.data(&plan.name, "report/expectations.parquet")).unwrap();
+    let deciding = rows.iter().filter(|r| r.scope == "runs").count();
+    assert_eq!(
+        deciding,
+        plan.summarize.expect.len(),
+        "{}: {rows:?}",
+        plan.name
+    );
 }
 
 /// The pipeline's short form as the binary compiles it on this machine.

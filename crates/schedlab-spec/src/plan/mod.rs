@@ -3,6 +3,7 @@
 //! Nothing here mirrors the YAML: renaming a pipeline key changes the private `raw` module and
 //! `compile`, not the stages that read a plan.
 
+mod expect;
 mod options;
 mod steps;
 
@@ -13,6 +14,9 @@ use serde::Serialize;
 
 use crate::selector::WorkloadSelector;
 
+pub use expect::{
+    Bound, CompareExpectation, Direction, ExpectKind, Expectation, FigureExpectation, Op, Unit,
+};
 pub use options::{
     CpuSamplerOptions, PerfSchedOptions, PeriodicOptions, PlacementOptions, RecordingWindow,
     TurbostatOptions,
@@ -103,13 +107,18 @@ impl RunPlan {
     /// matrix values and repetition, so raising `repeat` or continuing a label in a later boot
     /// finds the runs already collected and adds only the missing ones.
     pub fn identity(&self) -> serde_json::Value {
-        serde_json::json!({
+        let mut identity = serde_json::json!({
             "identity": RUN_IDENTITY_VERSION,
             "variant": self.variant,
             "duration": self.collect.duration,
             "monitors": self.collect.monitors,
             "workloads": self.collect.workloads,
-        })
+        });
+        // What a run records is part of what it is; without `record:` the identity is as it was.
+        if !self.collect.record.is_empty() {
+            identity["record"] = serde_json::json!(self.collect.record);
+        }
+        identity
     }
 }
 
@@ -127,6 +136,9 @@ pub struct CollectPlan {
     pub cooldown: Option<Duration>,
     pub monitors: Vec<MonitorPlan>,
     pub workloads: Vec<WorkloadPlan>,
+    /// Files (glob patterns) recorded with the configuration in force at the run's start.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub record: Vec<String>,
 }
 
 impl CollectPlan {

@@ -9,6 +9,7 @@ use serde::ser::SerializeMap;
 use serde::{Deserialize, Serialize, Serializer};
 
 use crate::duration::serialize_option_as_written;
+use crate::plan::Expectation;
 
 /// One aggregate step: which table it computes and over what.
 #[derive(Debug, Clone, PartialEq)]
@@ -122,6 +123,11 @@ pub struct Summarize {
     pub report: Vec<ReportFormat>,
     /// SVG plots per run under report/.
     pub plots: Vec<PlotKind>,
+    /// What must hold in the runs, evaluated into `report/expectations.parquet` and the
+    /// summary (`schedlab check` exits by them). Left out of the section while empty, so that a
+    /// pipeline without `expect:` keeps its fingerprint.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub expect: Vec<Expectation>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
