@@ -157,8 +157,17 @@ impl Judge {
                 unit: unit.clone(),
                 ..self.row(label, "run")
             };
-            if run.status == RunStatus::Failed {
-                row.reason = Some("the run failed (its quality rows say why)".into());
+            // A failed run, or one whose workload was stopped before it ended, measured only
+            // part of what the pipeline asks: its figures cannot judge.
+            let unjudged = match run.status {
+                RunStatus::Failed => Some("the run failed (its quality rows say why)"),
+                RunStatus::WorkloadStopped => Some(
+                    "a workload was stopped at the end of collection before it ended (its quality rows say which)",
+                ),
+                _ => None,
+            };
+            if let Some(why) = unjudged {
+                row.reason = Some(why.into());
                 rows.push(row);
                 continue;
             }
