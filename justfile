@@ -57,11 +57,16 @@ python-env:
     test -x {{venv}}/bin/python || python3 -m venv {{venv}}
     {{venv}}/bin/python -c "import datafusion, duckdb, matplotlib, polars, pyarrow, nbclient, pytest, scipy, statsmodels" 2>/dev/null || {{venv}}/bin/pip install -q -r notebooks/requirements.txt
 
-# Optional: read PIPELINE's tables and aggregates with Spark (local mode) and check the rows per run against DuckDB's (docs/scale.md). First use installs Java (apt, as root) and pyspark into .venv. ARGS: --dataset NAME, --master URL.
+# Optional: read PIPELINE's tables and aggregates with Spark (local mode) and check the rows per run against DuckDB's (docs/src/scale.md). First use installs Java (apt, as root) and pyspark into .venv. ARGS: --dataset NAME, --master URL.
 spark-check PIPELINE *ARGS: python-env
     command -v java >/dev/null || { apt-get update -q && apt-get install -y -q default-jre-headless; }
     {{venv}}/bin/python -c "import pyspark" 2>/dev/null || {{venv}}/bin/pip install -q pyspark
     {{venv}}/bin/python scripts/spark_check.py "${SCHEDLAB_DATA:-data}/{{PIPELINE}}" {{ARGS}}
+
+# Build the book in docs/ (docs/book/index.html) with mdBook, installed by cargo on first use.
+docs:
+    command -v mdbook >/dev/null || cargo install --locked mdbook
+    mdbook build docs
 
 # Open the notebooks (Jupyter installed into .venv on first use).
 notebooks: python-env

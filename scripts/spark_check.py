@@ -1,13 +1,13 @@
 #!/usr/bin/env python3
 """Reads a pipeline's Parquet datasets with Spark and with DuckDB, and checks that they agree.
 
-`just spark-check PIPELINE` runs it on data/PIPELINE (see docs/scale.md). For each dataset (the
+`just spark-check PIPELINE` runs it on data/PIPELINE (see docs/src/scale.md). For each dataset (the
 `runs` and `sched_slices` tables and every aggregate, or those named with --dataset) it prints
 the rows per run as Spark reads them, and exits 1 when DuckDB counts other rows in the same
 files. A dataset is a directory of Hive partitions (`tables/<name>/run_id=<id>/part-0.parquet`,
 which both discover) or a single file (`tables/<name>.parquet`).
 
-Why: docs/scale.md tells analysts that Spark reads the partitioned tables as DuckDB does, on one
+Why: docs/src/scale.md tells analysts that Spark reads the partitioned tables as DuckDB does, on one
 machine or on a cluster; this script is that claim, tested on real files. Spark runs in local
 mode; `--master spark://host:7077` (or SPARK_MASTER) sends the same reads to a cluster whose
 workers see the same path.

@@ -261,7 +261,7 @@ enum Command {
     },
     /// Bring runs collected on other machines into one data directory (--data), verified.
     ///
-    /// The many-machines workflow (docs/scale.md):
+    /// The many-machines workflow (docs/src/scale.md):
     ///   1. on each test machine:  schedlab run P.yaml --only collect --label HOST
     ///   2. bring each machine's data directory here: a mounted share, or
     ///      rsync -a HOST:schedlab/data/ hosts/HOST/

@@ -3,7 +3,7 @@
 //! silently: each named pipeline compiles and computes the aggregates named for it, each table
 //! and column is in the schema schedlab writes (derived from the row types, not listed here), each
 //! `--by` is a grouping the pipeline has, each workload and variant a row names is one the
-//! pipeline runs, and each "shown in" is a summary part README.md lists.
+//! pipeline runs, and each "shown in" is a summary part docs/src/tables.md lists.
 //! Renaming a column, dropping an aggregate step or renaming a workload breaks it.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -22,6 +22,9 @@ const NOT_IN_SUMMARY: [&str; 2] = ["–", "`schedlab compare`"];
 /// Words in a "which rows" cell that are followed by workload names of the row's pipeline.
 const NAMES_A_WORKLOAD: [&str; 4] = ["workload", "workloads", "window", "reference"];
 
+/// The tables reference: every table and column, and the summary's parts.
+const TABLES_DOC: &str = "docs/src/tables.md";
+
 /// Groupings `schedlab compare --by` takes besides a matrix variable.
 const BUILT_IN_GROUPINGS: [&str; 3] = ["label", "variant", "repetition"];
 
@@ -30,7 +33,7 @@ fn every_seed_figure_names_a_pipeline_table_and_columns_that_exist() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let map_path = root.join("pipelines/README.md");
     let map = std::fs::read_to_string(&map_path).expect("pipelines/README.md");
-    let readme = std::fs::read_to_string(root.join("README.md")).expect("README.md");
+    let readme = std::fs::read_to_string(root.join(TABLES_DOC)).expect(TABLES_DOC);
     let checker = Checker {
         schemas: schemas(),
         summary_parts: summary_parts(&readme),
@@ -38,7 +41,7 @@ fn every_seed_figure_names_a_pipeline_table_and_columns_that_exist() {
     };
     assert!(
         checker.summary_parts.contains("Per thread"),
-        "README.md's list of summary parts (after **The summary**) was not found: {:?}",
+        "{TABLES_DOC}'s list of summary parts (after **The summary**) was not found: {:?}",
         checker.summary_parts
     );
 
@@ -163,7 +166,52 @@ fn schemas() -> BTreeMap<String, BTreeSet<String>> {
     add::<ComparisonRow>("compare", &mut out);
     add::<ObservationRow>("compare", &mut out);
     add::<ExpectationRow>("report", &mut out);
+    add::<SchedRuntimeRow>("tables", &mut out);
+    add::<SchedDelayCdfRow>("aggregates", &mut out);
+    add::<PlacementCostWorkloadRow>("aggregates", &mut out);
+    add::<CpuActivityIntervalRow>("aggregates", &mut out);
     out
+}
+
+/// Every table and aggregate has a row in the tables reference, and each of its columns is
+/// named there (`run_id`, which every table has, is said once above the tables): adding a
+/// column without its doc line fails here.
+#[test]
+fn the_tables_reference_names_every_column_of_every_table() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let doc = std::fs::read_to_string(root.join(TABLES_DOC)).expect(TABLES_DOC);
+    // `| name | one row per | columns |`, a table or aggregate per row (`migrations` has two).
+    let mut rows: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for line in doc.lines() {
+        let cells: Vec<&str> = line.split(" | ").collect();
+        if let (Some(name), Some(columns)) = (cells.first(), cells.get(2)) {
+            if let Some(name) = name.strip_prefix("| ") {
+                rows.entry(name.trim()).or_default().push(columns);
+            }
+        }
+    }
+    let named = |cell: &str, column: &str| {
+        cell.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .any(|word| word == column)
+    };
+    let mut missing = Vec::new();
+    for (table, columns) in schemas() {
+        let name = table.rsplit('/').next().unwrap();
+        let Some(cells) = rows.get(name) else {
+            missing.push(format!("{table}: no row"));
+            continue;
+        };
+        let absent: Vec<&String> = (columns.iter())
+            .filter(|c| *c != "run_id" && !cells.iter().any(|cell| named(cell, c)))
+            .collect();
+        if !absent.is_empty() {
+            missing.push(format!("{table}: {absent:?}"));
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "{TABLES_DOC} does not document: {missing:#?}"
+    );
 }
 
 /// The aggregate steps any of which makes the aggregate `name`: its own step, or for the
@@ -178,7 +226,7 @@ fn steps_writing(name: &str) -> Vec<&str> {
     }
 }
 
-/// The bold names of README.md's list of summary parts (after `**The summary**`).
+/// The bold names of the tables reference's list of summary parts (after `**The summary**`).
 fn summary_parts(readme: &str) -> BTreeSet<String> {
     let mut lines = readme
         .lines()
@@ -219,7 +267,7 @@ impl Checker {
             || self.summary_parts.contains(&row.shown_in))
         {
             errors.push(format!(
-                "shown in `{}`: neither {NOT_IN_SUMMARY:?} nor a summary part README.md lists \
+                "shown in `{}`: neither {NOT_IN_SUMMARY:?} nor a summary part {TABLES_DOC} lists \
                  ({:?})",
                 row.shown_in, self.summary_parts
             ));
