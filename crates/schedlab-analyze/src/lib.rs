@@ -147,8 +147,8 @@ impl Aggregates {
 }
 
 /// Which of the "why here" aggregates to compute. They lay every slice of a run on a timeline,
-/// and the timeline's rows are about as many as the slices (on a switch-heavy trace, 140 MiB of
-/// rows for a 226 MiB perf.data), so a pipeline that asks for none of them pays for none, and
+/// and the timeline's rows are about as many as the slices (on a switch-heavy trace, over half the
+/// size of the perf.data), so a pipeline that asks for none of them pays for none, and
 /// the rows are written CPU by CPU, never held whole.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct WhyHere {

@@ -182,9 +182,8 @@ impl<'a> Framer<'a> {
 
 /// How far ahead of the record being framed its bytes are asked into the cache. Each record's
 /// place follows from the size in the one before, so without a hint the framer waits on memory
-/// once per cache line (8 of every 10 cycles framing took went to that one load). 4 KiB ahead
-/// took the reader alone (`read_sched --compact`) from 0.67 to 0.49 s on the 1017 MiB bench
-/// trace (512 B: 0.57 s, 2 KiB: 0.53 s, 8 KiB: as 4 KiB).
+/// once per cache line (most of the cycles framing took went to that one load). 4 KiB ahead was
+/// the fastest distance measured; nearer was slower, farther no faster.
 const PREFETCH_AHEAD: usize = 4096;
 
 /// Asks for the cache line at `data[at]`, if there is one; a no-op on other architectures.

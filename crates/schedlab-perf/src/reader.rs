@@ -31,12 +31,9 @@ use crate::{
 };
 
 /// Bytes of records per block: big enough to amortise the hand-off between threads, small
-/// enough to bound memory. A block is cut at a chunk boundary (see `framing`), not a round's
-/// end, so it spans at most this plus a chunk whatever perf's round size. Measured on 21 runs of
-/// the incremental bench (traces up to 237 MiB, rounds up to 7 MiB), the parse stage peaked at
-/// 48-53 MiB with 2 MiB blocks, 58-60 MiB with 3 MiB and 60-62 MiB with 4 MiB (a quarter of the
-/// largest trace is the bound); on the 1017 MiB bench trace 4 MiB blocks took about 8 % less
-/// wall time (6 alternating runs each), since every block costs a hand-off between threads.
+/// enough to bound memory (the parse stage's peak grows with the block; its bound is a quarter
+/// of the largest trace). A block is cut at a chunk boundary (see `framing`), not a round's end,
+/// so it spans at most this plus a chunk whatever perf's round size.
 const BLOCK_BYTES: usize = 2 << 20;
 const SOURCE: &str = "perf-sched";
 
@@ -46,8 +43,8 @@ const SOURCE: &str = "perf-sched";
 /// A file perf has just written sits in the page cache in large folios (ext4, Linux 6.18), and a
 /// fault maps the whole folio. So the first fault in a block mapped again the pages of the
 /// previous block that share its first folio, after that block had released them, and nothing
-/// released them again: on a freshly written 237 MiB trace, 27 MiB of it ended up resident,
-/// growing with the file, against 4-6 MiB once the same file had been read back from disk.
+/// released them again: on a freshly written trace a tenth of it ended up resident, growing with
+/// the file, where a file read back from disk kept only a few blocks resident.
 const FOLIO_BYTES_MAX: usize = 2 << 20;
 
 /// The header's facts of the file at `path`.

@@ -6,10 +6,8 @@
 //! [`BackgroundWriter`] queues the rows instead and encodes them in a task of rayon's pool, the
 //! pool the reader runs in, so that whichever thread is free does the next piece of work.
 //!
-//! The encoding ran on a thread of its own per table before. On the 500 MiB bench trace that
-//! kept only 1.63 of the 2 cores busy, each side waiting for the other at a block's hand-off;
-//! in the pool `schedlab parse perf-sched` keeps 1.86 busy and takes 0.29 instead of 0.34 s,
-//! with the same CPU time (0.54 s; medians of 11 alternating runs).
+//! Why not a thread of its own per table: then each side waits for the other at a block's
+//! hand-off and the cores idle; in the pool, the thread that would wait does the other's work.
 //!
 //! Rows are encoded in the order they were sent: one drain task at a time takes the queued
 //! batches in turn. A sender waits while more than [`QUEUE_BATCHES`] are queued, and waits
@@ -29,9 +27,8 @@ use arrow_schema::SchemaRef;
 
 use crate::{Table, TableBatch, TableError, TableWriter};
 
-/// Batches waiting to be encoded before a send waits. One is as fast as four on the bench
-/// trace and holds less memory (peak RSS of `schedlab parse perf-sched`: 33-34 MiB, 35-38 MiB
-/// with four).
+/// Batches waiting to be encoded before a send waits. One is as fast as more on the bench trace
+/// and holds less memory.
 const QUEUE_BATCHES: usize = 1;
 
 /// One batch's work for the encoder: rows, or a function building their Arrow batch.

@@ -118,7 +118,7 @@ impl<T: Table> TableWriter<T> {
     /// Appends `rows` (nothing when `rows` is empty).
     pub fn write(&mut self, rows: &[T]) -> Result<(), TableError> {
         // Converted to Arrow a chunk at a time: the arrays of a whole table (a run's timeline,
-        // a stretch per slice) would sit beside its rows, 70 MiB more on a 226 MiB trace.
+        // a stretch per slice) would sit beside its rows, doubling what the table holds.
         for chunk in rows.chunks(ARROW_CHUNK_ROWS) {
             let batch = serde_arrow::to_record_batch(self.schema.fields(), &chunk)
                 .map_err(|err| self.schema_error(err.to_string()))?;
@@ -163,34 +163,30 @@ const ROW_GROUP_ROWS: usize = 256 * 1024;
 
 /// Encoded bytes per row group (the writer's estimate, which counts the page being filled
 /// uncompressed): the group a writer holds is capped by bytes as well as rows, because a row's
-/// size varies by table and by trace. A `sched_slices` group of 256 K rows of the bench trace
-/// is about 2.5 MiB; at 1 MiB the encoders of the three event tables hold about 10 MiB less
-/// (peak RSS of `schedlab parse perf-sched` on a 119 MiB trace: 44 instead of 50 MiB, same
-/// CPU time), and a group still holds some 100 K slices, so the per-group overhead stays small.
+/// size varies by table and by trace. Each table's encoder holds a group while it fills, so
+/// the cap bounds the parse's memory; a group still holds some 100 K slices, so the per-group
+/// overhead stays small.
 const ROW_GROUP_BYTES: usize = 1 << 20;
 
 /// How every table is encoded, chosen by timing `schedlab parse perf-sched` on the `just bench`
-/// trace (1017 MiB, 3.8 million slices, 1.9 million wakeups; alternating runs, same machine):
+/// trace (the commit messages have the figures):
 ///
 /// - Text columns (`run_id`, `comm`, states, kinds, workloads) are dictionary-encoded, by
 ///   [`TextColumn`] rather than these properties (see `text_column` for why): a trace has a
 ///   handful of distinct values, so a page holds small indices instead of every string again.
-///   Plain strings cost as much to copy and compress, and their page buffers held 15 MiB more.
+///   Plain strings cost as much to copy and compress, and their page buffers hold more memory.
 /// - Other columns are not dictionary-encoded: integers are nearly all distinct or compress as
 ///   well without one, and building the dictionary costs a hash per value.
-/// - Snappy, not zstd: zstd made files 10 % smaller (37 instead of 41 MiB of `sched_slices`)
-///   but took 6 % more CPU time, and the parquet crate creates a zstd compression and a
-///   decompression context for every column of every row group (5 % of the command's time with
-///   row groups of 1 MiB), each holding about a megabyte while its group is written.
+/// - Snappy, not zstd: zstd makes files a little smaller but costs more CPU time, and the
+///   parquet crate creates a zstd compression and a decompression context for every column of
+///   every row group, each holding about a megabyte while its group is written.
 /// - Time columns (`*_ns`, Int64) are delta-encoded (nearly sorted, nearly all distinct) and
 ///   not compressed: nothing is left to squeeze in the deltas. [`TimeColumn`] encodes them
 ///   (see `time_column` for why), with min/max statistics per row group: with `run_id`'s, the
 ///   only statistics written, since analyses filter on them; elsewhere (command names, thread
 ///   ids) a row group spans every value anyway, and computing them is a comparison per value.
 ///
-/// With the reader's framing prefetch and orderer keys (the commit before), the command's CPU
-/// time on that trace went from 1.86 to 1.52 s and its peak RSS from 69 to 61 MiB. Parquet
-/// files written with zstd by older versions are still read (the `zstd` feature stays).
+/// Parquet files written with zstd by older versions are still read (the `zstd` feature stays).
 fn writer_properties() -> WriterProperties {
     WriterProperties::builder()
         .set_compression(Compression::SNAPPY)

@@ -8,10 +8,8 @@
 //! array. The perf.data reader already knows each row's text by a small key (a state's code, a
 //! command name's 16 bytes), so here the dictionary is keyed by that: a comparison with the
 //! row before or a cached integer hash per row, and the text is made once per distinct key.
-//! On the `just bench` trace (500 MiB, 1.9 million slices) this took `schedlab parse
-//! perf-sched` from 0.57 to 0.45 s of CPU time and from 0.32 to 0.26 s of wall time (medians
-//! of 11 alternating runs), for tables equal to the `parquet` crate's (pyarrow `equals`) and
-//! 1.6 % larger.
+//! The tables read back equal to the `parquet` crate's; hashing every value was a large share
+//! of a parse's CPU time (the benchmarks page has the figures).
 //!
 //! A column chunk holds the texts its row group uses (one PLAIN dictionary page) and data pages
 //! (format v1, up to [`PAGE_ROWS`] rows each) of RLE/bit-packed indices into them,

@@ -6,11 +6,9 @@
 //! the smallest such difference in its block of 128, bit-packed per miniblock of 32 in as few
 //! bits as that miniblock's largest needs. Nothing is left to compress in that, so the pages
 //! are not compressed. The `parquet` crate's encoder is generic over every integer type and
-//! writes through a bit writer a value at a time; on the `just bench` trace (1.9 million
-//! slices, six time columns) it took 8 % of the CPU time of `schedlab parse perf-sched`. This
-//! one takes each delta, its block's smallest delta and the values' range in one pass as a
-//! batch arrives (no copy of the values), and packs a miniblock into 64-bit words: 4.6 % of the
-//! CPU time, for pages every reader decodes to the same values.
+//! writes through a bit writer a value at a time; this one takes each delta, its block's
+//! smallest delta and the values' range in one pass as a batch arrives (no copy of the values),
+//! and packs a miniblock into 64-bit words, for pages every reader decodes to the same values.
 //!
 //! Min/max statistics are kept per row group (the columns analyses filter on).
 

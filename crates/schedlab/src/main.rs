@@ -649,20 +649,14 @@ const EXIT_INPUT: u8 = 2;
 ///
 /// Parsing a trace allocates and frees megabytes per block (decoded events, Arrow arrays); by
 /// default glibc serves such sizes with fresh mmaps and trims freed heap, so every block paid
-/// for page faults and zeroing again: a fifth of `schedlab parse perf-sched`'s CPU time. Up to
-/// 64 MiB of freed memory stays with the process (peak RSS on a 416 MiB trace: about 85 MiB
-/// instead of 80 MiB).
+/// for page faults and zeroing again. Up to 64 MiB of freed memory stays with the process.
 ///
 /// One arena: glibc gives threads arenas of their own (up to eight per core), and each keeps
-/// what was freed in it. The reader's rayon threads and each run's three encoding threads (as
-/// tables were encoded then) allocated and freed the same megabytes in turn, so with many
-/// arenas every one grew to the largest block any thread had held there: the parse stage over
-/// 21 runs of 119 MiB traces peaked at 95-100 MiB (0.8 of a trace), with one arena at 75 MiB;
-/// `schedlab parse perf-sched` on the 327 MiB bench trace at 66 MiB, with one arena at 58 MiB,
-/// in the same wall time and 1-2 % more CPU time (9 alternating runs; the per-thread caches
-/// serve small allocations without the arena's lock). jemalloc and mimalloc (preloaded) were no
-/// better: as much memory or more with their default decay, less only when returning every
-/// freed page at once, at six times the system CPU time.
+/// what was freed in it. The reader's rayon threads and the encoders allocate and free the same
+/// megabytes in turn, so with many arenas every one grows to the largest block any thread has
+/// held there, and peak memory with them. jemalloc and mimalloc were no better: as much memory
+/// or more with their default decay, less only when returning every freed page at once, at many
+/// times the system CPU time.
 fn keep_freed_memory() {
     #[cfg(target_env = "gnu")]
     // SAFETY: called first thing in main, before any other thread exists; mallopt only sets
