@@ -16,8 +16,8 @@ use crate::metadata::WakeKind;
 use crate::slice_columns::SliceColumns;
 use crate::threads::{Runtime, Threads};
 
-/// CPUs beyond this are taken for damaged data rather than a real machine.
-pub(crate) const MAX_CPUS: i32 = 1 << 14;
+/// CPUs at or beyond this are taken for damaged data rather than a real machine.
+pub(crate) const MAX_CPUS: i32 = schedlab_topology::LAST_CPU as i32 + 1;
 
 /// A slice as the state machine ends it; kept column by column in [`SliceColumns`].
 ///

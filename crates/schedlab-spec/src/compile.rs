@@ -5,6 +5,7 @@ mod expect;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use schedlab_topology::LAST_CPU;
 use serde_saphyr::Spanned;
 
 use crate::diagnostic::{Diagnostic, closest, hint_for_serde_message};
@@ -48,10 +49,6 @@ pub struct CompileOptions<'a> {
 /// The most runs a pipeline may expand to (matrix × repeat): more is a typo, and expanding it
 /// would exhaust memory before anything could say so.
 const MOST_RUNS: usize = 10_000;
-
-/// The highest CPU number: Linux's largest `CONFIG_NR_CPUS` is 8192. A larger one is a typo, and
-/// the range `0-4000000000` would be four billion CPUs in memory.
-const LAST_CPU: u32 = 8191;
 
 /// Parses and checks a pipeline. `file` is only used in messages.
 pub fn compile(
@@ -1159,11 +1156,11 @@ impl From<RawSummarize> for Summarize {
     }
 }
 
-/// `3` or `4-11`, CPUs up to [`LAST_CPU`].
-fn parse_range(text: &str) -> Option<std::ops::RangeInclusive<u32>> {
-    let (a, b) = text.split_once('-').unwrap_or((text, text));
-    let (a, b): (u32, u32) = (a.trim().parse().ok()?, b.trim().parse().ok()?);
-    (a <= b && b <= LAST_CPU).then_some(a..=b)
+/// `3` or `4-11`, CPUs up to [`LAST_CPU`], in the kernel's cpulist syntax.
+fn parse_range(text: &str) -> Option<Vec<u32>> {
+    (!text.trim().is_empty())
+        .then(|| schedlab_topology::parse_cpu_list(text).ok())
+        .flatten()
 }
 
 /// Replaces every `${name}`; returns the first undefined name on failure.

@@ -2,9 +2,11 @@
 
 use crate::TopologyError;
 
-/// The largest CPU number accepted. No kernel is built for more CPUs (x86-64 `MAXSMP` is
-/// 8192), and the cap keeps a typo like `0-4000000000` from allocating gigabytes.
-const MAX_CPU: u32 = 65_535;
+/// The largest CPU number schedlab accepts anywhere (a pipeline's `cpus:`, a sysfs list, a
+/// trace's CPU fields). No kernel is built for more CPUs (`NR_CPUS` is at most 8192, x86-64's
+/// `MAXSMP`), and the cap keeps a typo like `0-4000000000`, or a damaged trace's CPU number,
+/// from allocating gigabytes.
+pub const LAST_CPU: u32 = 8191;
 
 /// Parses a kernel CPU list such as `"0,2-3"` into sorted, distinct CPU numbers.
 ///
@@ -29,9 +31,9 @@ pub fn parse_cpu_list(s: &str) -> Result<Vec<u32>, TopologyError> {
     for item in trimmed.split(',') {
         let item = item.trim();
         let number = |t: &str| match t.trim().parse::<u32>() {
-            Ok(n) if n <= MAX_CPU => Ok(n),
+            Ok(n) if n <= LAST_CPU => Ok(n),
             Ok(n) => Err(err(format!(
-                "CPU {n} is above the largest possible, {MAX_CPU}"
+                "CPU {n} is above the largest possible, {LAST_CPU}"
             ))),
             Err(_) => Err(err(format!("{t:?} is not a CPU number"))),
         };

@@ -49,7 +49,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-pub use cpulist::{format_cpu_list, parse_cpu_list};
+pub use cpulist::{LAST_CPU, format_cpu_list, parse_cpu_list};
 pub use error::TopologyError;
 pub use recorded::from_core_pmus;
 pub use render::render_table;

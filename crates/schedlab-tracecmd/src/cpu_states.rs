@@ -5,8 +5,8 @@ use schedlab_tables::CpuFreqIdleRow;
 
 /// cpu_idle's `state` when the CPU leaves idle (`PWR_EVENT_EXIT`, (u32)-1).
 const IDLE_EXIT: i64 = u32::MAX as i64;
-/// CPUs beyond this are taken for damaged data rather than a real machine.
-const MAX_CPUS: i64 = 1 << 14;
+/// CPUs at or beyond this are taken for damaged data rather than a real machine.
+const MAX_CPUS: i64 = schedlab_topology::LAST_CPU as i64 + 1;
 
 #[derive(Debug, Clone, Copy, Default)]
 struct State {
