@@ -472,7 +472,14 @@ pub fn aggregate(
     write_step!(sched_delay_cdf, StepKind::SchedDelay);
     // The roll-ups of the per-thread tables, over the rows those steps kept.
     if asked(StepKind::Residency) {
-        let rows = rollup::residency_rollup(&all.residency);
+        let mut classes: BTreeMap<String, std::collections::BTreeSet<String>> = BTreeMap::new();
+        for c in &tables.cpus {
+            classes
+                .entry(c.run_id.clone())
+                .or_default()
+                .insert(c.class.clone());
+        }
+        let rows = rollup::residency_rollup(&all.residency, &classes);
         written.push(write_table(out_dir, &rows)?);
     }
     if asked(StepKind::PlacementCost) {

@@ -49,13 +49,24 @@ impl<'a> Part<'a> {
 }
 
 /// Residency per class for each thread, and per CPU and per class for each process and each
-/// workload, in key order (run, workload, scope, pid, tid; CPUs before classes).
-pub fn residency_rollup(residency: &[ResidencyRow]) -> Vec<ResidencyRollupRow> {
+/// workload, in key order (run, workload, scope, pid, tid; CPUs before classes). Every class of
+/// the run (`classes`, per run id) has its row in every group, 0 where the group did not run on
+/// it, so that a share is a figure of every run.
+pub fn residency_rollup(
+    residency: &[ResidencyRow],
+    classes: &BTreeMap<String, BTreeSet<String>>,
+) -> Vec<ResidencyRollupRow> {
     type Group<'a> = (&'a str, &'a str, Scope);
     // Per group, per (cpu or null, class).
     let mut groups: BTreeMap<Group<'_>, BTreeMap<(Option<i32>, &str), Part<'_>>> = BTreeMap::new();
+    // Per group, all of it.
+    let mut whole: BTreeMap<Group<'_>, Part<'_>> = BTreeMap::new();
     for r in residency {
         for scope in scopes(r.pid, r.tid) {
+            whole
+                .entry((&r.run_id, &r.workload, scope))
+                .or_default()
+                .add(r);
             let parts = groups.entry((&r.run_id, &r.workload, scope)).or_default();
             // A thread's CPU rows are the residency table; only its classes are new.
             let cpus: &[Option<i32>] = if scope.0 == "thread" {
@@ -69,7 +80,17 @@ pub fn residency_rollup(residency: &[ResidencyRow]) -> Vec<ResidencyRollupRow> {
         }
     }
     let mut out = Vec::new();
-    for ((run_id, workload, (scope, pid, tid)), parts) in groups {
+    for ((run_id, workload, (scope, pid, tid)), mut parts) in groups {
+        // A class the group never ran on: no CPU time, and the losses of all its threads, which
+        // may hide what it ran there.
+        let every_thread = &whole[&(run_id, workload, (scope, pid, tid))];
+        for class in classes.get(run_id).into_iter().flatten() {
+            parts.entry((None, class)).or_insert_with(|| Part {
+                source: every_thread.source,
+                lost_events: every_thread.lost_events,
+                ..Part::default()
+            });
+        }
         // Every run_ns is counted once in a CPU row (or, for a thread, once in a class row).
         let total: i64 = (parts.iter())
             .filter(|((cpu, _), _)| cpu.is_some() || scope == "thread")
@@ -280,14 +301,19 @@ mod tests {
     }
 
     #[test]
-    fn residency_sums_per_class_for_a_thread_and_per_cpu_and_class_for_its_process_and_workload() {
+    fn residency_sums_per_class_for_a_thread_and_per_cpu_and_class_for_its_process_and_workload_with_a_row_for_every_class()
+     {
         let rows = [
             residency(1, 1, 0, "P", 30),
             residency(1, 1, 1, "P", 10),
             residency(1, 2, 2, "E", 60),
             residency(5, 5, 2, "E", 100),
         ];
-        let rollup = residency_rollup(&rows);
+        let classes = BTreeMap::from([(
+            "r".to_owned(),
+            BTreeSet::from(["P".to_owned(), "E".to_owned()]),
+        )]);
+        let rollup = residency_rollup(&rows, &classes);
         let seen: Vec<String> = (rollup.iter())
             .map(|r| {
                 let at = match (r.tid, r.pid) {
@@ -316,9 +342,13 @@ mod tests {
                 "process pid 1, class P: 40 ns 0.4, lost 1",
                 "process pid 5, cpu 2 E: 100 ns 1, lost 5",
                 "process pid 5, class E: 100 ns 1, lost 5",
+                "process pid 5, class P: 0 ns 0, lost 5",
+                "thread tid 1, class E: 0 ns 0, lost 1",
                 "thread tid 1, class P: 40 ns 1, lost 1",
                 "thread tid 2, class E: 60 ns 1, lost 2",
+                "thread tid 2, class P: 0 ns 0, lost 2",
                 "thread tid 5, class E: 100 ns 1, lost 5",
+                "thread tid 5, class P: 0 ns 0, lost 5",
                 "workload all, cpu 0 P: 30 ns 0.15, lost 1",
                 "workload all, cpu 1 P: 10 ns 0.05, lost 1",
                 "workload all, cpu 2 E: 160 ns 0.8, lost 7",

@@ -154,10 +154,15 @@ fn prio_follows_nice_in_a_recording() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("nice.data");
     // The shell first sets its own nice to 0: a test run under `nice` would otherwise start
-    // both loops at the nice it inherited.
+    // both loops at the nice it inherited. It renices only once the nice-19 loop has had two
+    // clock ticks of CPU time (or 30 s have passed): on a busy machine its 1.5 % share of
+    // cpu 0 can otherwise come after the script's end.
     let script = "renice -n 0 -p $$ >/dev/null; \
                   taskset -c 0 sh -c 'while :; do :; done' & a=$!; \
                   taskset -c 0 nice -n 19 sh -c 'while :; do :; done' & b=$!; \
+                  i=0; while [ $i -lt 3000 ]; do \
+                  read -r _ _ _ _ _ _ _ _ _ _ _ _ _ u s _ < /proc/$b/stat; \
+                  [ $((u + s)) -ge 2 ] && break; sleep 0.01; i=$((i + 1)); done; \
                   for n in 1 2 3 4 5 1 2 3 4 5 1 2 3 4 5 1 2 3 4 5; do \
                   sleep 0.03; renice -n $n -p $a >/dev/null; done; \
                   sleep 0.1; kill $a $b; echo $a $b";

@@ -6,6 +6,7 @@
 //! and against perf's dump of the records (`perf script -D`: each record's file offset, size
 //! and time).
 
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -349,7 +350,8 @@ fn a_recording_cut_after_its_records_loses_only_the_header_sections() {
     assert_eq!(salvaged.threads, complete.threads);
 }
 
-/// `perf sched record` killed with SIGKILL once it has written 32 KiB of recorded events leaves a header
+/// `perf sched record` killed with SIGKILL once it has written 32 KiB of recorded events (of a loop
+/// of `sleep`s) leaves a header
 /// whose data size is 0 and no feature sections; perf refuses the file, the plain read refuses
 /// it naming `--salvage`, and the salvaged read has the slices of perf itself and of the
 /// recorded `sleep`, the clock from the attributes, and as many unreadable bytes as follow the
@@ -365,11 +367,19 @@ fn a_recording_whose_perf_was_killed_is_salvaged() {
     let mut perf = Command::new("perf")
         .args(["sched", "record", "-a", "-k", "CLOCK_MONOTONIC", "-o"])
         .arg(&file)
-        // Long enough for the ring buffers to fill to perf's wake-up mark on an idle machine:
-        // perf writes what they recorded only then (or when the workload ends).
-        .args(["--", "sleep", "120"])
+        // perf writes what the ring buffers recorded only once they fill to its wake-up mark
+        // (or when the workload ends): a loop of short sleeps fills them on an idle machine too,
+        // with forks, execs and switches, and ends by itself if the kill below is never reached.
+        .args([
+            "--",
+            "sh",
+            "-c",
+            "i=0; while [ $i -lt 12000 ]; do sleep 0.01; i=$((i+1)); done",
+        ])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
+        // Its own process group, so that the kill reaches the workload as well as perf.
+        .process_group(0)
         .spawn()
         .expect("perf runs");
     let deadline = Instant::now() + Duration::from_secs(110);
@@ -386,7 +396,9 @@ fn a_recording_whose_perf_was_killed_is_salvaged() {
         assert!(perf.try_wait().unwrap().is_none(), "perf ended early");
         std::thread::sleep(Duration::from_millis(20));
     }
-    perf.kill().unwrap(); // SIGKILL
+    let group = format!("-{}", perf.id());
+    let killed = Command::new("kill").args(["-KILL", "--", &group]).status();
+    assert!(killed.is_ok_and(|s| s.success()), "kill -KILL -- {group}");
     perf.wait().unwrap();
     let len = size();
     let header = std::fs::read(&file).unwrap();
