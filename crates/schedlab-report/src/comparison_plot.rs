@@ -7,7 +7,8 @@ use std::collections::BTreeMap;
 use plotters::prelude::*;
 use schedlab_tables::{ComparisonRow, Verdict};
 
-use crate::plots::plot_error;
+use crate::plots::{Frame, LEGEND_WIDTH, LegendEntry, Swatch, WIDTH, framed, plot_error};
+use crate::style;
 use crate::timeplots::{lane_label, lane_range};
 
 const BASELINE: RGBColor = RGBColor(90, 90, 90);
@@ -65,21 +66,31 @@ fn chart(title: &str, rows: &[&ComparisonRow]) -> Result<String, String> {
     } else {
         format!("mean, {unit} (95 % interval)")
     };
-    let width = (260 + 230 * rows.len() as u32).min(1200);
-    let mut svg = String::new();
-    {
-        let root = SVGBackend::with_string(&mut svg, (width, 340)).into_drawing_area();
-        root.fill(&WHITE).map_err(plot_error)?;
-        let mut chart = ChartBuilder::on(&root)
-            .caption(title, ("sans-serif", 16))
+    let mut legend: Vec<LegendEntry> = Vec::new();
+    if rows.iter().any(|r| r.verdict == Verdict::Baseline) {
+        legend.push(("baseline mean".into(), BASELINE.to_rgba(), Swatch::Line));
+    }
+    legend.push((
+        "group mean, 95 % interval".into(),
+        GROUP.to_rgba(),
+        Swatch::Line,
+    ));
+    let frame = Frame {
+        width: (LEGEND_WIDTH + 200 + 260 * rows.len() as u32).min(WIDTH),
+        height: 360,
+        title,
+        legend: &legend,
+        notes: &[],
+    };
+    framed(&frame, |plot| {
+        let mut chart = ChartBuilder::on(plot)
             .margin(12)
-            .x_label_area_size(36)
-            .y_label_area_size(90)
+            .x_label_area_size(40)
+            .y_label_area_size(100)
             .build_cartesian_2d(lane_range(rows.len()), (low - pad)..(high + pad))
             .map_err(plot_error)?;
         let label = |x: &f64| lane_label(&names, *x);
-        chart
-            .configure_mesh()
+        style::readable(&mut chart.configure_mesh())
             .disable_x_mesh()
             .x_labels(rows.len() + 1)
             .x_label_formatter(&label)
@@ -93,11 +104,7 @@ fn chart(title: &str, rows: &[&ComparisonRow]) -> Result<String, String> {
                     span.to_vec(),
                     BASELINE.mix(0.5).stroke_width(1),
                 )])
-                .map_err(plot_error)?
-                .label("baseline mean")
-                .legend(|(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 14, y)], BASELINE.stroke_width(1))
-                });
+                .map_err(plot_error)?;
         }
         for (i, r) in rows.iter().enumerate() {
             let x = i as f64;
@@ -118,14 +125,6 @@ fn chart(title: &str, rows: &[&ComparisonRow]) -> Result<String, String> {
                 .draw_series([Circle::new((x, r.mean), 5, color.filled())])
                 .map_err(plot_error)?;
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .draw()
-            .map_err(plot_error)?;
-        root.present().map_err(plot_error)?;
-    }
-    Ok(svg)
+        Ok(())
+    })
 }

@@ -7,10 +7,10 @@ use std::collections::BTreeMap;
 use plotters::prelude::*;
 use schedlab_tables::SchedDelayCdfRow;
 
-use crate::plots::{WIDTH, plot_error};
-use crate::timeplots::workload_color;
+use crate::plots::{Frame, LegendEntry, Swatch, WIDTH, framed, plot_error};
+use crate::style::{self, workload_color};
 
-/// A line per workload (in its colour, `name (N wakeups)` in the legend), delay in ms on a log
+/// A line per workload (in its colour, `name (N wakeups)` in the legend beside the plot), delay in ms on a log
 /// axis, share of wakeups in percent. `None` without points.
 pub fn delay_cdf(
     title: &str,
@@ -28,28 +28,37 @@ pub fn delay_cdf(
     ) else {
         return Ok(None);
     };
-    let mut svg = String::new();
-    {
-        let root = SVGBackend::with_string(&mut svg, (WIDTH.min(900), 460)).into_drawing_area();
-        root.fill(&WHITE).map_err(plot_error)?;
-        let mut chart = ChartBuilder::on(&root)
-            .caption(title, ("sans-serif", 18))
+    let legend: Vec<LegendEntry> = (lines.iter())
+        .map(|(workload, points)| {
+            let wakeups = points.first().map_or(0, |p| p.wakeups);
+            let name = format!("{workload} ({wakeups} wakeups)");
+            (name, workload_color(workloads, workload), Swatch::Line)
+        })
+        .collect();
+    let frame = Frame {
+        width: WIDTH,
+        height: 480,
+        title,
+        legend: &legend,
+        notes: &[],
+    };
+    let svg = framed(&frame, |plot| {
+        let mut chart = ChartBuilder::on(plot)
             .margin(12)
-            .x_label_area_size(40)
-            .y_label_area_size(60)
+            .x_label_area_size(50)
+            .y_label_area_size(80)
             .build_cartesian_2d((low * 0.8..high * 1.25).log_scale(), 0.0..100.0)
             .map_err(plot_error)?;
-        chart
-            .configure_mesh()
+        style::readable(&mut chart.configure_mesh())
             .x_desc("wakeup delay, ms (log scale)")
             .y_desc("wakeups delayed at most this long, %")
             .x_label_formatter(&|x| format!("{x:.3}"))
             .draw()
             .map_err(plot_error)?;
-        for (workload, mut points) in lines {
+        for (workload, points) in &lines {
+            let mut points = points.clone();
             points.sort_by(|a, b| a.share.total_cmp(&b.share));
             let color = workload_color(workloads, workload);
-            let wakeups = points.first().map_or(0, |p| p.wakeups);
             // A step per point: the share holds until the next delay.
             let mut path = Vec::new();
             for p in &points {
@@ -60,20 +69,9 @@ pub fn delay_cdf(
             }
             chart
                 .draw_series(LineSeries::new(path, color.stroke_width(2)))
-                .map_err(plot_error)?
-                .label(format!("{workload} ({wakeups} wakeups)"))
-                .legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 14, y)], color.stroke_width(2))
-                });
+                .map_err(plot_error)?;
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::LowerRight)
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .draw()
-            .map_err(plot_error)?;
-        root.present().map_err(plot_error)?;
-    }
+        Ok(())
+    })?;
     Ok(Some(svg))
 }

@@ -22,6 +22,7 @@ mod expectations;
 mod html;
 mod plots;
 mod share;
+mod style;
 mod table;
 mod timeplots;
 mod why;
@@ -677,6 +678,9 @@ pub fn plot_run(
     }
     let cpus: Vec<CpuRow> = read_table(tables)?;
     let cpus: Vec<&CpuRow> = cpus.iter().collect();
+    let processes: Vec<ProcessRow> = read_table(tables)?;
+    let lifetimes = timeplots::lifetimes(&processes.iter().collect::<Vec<_>>());
+    let run = plots::RunContext::new(&lifetimes);
     let mut drawn: Vec<Drawn> = Vec::new();
     for kind in &options.plots {
         drawn.push(match kind {
@@ -691,7 +695,8 @@ pub fn plot_run(
                 let spans = plots::occupancy(&slices, &placement);
                 let timeline: Vec<CpuTimelineRow> =
                     read_table_where(aggregates, |r| plots::background_of(r).is_some())?;
-                let mut title = format!("{pipeline} {run_id}: which workload ran where");
+                let mut title =
+                    format!("{pipeline} {run_id}: which workload ran on each CPU, over time");
                 // Slices there run on through the idle time the trace missed: drawn as they
                 // are, and said.
                 let traces: Vec<TraceRow> = read_table(tables)?;
@@ -703,19 +708,21 @@ pub fn plot_run(
                     let cpus = blind.join(",");
                     title.push_str(&format!(" (cpu {cpus}: idle not traced, spans too long)"));
                 }
-                let svg = plots::cpu_timeline(&title, &spans, &timeline, &cpus);
+                let svg = plots::cpu_timeline(&title, &spans, &timeline, &cpus, &run);
                 ("cpu_timeline", svg)
             }
             PlotKind::Residency => {
                 let rows: Vec<ResidencyRollupRow> = read_table(aggregates)?;
                 let rows: Vec<&ResidencyRollupRow> = rows.iter().collect();
-                let title = format!("{pipeline} {run_id}: seconds per CPU");
-                ("residency", plots::residency(&title, &rows, &cpus))
+                let title = format!("{pipeline} {run_id}: seconds each workload ran on each CPU");
+                ("residency", plots::residency(&title, &rows, &cpus, &run))
             }
         });
     }
     if html {
-        drawn.extend(page_plots(pipeline, run_id, tables, aggregates, &cpus)?);
+        drawn.extend(page_plots(
+            pipeline, run_id, tables, aggregates, &cpus, &lifetimes,
+        )?);
     }
     for (name, svg) in drawn {
         let svg = svg.map_err(|message| ReportError::Plot {
@@ -743,10 +750,8 @@ fn page_plots(
     tables: &(impl TableDir + ?Sized),
     aggregates: &(impl TableDir + ?Sized),
     cpus: &[&CpuRow],
+    lifetimes: &[timeplots::Lifetime],
 ) -> Result<Vec<Drawn>, ReportError> {
-    let processes: Vec<ProcessRow> = read_table(tables)?;
-    let processes: Vec<&ProcessRow> = processes.iter().collect();
-    let lifetimes = timeplots::lifetimes(&processes);
     let workloads: Vec<String> = lifetimes.iter().map(|l| l.workload.clone()).collect();
 
     let turbostat = schedlab_tables::turbostat::read_turbostat(tables)?;
@@ -766,12 +771,12 @@ fn page_plots(
     let steps: Vec<PowerStepRow> = read_table(aggregates)?;
     timeplots::mark_power_step(&mut panels, &steps.iter().collect::<Vec<_>>());
     let title = format!("{pipeline} {run_id}: CPU activity over time");
-    let activity = timeplots::activity(&title, &panels, &lifetimes);
+    let activity = timeplots::activity(&title, &panels, lifetimes);
 
     let migrations: Vec<schedlab_tables::MigrationRow> = read_table(tables)?;
     let migrations: Vec<_> = migrations.iter().collect();
     let title = format!("{pipeline} {run_id}: workload migrations by class transition");
-    let migrations = timeplots::migrations(&title, &migrations, cpus, &lifetimes);
+    let migrations = timeplots::migrations(&title, &migrations, cpus, lifetimes);
 
     let cdf: Vec<schedlab_tables::SchedDelayCdfRow> = read_table(aggregates)?;
     let cdf: Vec<_> = cdf.iter().collect();

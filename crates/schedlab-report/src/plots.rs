@@ -7,6 +7,10 @@
 //! workload's spans on a CPU that lie closer than a pixel, so a trace of millions of slices
 //! draws as a few thousand rectangles. The residency plot draws the `residency_rollup`
 //! aggregate's rows per workload and CPU: the same figures as the summary.
+//!
+//! Every plot of a run shares a [`RunContext`]: a workload keeps its colour and every time axis
+//! counts from the first workload start. A plot's legend and notes sit in its [`Frame`], beside
+//! and under the data, never over it.
 
 use std::collections::BTreeMap;
 
@@ -15,6 +19,9 @@ use plotters::coord::ranged1d::SegmentValue;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use schedlab_tables::{CpuRow, CpuTimelineRow, PlacementRow, ResidencyRollupRow, SchedSliceRow};
+
+use crate::style::{self, workload_color};
+use crate::timeplots::Lifetime;
 
 /// Width of every plot, in pixels; spans closer than one of them are drawn as one.
 pub(crate) const WIDTH: u32 = 1200;
@@ -149,35 +156,8 @@ fn lane_label(lanes: &[(i32, String)], value: &SegmentValue<i32>) -> String {
     }
 }
 
-/// One workload's rectangles, in its colour, with its entry in the legend.
-pub(crate) fn draw_workload<'a, X: Ranged, Y: Ranged>(
-    chart: &mut ChartContext<'a, SVGBackend<'a>, Cartesian2d<X, Y>>,
-    rectangles: impl IntoIterator<Item = Rectangle<(X::ValueType, Y::ValueType)>>,
-    name: &str,
-    color: RGBAColor,
-) -> Result<(), String> {
-    chart
-        .draw_series(rectangles)
-        .map_err(plot_error)?
-        .label(name)
-        .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], color.filled()));
-    Ok(())
-}
-
-/// The workloads' colours, in a box over the plot.
-pub(crate) fn draw_legend<'a, X: Ranged, Y: Ranged>(
-    chart: &mut ChartContext<'a, SVGBackend<'a>, Cartesian2d<X, Y>>,
-) -> Result<(), String> {
-    chart
-        .configure_series_labels()
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .draw()
-        .map_err(plot_error)
-}
-
 /// Width of a legend drawn beside a plot rather than over it.
-pub(crate) const LEGEND_WIDTH: u32 = 240;
+pub(crate) const LEGEND_WIDTH: u32 = 270;
 
 /// How a legend entry shows its series: a filled swatch (rectangles) or a line.
 #[derive(Debug, Clone, Copy)]
@@ -190,10 +170,10 @@ pub(crate) enum Swatch {
 /// name per entry, from the top.
 pub(crate) fn side_legend(
     area: &DrawingArea<SVGBackend<'_>, Shift>,
-    entries: &[(String, RGBAColor, Swatch)],
+    entries: &[LegendEntry],
 ) -> Result<(), String> {
     for (i, (name, color, swatch)) in entries.iter().enumerate() {
-        let y = 40 + 18 * i as i32;
+        let y = 40 + LEGEND_LINE as i32 * i as i32;
         match swatch {
             Swatch::Fill => area.draw(&Rectangle::new([(8, y - 5), (20, y + 5)], color.filled())),
             Swatch::Line => area.draw(&PathElement::new(
@@ -205,39 +185,64 @@ pub(crate) fn side_legend(
         let text = Text::new(
             name.clone(),
             (28, y),
-            TextStyle::from(("sans-serif", 13).into_font()).pos(Pos::new(HPos::Left, VPos::Center)),
+            TextStyle::from(style::font(style::TICK)).pos(Pos::new(HPos::Left, VPos::Center)),
         );
         area.draw(&text).map_err(plot_error)?;
     }
     Ok(())
 }
 
+/// Height of a legend entry.
+const LEGEND_LINE: u32 = 20;
+
 /// The height a legend of `entries` needs beside a plot.
 pub(crate) fn legend_height(entries: usize) -> u32 {
-    60 + 18 * entries as u32
+    60 + LEGEND_LINE * entries as u32
 }
 
-/// An SVG [`WIDTH`] wide and at least `height` high (more when the legend needs it), with
-/// `title` across the top if given and `legend` in a column on the right; `draw` draws the
-/// plot in the area left of the legend.
-pub(crate) fn with_side_legend(
-    height: u32,
-    title: Option<&str>,
-    legend: &[(String, RGBAColor, Swatch)],
+/// Height of a line of notes under a plot.
+const NOTE_LINE: u32 = 22;
+
+/// A legend entry: its name, its colour, how it shows.
+pub(crate) type LegendEntry = (String, RGBAColor, Swatch);
+
+/// The frame of a plot: the SVG's size, the title across its top, the legend in a column on
+/// its right, notes under it (what a reader must know to read it right).
+pub(crate) struct Frame<'a> {
+    pub width: u32,
+    /// At least this high (more when the legend or the notes need it).
+    pub height: u32,
+    pub title: &'a str,
+    pub legend: &'a [LegendEntry],
+    pub notes: &'a [String],
+}
+
+/// An SVG in `frame`; `draw` draws the plot in the area left of the legend and above the notes.
+pub(crate) fn framed(
+    frame: &Frame<'_>,
     draw: impl FnOnce(&DrawingArea<SVGBackend<'_>, Shift>) -> Result<(), String>,
 ) -> Result<String, String> {
     let mut svg = String::new();
     {
-        let height = height.max(legend_height(legend.len()));
-        let root = SVGBackend::with_string(&mut svg, (WIDTH, height)).into_drawing_area();
+        let notes_height = NOTE_LINE * frame.notes.len() as u32;
+        let height = frame.height.max(legend_height(frame.legend.len())) + notes_height;
+        let root = SVGBackend::with_string(&mut svg, (frame.width, height)).into_drawing_area();
         root.fill(&WHITE).map_err(plot_error)?;
-        let root = match title {
-            Some(title) => root.titled(title, ("sans-serif", 18)).map_err(plot_error)?,
-            None => root,
-        };
-        let (plot, key) = root.split_horizontally(WIDTH - LEGEND_WIDTH);
+        let root = (root.titled(frame.title, style::font(style::TITLE))).map_err(plot_error)?;
+        let (_, inner_height) = root.dim_in_pixel();
+        let (main, notes) = root.split_vertically(inner_height - notes_height);
+        let (plot, key) = main.split_horizontally(frame.width - LEGEND_WIDTH);
         draw(&plot)?;
-        side_legend(&key, legend)?;
+        side_legend(&key, frame.legend)?;
+        for (i, note) in frame.notes.iter().enumerate() {
+            let y = (NOTE_LINE * i as u32 + NOTE_LINE / 2) as i32;
+            let text = Text::new(
+                note.clone(),
+                (16, y),
+                TextStyle::from(style::font(style::AXIS)).pos(Pos::new(HPos::Left, VPos::Center)),
+            );
+            notes.draw(&text).map_err(plot_error)?;
+        }
         root.present().map_err(plot_error)?;
     }
     Ok(svg)
@@ -277,21 +282,51 @@ pub(crate) fn background_of(row: &CpuTimelineRow) -> Option<&'static str> {
     Some(BACKGROUND[index].0)
 }
 
-/// A lane per CPU (labelled `cpu 3 (E)`), time in seconds from the first span, a colour per
-/// workload over the `cpu_timeline` aggregate's other tasks and marked idle time (see
-/// [`BACKGROUND`]; none without that aggregate). `None` when there is nothing to draw.
+/// What every plot of a run shares: its workloads in name order (each keeps its colour across
+/// the plots) and the first workload start (where every time axis counts from).
+#[derive(Debug, Clone, Default)]
+pub struct RunContext {
+    pub workloads: Vec<String>,
+    pub first_start_ns: Option<i64>,
+}
+
+impl RunContext {
+    /// The context of a run whose workloads lived as `lifetimes` say.
+    pub fn new(lifetimes: &[Lifetime]) -> RunContext {
+        RunContext {
+            workloads: lifetimes.iter().map(|l| l.workload.clone()).collect(),
+            first_start_ns: lifetimes.iter().map(|l| l.start_ns).min(),
+        }
+    }
+
+    /// The origin of a time axis and its name: the first workload start, else `first_ns` (the
+    /// first time the plot draws), named by `what` (`slice`).
+    pub(crate) fn origin(&self, first_ns: i64, what: &str) -> (i64, String) {
+        match self.first_start_ns {
+            Some(start) => (start, "seconds from the first workload start".to_owned()),
+            None => (first_ns, format!("seconds from the first {what}")),
+        }
+    }
+}
+
+/// A lane per CPU (labelled `cpu 3 (E)`), time in seconds from the first workload start, a
+/// colour per workload over the `cpu_timeline` aggregate's other tasks and marked idle time
+/// (see [`BACKGROUND`]; none without that aggregate). `None` when there is nothing to draw.
 pub fn cpu_timeline(
     title: &str,
     spans: &[Occupancy<'_>],
     timeline: &[CpuTimelineRow],
     cpus: &[&CpuRow],
+    run: &RunContext,
 ) -> Result<Option<String>, String> {
-    let (Some(t0), Some(t1)) = (
+    let (Some(first_ns), Some(t1)) = (
         spans.iter().map(|s| s.start_ns).min(),
         spans.iter().map(|s| s.end_ns).max(),
     ) else {
         return Ok(None);
     };
+    let (origin_ns, x_axis) = run.origin(first_ns, "slice");
+    let t0 = first_ns.min(origin_ns);
     let lanes = lanes(cpus, spans.iter().map(|s| s.cpu));
     let names = sorted_unique(spans.iter().map(|s| s.workload));
     let index_of: BTreeMap<i32, usize> = (lanes.iter().enumerate())
@@ -310,37 +345,47 @@ pub fn cpu_timeline(
         .filter(|o| o.end_ns > o.start_ns)
         .collect();
     let [spans, background] = for_drawing([spans, &background], (t0, t1));
-    let seconds = |ns: i64| (ns - t0) as f64 / 1e9;
+    let seconds = |ns: i64| (ns - origin_ns) as f64 / 1e9;
     let drawn_background: Vec<(&str, RGBColor)> = (BACKGROUND.iter())
         .filter(|(name, _)| background.iter().any(|s| s.workload == *name))
         .copied()
         .collect();
-    let mut legend: Vec<(String, RGBAColor, Swatch)> = (drawn_background.iter())
-        .map(|(name, color)| (name.to_string(), color.to_rgba(), Swatch::Fill))
+    let mut legend: Vec<LegendEntry> = (names.iter())
+        .map(|name| {
+            (
+                name.clone(),
+                workload_color(&run.workloads, name),
+                Swatch::Fill,
+            )
+        })
         .collect();
     legend.extend(
-        (names.iter().enumerate())
-            .map(|(i, name)| (name.clone(), Palette99::pick(i).mix(0.9), Swatch::Fill)),
+        (drawn_background.iter())
+            .map(|(name, color)| (name.to_string(), color.to_rgba(), Swatch::Fill)),
     );
-    let height = 110 + 26 * lanes.len() as u32;
-    let svg = with_side_legend(height, None, &legend, |plot| {
+    let frame = Frame {
+        width: WIDTH,
+        height: 110 + 30 * lanes.len() as u32,
+        title,
+        legend: &legend,
+        notes: &[],
+    };
+    let svg = framed(&frame, |plot| {
         let mut chart = ChartBuilder::on(plot)
-            .caption(title, ("sans-serif", 18))
             .margin(12)
-            .x_label_area_size(36)
-            .y_label_area_size(80)
+            .x_label_area_size(50)
+            .y_label_area_size(100)
             .build_cartesian_2d(
-                0.0..seconds(t1).max(1e-9),
+                seconds(t0)..seconds(t1).max(seconds(t0) + 1e-9),
                 (0..lanes.len() as i32 - 1).into_segmented(),
             )
             .map_err(plot_error)?;
         let label = |value: &SegmentValue<i32>| lane_label(&lanes, value);
-        chart
-            .configure_mesh()
+        style::readable(&mut chart.configure_mesh())
             .disable_y_mesh()
             .y_labels(lanes.len())
             .y_label_formatter(&label)
-            .x_desc("seconds from the first slice")
+            .x_desc(x_axis)
             .draw()
             .map_err(plot_error)?;
         let rectangle = |s: &Occupancy, color: RGBAColor| {
@@ -356,8 +401,8 @@ pub fn cpu_timeline(
                 .map(|s| rectangle(s, color.to_rgba()));
             chart.draw_series(rects).map_err(plot_error)?;
         }
-        for (i, name) in names.iter().enumerate() {
-            let color = Palette99::pick(i).mix(0.9);
+        for name in &names {
+            let color = workload_color(&run.workloads, name);
             let rects = (spans.iter())
                 .filter(|s| s.workload == name)
                 .map(|s| rectangle(s, color));
@@ -375,6 +420,7 @@ pub fn residency(
     title: &str,
     rows: &[&ResidencyRollupRow],
     cpus: &[&CpuRow],
+    run: &RunContext,
 ) -> Result<Option<String>, String> {
     let seconds: BTreeMap<(i32, &str), f64> = (rows.iter())
         .filter(|r| r.scope == "workload")
@@ -385,58 +431,84 @@ pub fn residency(
     }
     let lanes = lanes(cpus, seconds.keys().map(|(cpu, _)| *cpu));
     let names = sorted_unique(seconds.keys().map(|(_, workload)| *workload));
-    let tallest = (lanes.iter())
-        .map(|(cpu, _)| {
-            names
-                .iter()
-                .map(|n| seconds.get(&(*cpu, n.as_str())).unwrap_or(&0.0))
-                .sum::<f64>()
+    let bars: Vec<(String, Vec<(f64, RGBAColor)>)> = (lanes.iter())
+        .map(|(cpu, class)| {
+            let parts = (names.iter())
+                .map(|n| {
+                    let height = seconds.get(&(*cpu, n.as_str())).copied().unwrap_or(0.0);
+                    (height, workload_color(&run.workloads, n))
+                })
+                .collect();
+            (format!("cpu {cpu} ({class})"), parts)
         })
+        .collect();
+    let legend: Vec<LegendEntry> = (names.iter())
+        .map(|name| {
+            (
+                name.clone(),
+                workload_color(&run.workloads, name),
+                Swatch::Fill,
+            )
+        })
+        .collect();
+    let frame = Frame {
+        width: bar_chart_width(lanes.len()),
+        height: 440,
+        title,
+        legend: &legend,
+        notes: &[],
+    };
+    stacked_bars(&frame, &bars, "seconds on the CPU").map(Some)
+}
+
+/// Width of a bar chart of `bars` bars and a legend.
+pub(crate) fn bar_chart_width(bars: usize) -> u32 {
+    (LEGEND_WIDTH + 180 + 120 * bars as u32).min(WIDTH)
+}
+
+/// A bar per `(name, parts)`, its parts (`(height, colour)`) stacked from the bottom in order;
+/// `axis` names the height.
+pub(crate) fn stacked_bars(
+    frame: &Frame<'_>,
+    bars: &[(String, Vec<(f64, RGBAColor)>)],
+    axis: &str,
+) -> Result<String, String> {
+    let tallest = (bars.iter())
+        .map(|(_, parts)| parts.iter().map(|p| p.0).sum::<f64>())
         .fold(0.0, f64::max);
-    let mut svg = String::new();
-    {
-        let root =
-            SVGBackend::with_string(&mut svg, (WIDTH.min(200 + 70 * lanes.len() as u32), 420))
-                .into_drawing_area();
-        root.fill(&WHITE).map_err(plot_error)?;
-        let mut chart = ChartBuilder::on(&root)
-            .caption(title, ("sans-serif", 18))
+    let names: Vec<String> = bars.iter().map(|(name, _)| name.clone()).collect();
+    framed(frame, |plot| {
+        let mut chart = ChartBuilder::on(plot)
             .margin(12)
-            .x_label_area_size(36)
-            .y_label_area_size(60)
+            .x_label_area_size(40)
+            .y_label_area_size(80)
             .build_cartesian_2d(
-                (0..lanes.len() as i32 - 1).into_segmented(),
+                crate::timeplots::lane_range(bars.len()),
                 0.0..(tallest * 1.1).max(1e-9),
             )
             .map_err(plot_error)?;
-        let label = |value: &SegmentValue<i32>| lane_label(&lanes, value);
-        chart
-            .configure_mesh()
+        let label = |x: &f64| crate::timeplots::lane_label(&names, *x);
+        style::readable(&mut chart.configure_mesh())
             .disable_x_mesh()
-            .x_labels(lanes.len())
+            .x_labels(bars.len() + 1)
             .x_label_formatter(&label)
-            .y_desc("seconds on the CPU")
+            .y_desc(axis)
             .draw()
             .map_err(plot_error)?;
-        let mut base: Vec<f64> = vec![0.0; lanes.len()];
-        for (i, name) in names.iter().enumerate() {
-            let color = Palette99::pick(i).mix(0.9);
-            let mut bars = Vec::new();
-            for (lane, (cpu, _)) in lanes.iter().enumerate() {
-                let height = seconds.get(&(*cpu, name.as_str())).copied().unwrap_or(0.0);
-                let (left, right) = lane_span(lane, lanes.len());
-                bars.push(Rectangle::new(
-                    [(left, base[lane]), (right, base[lane] + height)],
+        for (i, (_, parts)) in bars.iter().enumerate() {
+            let mut base = 0.0;
+            let mut rects = Vec::new();
+            for &(height, color) in parts {
+                rects.push(Rectangle::new(
+                    [(i as f64 - 0.35, base), (i as f64 + 0.35, base + height)],
                     color.filled(),
                 ));
-                base[lane] += height;
+                base += height;
             }
-            draw_workload(&mut chart, bars, name, color)?;
+            chart.draw_series(rects).map_err(plot_error)?;
         }
-        draw_legend(&mut chart)?;
-        root.present().map_err(plot_error)?;
-    }
-    Ok(Some(svg))
+        Ok(())
+    })
 }
 
 #[cfg(test)]

@@ -4,8 +4,8 @@
 //! Both count seconds from the run's first workload start (where `power_step.after_start_s`
 //! counts from) and mark each workload's lifetime, first start to last end, so that a change
 //! can be read against what was running (seed page 8: package power falls about 35 s after the
-//! foreground started). They draw persisted rows as they are: one line per CPU, coloured by its
-//! core class, beside turbostat's own all-CPU row; a tick per migration. Only the drawing is
+//! foreground started). They draw persisted rows as they are: one line per CPU, each in its own
+//! shade of its core class's hue (`style`), beside turbostat's own all-CPU row; a tick per migration. Only the drawing is
 //! thinned: a line keeps at most [`MAX_POINTS`] points, and ticks closer than a pixel merge.
 
 use std::collections::BTreeMap;
@@ -19,7 +19,10 @@ use schedlab_tables::{
     ProcessRow,
 };
 
-use crate::plots::{Occupancy, Swatch, WIDTH, merged, plot_error, with_side_legend};
+use crate::plots::{
+    Frame, LegendEntry, Occupancy, RunContext, Swatch, WIDTH, framed, merged, plot_error,
+};
+use crate::style::{self, class_color, cpu_color, workload_color};
 
 /// Points a line keeps at most (every k-th interval beyond it): the page stays small on a long
 /// run, and a line of more points than half the plot's pixels draws no differently.
@@ -53,26 +56,6 @@ pub fn lifetimes(processes: &[&ProcessRow]) -> Vec<Lifetime> {
         };
     }
     by_workload.into_values().collect()
-}
-
-/// The colour of a workload, as the CPU timeline and the delay CDF give it: by its place among
-/// the run's workloads in name order.
-pub fn workload_color(names: &[String], workload: &str) -> RGBAColor {
-    let index = names
-        .iter()
-        .position(|n| n == workload)
-        .unwrap_or(names.len());
-    Palette99::pick(index).mix(0.9)
-}
-
-/// The colour of a core class: the fastest classes' usual names get fixed colours.
-fn class_color(class: &str) -> RGBColor {
-    match class {
-        "P" => RGBColor(31, 119, 180),
-        "E" => RGBColor(255, 127, 14),
-        "LPE" => RGBColor(44, 160, 44),
-        _ => RGBColor(148, 103, 189),
-    }
 }
 
 /// One line of a panel: a CPU (with its class) or, without a class, the whole machine.
@@ -302,14 +285,6 @@ fn time_range(times: impl Iterator<Item = i64>, lifetimes: &[Lifetime]) -> Optio
     Some((*all.iter().min()?, *all.iter().max()?))
 }
 
-/// The time origin and the x axis's name: the first workload start, else the first time drawn.
-fn origin(lifetimes: &[Lifetime], first_ns: i64) -> (i64, &'static str) {
-    match lifetimes.iter().map(|l| l.start_ns).min() {
-        Some(start) => (start, "seconds from the first workload start"),
-        None => (first_ns, "seconds from the first interval"),
-    }
-}
-
 /// The workloads' lifetimes as bars on a strip above the panels, in their colours, each
 /// labelled with its name.
 fn draw_lifetimes(
@@ -324,12 +299,11 @@ fn draw_lifetimes(
     let mut chart = ChartBuilder::on(area)
         .margin_left(12)
         .margin_right(12)
-        .y_label_area_size(80)
+        .y_label_area_size(Y_LABELS)
         .build_cartesian_2d(x, lane_range(lifetimes.len()))
         .map_err(plot_error)?;
     let label = |v: &f64| lane_label(&names, *v);
-    chart
-        .configure_mesh()
+    style::readable(&mut chart.configure_mesh())
         .disable_mesh()
         .disable_x_axis()
         .y_labels(lifetimes.len() + 1)
@@ -410,41 +384,67 @@ pub fn activity(
     if panels.is_empty() {
         return Ok(None);
     }
-    let (t0_ns, x_axis) = origin(lifetimes, first_ns);
+    let (t0_ns, x_axis) = RunContext::new(lifetimes).origin(first_ns, "interval");
     let s = seconds(t0_ns);
     let x = s(first_ns)..s(last_ns).max(s(first_ns) + 1e-9);
     let strip = if lifetimes.is_empty() {
         0
     } else {
-        30 + 22 * lifetimes.len() as u32
+        30 + 26 * lifetimes.len() as u32
     };
-    let legend = activity_legend(panels, lifetimes);
-    let height = 40 + strip + PANEL_HEIGHT * panels.len() as u32;
-    let svg = with_side_legend(height, Some(title), &legend, |plot| {
+    let colors = cpu_colors(panels);
+    let legend = activity_legend(panels, lifetimes, &colors);
+    let frame = Frame {
+        width: WIDTH,
+        height: 40 + strip + PANEL_HEIGHT * panels.len() as u32 + X_AXIS_NAME,
+        title,
+        legend: &legend,
+        notes: &[],
+    };
+    let svg = framed(&frame, |plot| {
         let (top, mut rest) = plot.split_vertically(strip);
         if !lifetimes.is_empty() {
             draw_lifetimes(&top, lifetimes, x.clone(), t0_ns, last_ns)?;
         }
         for (index, panel) in panels.iter().enumerate() {
-            let (area, below) = rest.split_vertically(PANEL_HEIGHT);
+            let last = index + 1 == panels.len();
+            let height = PANEL_HEIGHT + if last { X_AXIS_NAME } else { 0 };
+            let (area, below) = rest.split_vertically(height);
             rest = below;
-            let x_desc = (index + 1 == panels.len()).then_some(x_axis);
-            draw_panel(&area, panel, x.clone(), &s, lifetimes, t0_ns, x_desc)?;
+            let x_desc = last.then_some(x_axis.as_str());
+            let lines = Lines {
+                colors: &colors,
+                lifetimes,
+                t0_ns,
+            };
+            draw_panel(&area, panel, x.clone(), &lines, x_desc)?;
         }
         Ok(())
     })?;
     Ok(Some(svg))
 }
 
+/// Height of the x axis's name under the last panel.
+const X_AXIS_NAME: u32 = 24;
+
+/// Width of the area left of a plot for its y labels and axis name.
+const Y_LABELS: u32 = 100;
+
+/// How a panel draws its lines: each CPU's colour, the lifetimes' edges, the time origin.
+struct Lines<'a> {
+    colors: &'a BTreeMap<i32, RGBAColor>,
+    lifetimes: &'a [Lifetime],
+    t0_ns: i64,
+}
+
 fn draw_panel(
     area: &DrawingArea<SVGBackend<'_>, Shift>,
     panel: &Panel,
     x: std::ops::Range<f64>,
-    s: &impl Fn(i64) -> f64,
-    lifetimes: &[Lifetime],
-    t0_ns: i64,
+    lines: &Lines<'_>,
     x_desc: Option<&str>,
 ) -> Result<(), String> {
+    let s = seconds(lines.t0_ns);
     let values = (panel.lines.iter()).flat_map(|l| l.points.iter().map(|p| p.1));
     let high = values.fold(0.0, f64::max);
     // A percentage up to 105, so that a CPU at 100 % is not drawn on the frame.
@@ -458,22 +458,28 @@ fn draw_panel(
         .margin_left(12)
         .margin_right(12)
         .margin_top(8)
-        .x_label_area_size(if x_desc.is_some() { 36 } else { 22 })
-        .y_label_area_size(80)
+        .x_label_area_size(if x_desc.is_some() {
+            30 + X_AXIS_NAME
+        } else {
+            30
+        })
+        .y_label_area_size(Y_LABELS)
         .build_cartesian_2d(x, 0.0..high)
         .map_err(plot_error)?;
     let mut mesh = chart.configure_mesh();
-    mesh.y_desc(panel.axis).light_line_style(WHITE);
+    style::readable(&mut mesh)
+        .y_desc(panel.axis)
+        .light_line_style(WHITE);
     if let Some(x_desc) = x_desc {
         mesh.x_desc(x_desc);
     }
     mesh.draw().map_err(plot_error)?;
-    draw_lifetime_edges(&mut chart, lifetimes, t0_ns, (0.0, high))?;
+    draw_lifetime_edges(&mut chart, lines.lifetimes, lines.t0_ns, (0.0, high))?;
     for line in &panel.lines {
         let points: Vec<(f64, f64)> = (thinned(&line.points).into_iter())
             .map(|(t, v)| (s(t), v))
             .collect();
-        let (color, width) = line_style(line);
+        let (color, width) = line_style(line, lines.colors);
         chart
             .draw_series(LineSeries::new(points, color.stroke_width(width)))
             .map_err(plot_error)?;
@@ -492,41 +498,65 @@ fn draw_panel(
 /// The colour of a mark (the power step).
 const MARK: RGBColor = RGBColor(200, 0, 0);
 
-/// The colour and width of a line: a CPU's thin in its class's colour, a class's mean thick in
-/// it, the machine's black.
-fn line_style(line: &Line) -> (RGBAColor, u32) {
+/// Each CPU's colour: a shade of its class's hue, by its place among the class's CPUs drawn.
+fn cpu_colors(panels: &[Panel]) -> BTreeMap<i32, RGBAColor> {
+    let mut by_class: BTreeMap<&str, Vec<i32>> = BTreeMap::new();
+    for line in panels.iter().flat_map(|p| &p.lines) {
+        if let (Some(cpu), Some(class)) = (line.cpu, &line.class) {
+            by_class.entry(class).or_default().push(cpu);
+        }
+    }
+    let mut colors = BTreeMap::new();
+    for (class, mut cpus) in by_class {
+        cpus.sort();
+        cpus.dedup();
+        for (i, cpu) in cpus.iter().enumerate() {
+            colors.insert(*cpu, cpu_color(class, i, cpus.len()));
+        }
+    }
+    colors
+}
+
+/// The colour and width of a line: a CPU's thin in its own shade of its class's hue, a class's
+/// mean thick in the class's colour, the machine's black.
+fn line_style(line: &Line, colors: &BTreeMap<i32, RGBAColor>) -> (RGBAColor, u32) {
     match (line.cpu, &line.class) {
-        (Some(_), Some(class)) => (class_color(class).mix(0.5), 1),
-        (None, Some(class)) => (class_color(class).mix(1.0), 3),
+        (Some(cpu), _) => (colors.get(&cpu).copied().unwrap_or(BLACK.mix(0.5)), 1),
+        (None, Some(class)) => (class_color(class), 3),
         _ => (BLACK.mix(1.0), 2),
     }
 }
 
-/// The activity plot's legend: the workloads' colours, a line per class and the machine's,
-/// the marks.
-fn activity_legend(panels: &[Panel], lifetimes: &[Lifetime]) -> Vec<(String, RGBAColor, Swatch)> {
+/// The activity plot's legend: the workloads' colours, a line per CPU, per class and the
+/// machine's, the marks.
+fn activity_legend(
+    panels: &[Panel],
+    lifetimes: &[Lifetime],
+    colors: &BTreeMap<i32, RGBAColor>,
+) -> Vec<LegendEntry> {
     let names: Vec<String> = lifetimes.iter().map(|l| l.workload.clone()).collect();
-    let mut legend: Vec<(String, RGBAColor, Swatch)> = (names.iter())
+    let mut legend: Vec<LegendEntry> = (names.iter())
         .map(|name| (name.clone(), workload_color(&names, name), Swatch::Fill))
         .collect();
-    let mut kinds: Vec<(Option<i32>, Option<&str>)> = (panels.iter())
+    let mut kinds: Vec<(u8, Option<i32>, Option<&str>)> = (panels.iter())
         .flat_map(|p| &p.lines)
-        .map(|l| (l.cpu.map(|_| 0), l.class.as_deref()))
+        .map(|l| (u8::from(l.cpu.is_none()), l.cpu, l.class.as_deref()))
         .collect();
     kinds.sort();
     kinds.dedup();
-    for (cpu, class) in kinds {
+    for (_, cpu, class) in kinds {
         let line = Line {
             cpu,
             class: class.map(str::to_owned),
             points: Vec::new(),
         };
         let name = match (cpu, class) {
-            (Some(_), Some(class)) => format!("class {class}: a CPU"),
+            (Some(cpu), Some(class)) => format!("cpu {cpu} ({class})"),
+            (Some(cpu), None) => format!("cpu {cpu}"),
             (None, Some(class)) => format!("class {class}: mean (°C: max)"),
             _ => "all CPUs (turbostat's row)".to_owned(),
         };
-        legend.push((name, line_style(&line).0, Swatch::Line));
+        legend.push((name, line_style(&line, colors).0, Swatch::Line));
     }
     for panel in panels {
         if let Some((_, text)) = &panel.mark {
@@ -592,7 +622,7 @@ pub fn migrations(
     transitions.sort();
     transitions.dedup();
     let names: Vec<String> = lanes.iter().map(|(w, t)| format!("{w} {t}")).collect();
-    let (t0_ns, x_axis) = origin(lifetimes, first_ns);
+    let (t0_ns, x_axis) = RunContext::new(lifetimes).origin(first_ns, "migration");
     let s = seconds(t0_ns);
     // A pixel; a tick is two wide, to be seen.
     let gap_ns = ((last_ns - first_ns) / i64::from(WIDTH)).max(1);
@@ -611,24 +641,28 @@ pub fn migrations(
         })
         .collect();
     let ticks = merged(&ticks, gap_ns);
-    let legend: Vec<(String, RGBAColor, Swatch)> = (transitions.iter().enumerate())
+    let legend: Vec<LegendEntry> = (transitions.iter().enumerate())
         .map(|(i, name)| (name.to_string(), transition_color(i), Swatch::Fill))
         .collect();
-    let height = 110 + 26 * lanes.len() as u32;
-    let svg = with_side_legend(height, None, &legend, |plot| {
+    let frame = Frame {
+        width: WIDTH,
+        height: 110 + 30 * lanes.len() as u32,
+        title,
+        legend: &legend,
+        notes: &[],
+    };
+    let svg = framed(&frame, |plot| {
         let mut chart = ChartBuilder::on(plot)
-            .caption(title, ("sans-serif", 18))
             .margin(12)
-            .x_label_area_size(36)
-            .y_label_area_size(140)
+            .x_label_area_size(50)
+            .y_label_area_size(180)
             .build_cartesian_2d(
                 s(first_ns)..s(last_ns).max(s(first_ns) + 1e-9),
                 lane_range(lanes.len()),
             )
             .map_err(plot_error)?;
         let label = |v: &f64| lane_label(&names, *v);
-        chart
-            .configure_mesh()
+        style::readable(&mut chart.configure_mesh())
             .disable_mesh()
             .y_labels(lanes.len() + 1)
             .y_label_formatter(&label)
@@ -809,16 +843,48 @@ mod tests {
             "CPUs, then classes, then the machine on top"
         );
         let svg = activity("t", &panels, &[]).unwrap().unwrap();
-        // A thin line per CPU row in its class's colour, a thick one per class and panel.
-        let lines_of = |color: &str, width: u32| {
-            let stroke = format!("stroke=\"{color}\" stroke-width=\"{width}\" points");
+        let hex = |c: RGBAColor| {
+            let (r, g, b) = c.rgb();
+            format!("#{r:02X}{g:02X}{b:02X}")
+        };
+        // A thin line per CPU row in its own shade of its class's hue: each of the 16 CPUs
+        // in a colour of its own, a P-core's in every panel it has, an E-core's in all four.
+        let thin = |color: &str| {
+            let stroke = format!("stroke=\"{color}\" stroke-width=\"1\" points");
             svg.matches(&stroke).count()
         };
+        let mut per_cpu: Vec<usize> = (0..16)
+            .map(|c| {
+                thin(&hex(cpu_color(
+                    if c < 8 { "P" } else { "E" },
+                    c as usize % 8,
+                    8,
+                )))
+            })
+            .collect();
+        assert_eq!(per_cpu.iter().sum::<usize>(), 8 + 8 + 4 + 4 + 8 * 4);
+        per_cpu.sort();
         assert_eq!(
-            (lines_of("#1F77B4", 1), lines_of("#FF7F0E", 1)),
-            (8 + 8 + 4 + 4, 8 * 4)
+            (per_cpu[0], per_cpu[15]),
+            (2, 4),
+            "every CPU drawn, in its own colour"
         );
-        assert_eq!((lines_of("#1F77B4", 3), lines_of("#FF7F0E", 3)), (4, 4));
+        // A thick one per class and panel, in the class's colour.
+        let thick = |class: &str| {
+            let stroke = format!(
+                "stroke=\"{}\" stroke-width=\"3\" points",
+                hex(class_color(class))
+            );
+            svg.matches(&stroke).count()
+        };
+        assert_eq!((thick("P"), thick("E")), (4, 4));
+        for cpu in 0..16 {
+            let class = if cpu < 8 { "P" } else { "E" };
+            assert!(
+                svg.contains(&format!(">cpu {cpu} ({class})<")),
+                "cpu {cpu} in the legend"
+            );
+        }
     }
 
     fn step(significant: bool, time_ns: i64) -> PowerStepRow {

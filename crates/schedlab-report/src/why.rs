@@ -97,6 +97,16 @@ fn classes_of_runs(cpus: &[CpuRow]) -> BTreeMap<&str, Vec<&str>> {
 }
 
 /// One paragraph per run and workload, or `None` without `placement_cost` rows.
+/// `1 thread`, `3 threads, its parent process among them`: a workload's threads are those of
+/// every process it started, the parent that starts its workers included (`threads: 2` of a
+/// periodic workload is three: the process and its two threads).
+fn thread_count(threads: i64) -> String {
+    match threads {
+        1 => "1 thread".to_owned(),
+        n => format!("{n} threads, its parent process among them"),
+    }
+}
+
 pub fn why_lines(inputs: &WhyInputs<'_>) -> Option<String> {
     let WhyInputs {
         workloads,
@@ -129,11 +139,10 @@ pub fn why_lines(inputs: &WhyInputs<'_>) -> Option<String> {
             (kinds, _) => format!(" ({})", escape(kinds).replace("proc", "/proc")),
         };
         let mut text = format!(
-            "{} {} ({} thread{}{prio}) ran {}{by}",
+            "{} {} ({}{prio}) ran {}{by}",
             escape(run),
             escape(workload),
-            sum.threads,
-            if sum.threads == 1 { "" } else { "s" },
+            thread_count(sum.threads),
             s(sum.run_ns),
         );
         if run_classes.len() < 2 {
