@@ -1,5 +1,8 @@
 //! A table encoded by rayon's pool while its rows are still being produced.
 //!
+//! The writer is any [`Sink`]: the engine's [`ParquetWriter`](crate::ParquetWriter), or
+//! schedlab-tables' row writer around it, whose jobs turn rows into batches.
+//!
 //! Parsing a perf trace is a pipeline: the reader decodes and orders events, and Parquet
 //! encoding (dictionaries, delta encoding, snappy) of the rows it produced takes about as long
 //! again. Encoding in the reader's callback would make each wait for the other; a
@@ -19,49 +22,62 @@
 
 use std::collections::VecDeque;
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::Duration;
 
-use arrow_schema::SchemaRef;
-
-use crate::{Table, TableBatch, TableError, TableWriter};
+use crate::TableError;
 
 /// Batches waiting to be encoded before a send waits. One is as fast as more on the bench trace
 /// and holds less memory.
 const QUEUE_BATCHES: usize = 1;
 
-/// One batch's work for the encoder: rows, or a function building their Arrow batch.
-type Job<T> = Box<dyn FnOnce(&mut TableWriter<T>) -> Result<(), TableError> + Send>;
-
-/// A [`TableWriter`] fed from any thread and encoded in rayon's pool.
-///
-/// Like `TableWriter`, nothing appears at the path until [`finish`](Self::finish); dropping the
-/// writer (an error elsewhere, a panic) waits for the batch being encoded, discards the rest and
-/// deletes the temporary file.
-pub struct BackgroundWriter<T: Table + Send + 'static> {
-    shared: Arc<Shared<T>>,
+/// A file writer a [`BackgroundWriter`] encodes into: it is handed jobs (each writing a batch
+/// into it) in order, then finished.
+pub trait Sink: Send + 'static {
+    /// Completes the file and renames it into place; returns its path.
+    fn finish(self) -> Result<PathBuf, TableError>;
 }
 
-struct Shared<T: Table> {
-    state: Mutex<State<T>>,
+impl Sink for crate::ParquetWriter {
+    fn finish(self) -> Result<PathBuf, TableError> {
+        let path = self.path().to_owned();
+        crate::ParquetWriter::finish(self)?;
+        Ok(path)
+    }
+}
+
+/// One batch's work for the encoder: a function that writes it into the writer.
+type Job<W> = Box<dyn FnOnce(&mut W) -> Result<(), TableError> + Send>;
+
+/// A [`Sink`] fed from any thread and encoded in rayon's pool.
+///
+/// Nothing appears at the path until [`finish`](Self::finish); dropping the
+/// writer (an error elsewhere, a panic) waits for the batch being encoded, discards the rest and
+/// deletes the temporary file.
+pub struct BackgroundWriter<W: Sink> {
+    shared: Arc<Shared<W>>,
+}
+
+struct Shared<W> {
+    state: Mutex<State<W>>,
     /// Signalled whenever the drain task finishes a batch or stops.
     progress: Condvar,
 }
 
-struct State<T: Table> {
-    jobs: VecDeque<Job<T>>,
+struct State<W> {
+    jobs: VecDeque<Job<W>>,
     /// A drain task is queued or running; it alone takes jobs and the writer.
     draining: bool,
     /// The file being written: out of the state while the drain task encodes into it, and
     /// gone after an error (dropped, which deletes its temporary file).
-    writer: Option<TableWriter<T>>,
+    writer: Option<W>,
     error: Option<TableError>,
     panic: Option<Box<dyn std::any::Any + Send>>,
 }
 
-impl<T: Table> Shared<T> {
-    fn state(&self) -> MutexGuard<'_, State<T>> {
+impl<W> Shared<W> {
+    fn state(&self) -> MutexGuard<'_, State<W>> {
         // Jobs run outside the lock and their panics are caught, so it is never poisoned.
         self.state
             .lock()
@@ -102,7 +118,7 @@ impl<T: Table> Shared<T> {
     /// Returns once `done` holds, doing the pool's pending work meanwhile; a thread outside
     /// the pool (or with nothing to do) sleeps until the drain task reports progress. The
     /// timeout only bounds how long a pool thread sleeps before it looks for work again.
-    fn wait_until(&self, done: impl Fn(&State<T>) -> bool) {
+    fn wait_until(&self, done: impl Fn(&State<W>) -> bool) {
         loop {
             if done(&self.state()) {
                 return;
@@ -119,12 +135,10 @@ impl<T: Table> Shared<T> {
     }
 }
 
-impl<T: Table + Send + 'static> BackgroundWriter<T> {
-    /// Starts the table `path`. The temporary file is created here, so an unwritable directory
-    /// is reported at once rather than after the input is read.
-    pub fn create(path: &Path) -> Result<Self, TableError> {
-        let writer = TableWriter::<T>::create(path)?;
-        Ok(BackgroundWriter {
+impl<W: Sink> BackgroundWriter<W> {
+    /// Encodes into `writer` in the pool from now on.
+    pub fn new(writer: W) -> Self {
+        BackgroundWriter {
             shared: Arc::new(Shared {
                 state: Mutex::new(State {
                     jobs: VecDeque::new(),
@@ -135,31 +149,14 @@ impl<T: Table + Send + 'static> BackgroundWriter<T> {
                 }),
                 progress: Condvar::new(),
             }),
-        })
-    }
-
-    /// Queues `rows` for the table; waits while the queue is full. After a write error the
-    /// rows are dropped: [`finish`](Self::finish) reports the error.
-    pub fn send(&self, rows: Vec<T>) {
-        if !rows.is_empty() {
-            self.queue(Box::new(move |writer| writer.write(&rows)));
         }
     }
 
-    /// Queues rows held in another form than `T`, as a function that builds their batch (of
-    /// the schema it is given) when they are encoded. The perf reader's compact rows use this:
-    /// building the batch there keeps the conversion out of the reader's own work.
-    pub fn send_with<E: std::fmt::Display>(
-        &self,
-        build: impl FnOnce(SchemaRef) -> Result<TableBatch, E> + Send + 'static,
-    ) {
-        self.queue(Box::new(move |writer| {
-            let batch = build(writer.schema()).map_err(|e| writer.schema_error(e.to_string()))?;
-            writer.write_table(&batch)
-        }));
-    }
-
-    fn queue(&self, job: Job<T>) {
+    /// Queues `job`, which writes a batch into the writer when its turn comes; waits while the
+    /// queue is full. After a write error the jobs are dropped: [`finish`](Self::finish)
+    /// reports the error.
+    pub fn queue(&self, job: impl FnOnce(&mut W) -> Result<(), TableError> + Send + 'static) {
+        let job: Job<W> = Box::new(job);
         {
             let mut state = self.shared.state();
             state.jobs.push_back(job);
@@ -193,10 +190,10 @@ impl<T: Table + Send + 'static> BackgroundWriter<T> {
     }
 }
 
-impl<T: Table + Send + 'static> Drop for BackgroundWriter<T> {
+impl<W: Sink> Drop for BackgroundWriter<W> {
     fn drop(&mut self) {
         // Unfinished: drop the queued batches and wait for the one being encoded, so the
-        // TableWriter is dropped (and its temporary file deleted) before the caller goes on.
+        // writer is dropped (and its temporary file deleted) before the caller goes on.
         self.shared.state().jobs.clear();
         (self.shared).wait_until(|state| !state.draining);
         let writer = self.shared.state().writer.take();
@@ -207,61 +204,79 @@ impl<T: Table + Send + 'static> Drop for BackgroundWriter<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{QualityRow, Severity, read_rows};
-    use arrow_array::RecordBatch;
+    use crate::ParquetWriter;
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::Int64Type;
+    use arrow_array::{Int64Array, RecordBatch, StringArray};
+    use arrow_schema::{DataType, Field, Schema, SchemaRef};
+    use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+    use std::path::Path;
 
-    fn note(i: usize) -> QualityRow {
-        QualityRow {
-            run_id: "r1".into(),
-            source: "test".into(),
-            severity: Severity::Info,
-            message: format!("note {i}"),
-            time_ns: Some(i as i64),
-            cpu: None,
+    fn schema() -> SchemaRef {
+        Arc::new(Schema::new(vec![
+            Field::new("n", DataType::Int64, false),
+            Field::new("note", DataType::Utf8, false),
+        ]))
+    }
+
+    /// Rows `numbers` as a batch: each number and its note.
+    fn batch(numbers: &[i64]) -> RecordBatch {
+        let notes: Vec<String> = numbers.iter().map(|n| format!("note {n}")).collect();
+        RecordBatch::try_new(
+            schema(),
+            vec![
+                Arc::new(Int64Array::from(numbers.to_vec())),
+                Arc::new(StringArray::from(notes)),
+            ],
+        )
+        .unwrap()
+    }
+
+    fn writer(path: &Path) -> BackgroundWriter<ParquetWriter> {
+        BackgroundWriter::new(ParquetWriter::create(path, schema()).unwrap())
+    }
+
+    fn send(writer: &BackgroundWriter<ParquetWriter>, numbers: &[i64]) {
+        let batch = batch(numbers);
+        writer.queue(move |w| w.write(&batch));
+    }
+
+    /// The numbers of the file `path`, checked against their notes.
+    fn read_numbers(path: &Path) -> Vec<i64> {
+        let file = std::fs::File::open(path).unwrap();
+        let reader = ParquetRecordBatchReaderBuilder::try_new(file)
+            .unwrap()
+            .build();
+        let mut numbers = Vec::new();
+        for batch in reader.unwrap() {
+            let batch = batch.unwrap();
+            let notes = batch.column(1).as_string::<i32>();
+            for (i, n) in batch
+                .column(0)
+                .as_primitive::<Int64Type>()
+                .iter()
+                .enumerate()
+            {
+                let n = n.unwrap();
+                assert_eq!(notes.value(i), format!("note {n}"));
+                numbers.push(n);
+            }
         }
+        numbers
     }
 
     #[test]
-    fn rows_sent_from_several_batches_read_back_in_order() {
+    fn batches_sent_one_after_another_read_back_in_order() {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("quality.parquet");
-        let writer = BackgroundWriter::<QualityRow>::create(&path).unwrap();
-        let rows: Vec<QualityRow> = (0..100).map(note).collect();
-        for chunk in rows.chunks(7) {
-            writer.send(chunk.to_vec());
+        let path = dir.path().join("notes.parquet");
+        let writer = writer(&path);
+        let numbers: Vec<i64> = (0..100).collect();
+        for chunk in numbers.chunks(7) {
+            send(&writer, chunk);
         }
         assert!(!path.exists(), "nothing at the path before finish");
         assert_eq!(writer.finish().unwrap(), path);
-        assert_eq!(read_rows::<QualityRow>(&path).unwrap(), rows);
-    }
-
-    #[test]
-    fn batches_built_when_encoded_must_have_the_tables_schema() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("quality.parquet");
-        let writer = BackgroundWriter::<QualityRow>::create(&path).unwrap();
-        let rows = vec![note(1), note(2)];
-        let copy = rows.clone();
-        writer.send_with(move |schema| {
-            serde_arrow::to_record_batch(schema.fields(), &copy)
-                .map(TableBatch::from)
-                .map_err(|e| e.to_string())
-        });
-        writer.finish().unwrap();
-        assert_eq!(read_rows::<QualityRow>(&path).unwrap(), rows);
-
-        let path = dir.path().join("other.parquet");
-        let writer = BackgroundWriter::<QualityRow>::create(&path).unwrap();
-        writer.send_with(|_| {
-            let other = crate::schema_of::<crate::RunRow>();
-            Ok::<_, String>(TableBatch::from(RecordBatch::new_empty(other)))
-        });
-        let err = writer.finish().unwrap_err().to_string();
-        assert!(
-            err.contains("other.parquet") && err.contains("quality"),
-            "{err}"
-        );
-        assert!(!path.exists());
+        assert_eq!(read_numbers(&path), numbers);
     }
 
     /// Many inputs encoded at once by the pool they are read in, as `schedlab parse` does with
@@ -279,18 +294,17 @@ mod tests {
                 let dir = tempfile::tempdir().unwrap();
                 let read_back = pool.install(|| {
                     use rayon::prelude::*;
-                    (0..3usize)
+                    (0..3i64)
                         .into_par_iter()
                         .map(|input| {
                             let path = dir.path().join(format!("{input}.parquet"));
-                            let writer = BackgroundWriter::<QualityRow>::create(&path).unwrap();
-                            let rows: Vec<QualityRow> =
-                                (0..600).map(|i| note(input * 1000 + i)).collect();
-                            for chunk in rows.chunks(5) {
-                                writer.send(chunk.to_vec());
+                            let writer = writer(&path);
+                            let numbers: Vec<i64> = (0..600).map(|i| input * 1000 + i).collect();
+                            for chunk in numbers.chunks(5) {
+                                send(&writer, chunk);
                             }
                             writer.finish().unwrap();
-                            (read_rows::<QualityRow>(&path).unwrap(), rows)
+                            (read_numbers(&path), numbers)
                         })
                         .collect::<Vec<_>>()
                 });
@@ -308,11 +322,11 @@ mod tests {
     #[test]
     fn a_panic_while_encoding_is_raised_by_finish_and_leaves_no_file() {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("quality.parquet");
-        let writer = BackgroundWriter::<QualityRow>::create(&path).unwrap();
-        writer.send(vec![note(1)]);
-        writer.send_with(|_| -> Result<TableBatch, String> { panic!("a bug in a batch builder") });
-        writer.send(vec![note(2)]);
+        let path = dir.path().join("notes.parquet");
+        let writer = writer(&path);
+        send(&writer, &[1]);
+        writer.queue(|_| panic!("a bug in a batch builder"));
+        send(&writer, &[2]);
         let raised = std::panic::catch_unwind(AssertUnwindSafe(|| writer.finish()));
         let message = raised.expect_err("finish raises the panic");
         assert_eq!(
@@ -324,11 +338,26 @@ mod tests {
     }
 
     #[test]
+    fn an_error_while_encoding_is_returned_by_finish_and_leaves_no_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("notes.parquet");
+        let writer = writer(&path);
+        send(&writer, &[1]);
+        let other = Arc::new(Schema::new(vec![Field::new("x", DataType::Int64, false)]));
+        writer.queue(move |w| w.write_table(&RecordBatch::new_empty(other).into()));
+        send(&writer, &[2]);
+        let err = writer.finish().unwrap_err().to_string();
+        assert!(err.contains("notes.parquet"), "{err}");
+        let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert!(left.is_empty(), "{left:?}");
+    }
+
+    #[test]
     fn a_writer_dropped_unfinished_leaves_no_file() {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("quality.parquet");
-        let writer = BackgroundWriter::<QualityRow>::create(&path).unwrap();
-        writer.send(vec![note(1)]);
+        let path = dir.path().join("notes.parquet");
+        let writer = writer(&path);
+        send(&writer, &[1]);
         drop(writer);
         let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
         assert!(left.is_empty(), "{left:?}");
