@@ -101,7 +101,7 @@ fn entries(dir: &Path) -> Result<Vec<std::fs::DirEntry>, TableError> {
     match std::fs::read_dir(dir) {
         Ok(entries) => Ok(entries.flatten().collect()),
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
-        Err(source) => Err(crate::parquet_io::io_error(dir, source)),
+        Err(source) => Err(TableError::io(dir, source)),
     }
 }
 
@@ -180,8 +180,9 @@ pub fn write_table<T: Table>(
 /// Creates the directory a table file goes into.
 pub fn create_parent(path: &Path) -> Result<(), TableError> {
     match path.parent() {
-        Some(parent) => std::fs::create_dir_all(parent)
-            .map_err(|source| crate::parquet_io::io_error(parent, source)),
+        Some(parent) => {
+            std::fs::create_dir_all(parent).map_err(|source| TableError::io(parent, source))
+        }
         None => Ok(()),
     }
 }

@@ -61,8 +61,6 @@ macro_rules! word_enum {
 
 pub mod aggregates;
 mod background;
-mod column_chunk;
-mod concat;
 pub mod dataset;
 pub mod expectations;
 pub mod manifest;
@@ -72,8 +70,6 @@ pub mod placement;
 pub mod rows;
 pub mod sched_config;
 mod shared;
-mod text_column;
-mod time_column;
 pub mod turbostat;
 
 /// Workload selectors are pipeline syntax and also recorded in imported runs' manifests.
@@ -81,40 +77,18 @@ pub use schedlab_spec::selector;
 
 pub use aggregates::*;
 pub use background::BackgroundWriter;
-pub use concat::concat_parts;
 pub use dataset::{
     Partition, TableDir, create_parent, read_table, read_table_where, table_path, table_path_named,
     write_table,
 };
 pub use expectations::{ExpectationRow, Judgement};
-pub use parquet_io::{
-    TableWriter, read_batches, read_rows, row_batches, schema_of, write_batch, write_file_atomic,
-    write_rows,
-};
+pub use parquet_io::{TableWriter, read_batches, read_rows, row_batches, schema_of, write_rows};
 pub use rows::*;
+pub use schedlab_parquet::{
+    KeyedText, NULL_KEY, TableBatch, TableColumn, TableError, concat_parts, write_batch,
+    write_file_atomic,
+};
 pub use shared::{Shareable, SharedStrings};
-pub use text_column::{KeyedText, NULL_KEY, TableBatch, TableColumn};
-
-use std::path::PathBuf;
-
-/// Errors from reading or writing a table file.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum TableError {
-    /// The file could not be created, renamed or read.
-    #[error("{path}: {source}")]
-    Io {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
-    /// The rows do not fit the schema, or the file's columns do not fit the row type.
-    #[error("{path}: {message} (hint: was the file written by another schedlab version?)")]
-    Schema { path: PathBuf, message: String },
-    /// The Parquet encoder or decoder failed.
-    #[error("{path}: {message}")]
-    Parquet { path: PathBuf, message: String },
-}
 
 /// A row type that is a table of the contract.
 pub trait Table: serde::Serialize + serde::de::DeserializeOwned {

@@ -184,10 +184,10 @@ fn the_tables_reference_names_every_column_of_every_table() {
     let mut rows: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
     for line in doc.lines() {
         let cells: Vec<&str> = line.split(" | ").collect();
-        if let (Some(name), Some(columns)) = (cells.first(), cells.get(2)) {
-            if let Some(name) = name.strip_prefix("| ") {
-                rows.entry(name.trim()).or_default().push(columns);
-            }
+        if let (Some(name), Some(columns)) = (cells.first(), cells.get(2))
+            && let Some(name) = name.strip_prefix("| ")
+        {
+            rows.entry(name.trim()).or_default().push(columns);
         }
     }
     let named = |cell: &str, column: &str| {

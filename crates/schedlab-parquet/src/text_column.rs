@@ -64,7 +64,7 @@ impl TableBatch {
     }
 
     /// What does not fit `schema`, if anything.
-    pub(crate) fn mismatch(&self, schema: &arrow_schema::Schema) -> Option<String> {
+    pub fn mismatch(&self, schema: &arrow_schema::Schema) -> Option<String> {
         let fields = schema.fields();
         if fields.len() != self.columns.len() {
             return Some(format!(

@@ -15,7 +15,7 @@ use parquet::file::properties::WriterProperties;
 use parquet::file::writer::SerializedFileWriter;
 
 use crate::TableError;
-use crate::parquet_io::{io_error, parquet_error, temp_file_beside};
+use crate::temp_file_beside;
 
 /// Writes the row groups of the Parquet files `parts`, in order, as the file `dest` (atomically:
 /// temporary file + rename). The parts must be files of one table (same schema); their key-value
@@ -29,11 +29,11 @@ pub fn concat_parts(parts: &[PathBuf], dest: &Path) -> Result<(), TableError> {
     };
     let inputs = (parts.iter())
         .map(|path| {
-            let file = File::open(path).map_err(|source| io_error(path, source))?;
+            let file = File::open(path).map_err(|source| TableError::io(path, source))?;
             let metadata = ParquetMetaDataReader::new()
                 .with_page_index_policy(PageIndexPolicy::Optional)
                 .parse_and_finish(&file)
-                .map_err(|err| parquet_error(path, err))?;
+                .map_err(|err| TableError::parquet(path, err))?;
             Ok((path, file, metadata))
         })
         .collect::<Result<Vec<_>, TableError>>()?;
@@ -50,7 +50,7 @@ pub fn concat_parts(parts: &[PathBuf], dest: &Path) -> Result<(), TableError> {
 
     let tmp = temp_file_beside(dest)?;
     let props = Arc::new(WriterProperties::builder().build());
-    let pq = |err| parquet_error(dest, err);
+    let pq = |err| TableError::parquet(dest, err);
     let mut writer = SerializedFileWriter::new(tmp, schema.root_schema_ptr(), props).map_err(pq)?;
     for kv in (inputs[0].2.file_metadata().key_value_metadata())
         .into_iter()
@@ -62,7 +62,8 @@ pub fn concat_parts(parts: &[PathBuf], dest: &Path) -> Result<(), TableError> {
         copy_row_groups(file, metadata, &mut writer).map_err(pq)?;
     }
     let tmp = writer.into_inner().map_err(pq)?;
-    tmp.persist(dest).map_err(|err| io_error(dest, err.error))?;
+    tmp.persist(dest)
+        .map_err(|err| TableError::io(dest, err.error))?;
     Ok(())
 }
 
@@ -95,39 +96,88 @@ fn copy_row_groups(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{
-        QualityRow, SchedSliceRow, Severity, read_batches, read_rows, schema_of, write_rows,
-    };
+    use crate::write_batch;
+    use arrow_array::{Int64Array, RecordBatch, StringArray};
+    use arrow_schema::{DataType, Field, Schema, SchemaRef};
+    use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 
-    fn note(i: usize) -> QualityRow {
-        QualityRow {
-            run_id: format!("r{}", i % 3),
-            source: "test".into(),
-            severity: Severity::Info,
-            message: format!("note {i}"),
-            time_ns: i.is_multiple_of(2).then_some(i as i64),
-            cpu: Some(i as i32),
-        }
+    fn schema() -> SchemaRef {
+        Arc::new(Schema::new(vec![
+            Field::new("run_id", DataType::Utf8, false),
+            Field::new("message", DataType::Utf8, false),
+            Field::new("time_ns", DataType::Int64, true),
+        ]))
+    }
+
+    /// Notes `range` as a batch of [`schema`].
+    fn notes(range: std::ops::Range<i64>) -> RecordBatch {
+        let run_ids: Vec<String> = range.clone().map(|i| format!("r{}", i % 3)).collect();
+        let messages: Vec<String> = range.clone().map(|i| format!("note {i}")).collect();
+        let times: Vec<Option<i64>> = range.map(|i| (i % 2 == 0).then_some(i)).collect();
+        RecordBatch::try_new(
+            schema(),
+            vec![
+                Arc::new(StringArray::from(run_ids)),
+                Arc::new(StringArray::from(messages)),
+                Arc::new(Int64Array::from(times)),
+            ],
+        )
+        .unwrap()
+    }
+
+    fn read(path: &Path) -> Vec<RecordBatch> {
+        let file = File::open(path).unwrap();
+        let reader = ParquetRecordBatchReaderBuilder::try_new(file)
+            .unwrap()
+            .build();
+        reader.unwrap().map(Result::unwrap).collect()
     }
 
     #[test]
     fn parts_join_in_order_and_read_back_with_the_arrow_schema() {
         let dir = tempfile::tempdir().unwrap();
-        let rows: Vec<QualityRow> = (0..50).map(note).collect();
-        let parts: Vec<PathBuf> = [&rows[..20], &[], &rows[20..21], &rows[21..]]
-            .iter()
+        let parts: Vec<PathBuf> = [0..20, 20..20, 20..21, 21..50]
+            .into_iter()
             .enumerate()
-            .map(|(i, chunk)| {
+            .map(|(i, range)| {
                 let path = dir.path().join(format!("part{i}.parquet"));
-                write_rows(&path, chunk).unwrap();
+                write_batch(&path, &notes(range)).unwrap();
                 path
             })
             .collect();
         let dest = dir.path().join("quality.parquet");
         concat_parts(&parts, &dest).unwrap();
-        assert_eq!(read_rows::<QualityRow>(&dest).unwrap(), rows);
-        let batches = read_batches(&dest).unwrap();
-        assert_eq!(batches[0].schema(), schema_of::<QualityRow>());
+        let batches = read(&dest);
+        assert_eq!(batches[0].schema(), schema());
+        let joined = arrow_select_concat(&batches);
+        assert_eq!(joined, notes(0..50));
+    }
+
+    /// The batches as one (the columns of each, end to end).
+    fn arrow_select_concat(batches: &[RecordBatch]) -> RecordBatch {
+        let columns = (0..schema().fields().len())
+            .map(|c| {
+                let parts: Vec<&dyn arrow_array::Array> =
+                    batches.iter().map(|b| b.column(c).as_ref()).collect();
+                concat_arrays(&parts)
+            })
+            .collect();
+        RecordBatch::try_new(schema(), columns).unwrap()
+    }
+
+    fn concat_arrays(parts: &[&dyn arrow_array::Array]) -> arrow_array::ArrayRef {
+        use arrow_array::cast::AsArray;
+        use arrow_array::types::Int64Type;
+        match parts[0].data_type() {
+            DataType::Utf8 => Arc::new(StringArray::from_iter(
+                parts.iter().flat_map(|p| p.as_string::<i32>().iter()),
+            )),
+            _ => Arc::new(Int64Array::from_iter(
+                parts
+                    .iter()
+                    .flat_map(|p| p.as_primitive::<Int64Type>().iter()),
+            )),
+        }
     }
 
     #[test]
@@ -135,8 +185,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let a = dir.path().join("a.parquet");
         let b = dir.path().join("b.parquet");
-        write_rows(&a, &[note(1)]).unwrap();
-        write_rows::<SchedSliceRow>(&b, &[]).unwrap();
+        write_batch(&a, &notes(1..2)).unwrap();
+        let other = Arc::new(Schema::new(vec![Field::new("cpu", DataType::Int32, false)]));
+        write_batch(&b, &RecordBatch::new_empty(other)).unwrap();
         let dest = dir.path().join("quality.parquet");
         let err = concat_parts(&[a, b.clone()], &dest)
             .unwrap_err()
