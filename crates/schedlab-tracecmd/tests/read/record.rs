@@ -182,7 +182,9 @@ pub fn record_with(buffer: Buffer, clock: &str, stressors: &[&str], buffer_kb: &
         }
         write(&root.join("trace_clock"), &clock_before);
         write(&root.join("trace"), "");
-        write(&root.join("buffer_size_kb"), size_before.trim());
+        // An unexpanded buffer reads as "7 (expanded: 1408)"; only the number can be written.
+        let size_before = size_before.split_whitespace().next().unwrap_or_default();
+        write(&root.join("buffer_size_kb"), size_before);
         write(&root.join("tracing_on"), on_before.trim());
     } else {
         write(&top.join("trace_clock"), &top_clock);
