@@ -21,7 +21,6 @@
 //! they open plain JSON: the format repeats its keys in every event, so it compresses well.
 
 use std::io::{BufWriter, Write};
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use flate2::Compression;
@@ -125,15 +124,7 @@ impl TraceWriter {
     /// Starts the trace that [`TraceWriter::finish`] will put at `path` (a temporary file in
     /// `path`'s directory until then).
     pub fn create(path: &Path) -> Result<TraceWriter, ExportError> {
-        let dir = match path.parent() {
-            Some(dir) if !dir.as_os_str().is_empty() => dir,
-            _ => Path::new("."),
-        };
-        // Readable as any file the user writes (a temporary file is private by default).
-        let file = tempfile::Builder::new()
-            .prefix(".export-")
-            .permissions(std::fs::Permissions::from_mode(0o644))
-            .tempfile_in(dir)
+        let file = schedlab_tables::temp_file_beside(path, ".export-")
             .map_err(|source| write_error(path, source))?;
         let sink = if path.extension().is_some_and(|e| e == "gz") {
             Sink::Gzip(GzEncoder::new(file, Compression::fast()))

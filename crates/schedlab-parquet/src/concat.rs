@@ -15,7 +15,7 @@ use parquet::file::properties::WriterProperties;
 use parquet::file::writer::SerializedFileWriter;
 
 use crate::TableError;
-use crate::temp_file_beside;
+use crate::temp_table_beside;
 
 /// Writes the row groups of the Parquet files `parts`, in order, as the file `dest` (atomically:
 /// temporary file + rename). The parts must be files of one table (same schema); their key-value
@@ -48,7 +48,7 @@ pub fn concat_parts(parts: &[PathBuf], dest: &Path) -> Result<(), TableError> {
         }
     }
 
-    let tmp = temp_file_beside(dest)?;
+    let tmp = temp_table_beside(dest)?;
     let props = Arc::new(WriterProperties::builder().build());
     let pq = |err| TableError::parquet(dest, err);
     let mut writer = SerializedFileWriter::new(tmp, schema.root_schema_ptr(), props).map_err(pq)?;

@@ -10,7 +10,8 @@
 //! `column_chunk`; the other columns go through the `parquet` crate's Arrow column writers.
 //! [`BackgroundWriter`] feeds a writer from any thread and encodes in rayon's pool;
 //! [`concat_parts`] joins files of one table by copying their encoded row groups;
-//! [`write_file_atomic`] gives any other file the same temporary-name-and-rename guarantee.
+//! [`write_file_atomic`] and [`temp_file_beside`] give any other file the same
+//! temporary-name-and-rename guarantee.
 //!
 //! # Key design decision
 //!
@@ -29,8 +30,11 @@ use std::path::{Path, PathBuf};
 pub use background::{BackgroundWriter, Sink};
 pub use concat::concat_parts;
 pub use text_column::{KeyedText, NULL_KEY, TableBatch, TableColumn};
-pub(crate) use writer::temp_file_beside;
-pub use writer::{ParquetWriter, ROW_GROUP_BYTES, ROW_GROUP_ROWS, write_batch, write_file_atomic};
+pub(crate) use writer::temp_table_beside;
+pub use writer::{
+    ParquetWriter, ROW_GROUP_BYTES, ROW_GROUP_ROWS, temp_file_beside, write_batch,
+    write_file_atomic,
+};
 
 /// Errors from reading or writing a table file.
 #[derive(Debug, thiserror::Error)]

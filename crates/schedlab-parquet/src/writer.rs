@@ -126,7 +126,7 @@ impl FieldColumns {
 impl ParquetWriter {
     pub fn create(path: &Path, schema: SchemaRef) -> Result<Self, TableError> {
         let pq = |err| TableError::parquet(path, err);
-        let tmp = temp_file_beside(path)?;
+        let tmp = temp_table_beside(path)?;
         let mut props = writer_properties();
         add_encoded_arrow_schema_to_metadata(&schema, &mut props);
         let descr = ArrowSchemaConverter::new().convert(&schema).map_err(pq)?;
@@ -308,15 +308,13 @@ impl ParquetWriter {
     }
 }
 
-/// A temporary file in the directory of `path` (created if needed), to be renamed to `path`
-/// once complete; deleted if dropped before. Its name starts with `.tmp-` (what the runner
-/// sweeps after a kill) and keeps `path`'s extension.
-fn temp_beside(path: &Path) -> std::io::Result<NamedTempFile> {
+/// A temporary file named `prefix…` in the directory of `path`, to be renamed to `path` once
+/// complete; deleted if dropped before. It keeps `path`'s extension. The directory must exist.
+pub fn temp_file_beside(path: &Path, prefix: &str) -> std::io::Result<NamedTempFile> {
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir)?;
     let suffix = path
         .extension()
         .map(|e| format!(".{}", e.to_string_lossy()))
@@ -324,14 +322,23 @@ fn temp_beside(path: &Path) -> std::io::Result<NamedTempFile> {
     // Outputs are data to share (an analyst's notebook often runs as another user than the root
     // that collected them): 0644, not the 0600 temporary files get by default.
     tempfile::Builder::new()
-        .prefix(".tmp-")
+        .prefix(prefix)
         .suffix(&suffix)
         .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o644))
         .tempfile_in(dir)
 }
 
+/// A table's temporary file: [`temp_file_beside`] in `path`'s directory, created if needed,
+/// named `.tmp-…` (what the runner sweeps after a kill).
+fn temp_beside(path: &Path) -> std::io::Result<NamedTempFile> {
+    if let Some(dir) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)?;
+    }
+    temp_file_beside(path, ".tmp-")
+}
+
 /// [`temp_beside`] with the error naming `path`.
-pub(crate) fn temp_file_beside(path: &Path) -> Result<NamedTempFile, TableError> {
+pub(crate) fn temp_table_beside(path: &Path) -> Result<NamedTempFile, TableError> {
     temp_beside(path).map_err(|source| TableError::io(path, source))
 }
 

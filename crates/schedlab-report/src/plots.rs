@@ -217,6 +217,19 @@ pub(crate) struct Frame<'a> {
     pub notes: &'a [String],
 }
 
+impl<'a> Frame<'a> {
+    /// The frame of a plot of `lanes` horizontal lanes (a CPU or a workload each), 30 px a lane.
+    pub(crate) fn of_lanes(title: &'a str, legend: &'a [LegendEntry], lanes: usize) -> Self {
+        Frame {
+            width: WIDTH,
+            height: 110 + 30 * lanes as u32,
+            title,
+            legend,
+            notes: &[],
+        }
+    }
+}
+
 /// An SVG in `frame`; `draw` draws the plot in the area left of the legend and above the notes.
 pub(crate) fn framed(
     frame: &Frame<'_>,
@@ -363,13 +376,7 @@ pub fn cpu_timeline(
         (drawn_background.iter())
             .map(|(name, color)| (name.to_string(), color.to_rgba(), Swatch::Fill)),
     );
-    let frame = Frame {
-        width: WIDTH,
-        height: 110 + 30 * lanes.len() as u32,
-        title,
-        legend: &legend,
-        notes: &[],
-    };
+    let frame = Frame::of_lanes(title, &legend, lanes.len());
     let svg = framed(&frame, |plot| {
         let mut chart = ChartBuilder::on(plot)
             .margin(12)

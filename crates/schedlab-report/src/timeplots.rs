@@ -644,13 +644,7 @@ pub fn migrations(
     let legend: Vec<LegendEntry> = (transitions.iter().enumerate())
         .map(|(i, name)| (name.to_string(), transition_color(i), Swatch::Fill))
         .collect();
-    let frame = Frame {
-        width: WIDTH,
-        height: 110 + 30 * lanes.len() as u32,
-        title,
-        legend: &legend,
-        notes: &[],
-    };
+    let frame = Frame::of_lanes(title, &legend, lanes.len());
     let svg = framed(&frame, |plot| {
         let mut chart = ChartBuilder::on(plot)
             .margin(12)

@@ -85,8 +85,8 @@ pub use expectations::{ExpectationRow, Judgement};
 pub use parquet_io::{TableWriter, read_batches, read_rows, row_batches, schema_of, write_rows};
 pub use rows::*;
 pub use schedlab_parquet::{
-    KeyedText, NULL_KEY, TableBatch, TableColumn, TableError, concat_parts, write_batch,
-    write_file_atomic,
+    KeyedText, NULL_KEY, TableBatch, TableColumn, TableError, concat_parts, temp_file_beside,
+    write_batch, write_file_atomic,
 };
 pub use shared::{Shareable, SharedStrings};
 
