@@ -76,6 +76,16 @@ macro_rules! recording_or_skip {
     };
 }
 
+/// The size to write back for a `buffer_size_kb` that read `read`. A buffer not yet used reads
+/// as "7 (expanded: 1408)": the size it gets when tracing starts is the second number, and the
+/// file takes a number only (writing the 7 would shrink the buffer to 7 KB).
+fn buffer_kb_to_restore(read: &str) -> String {
+    match read.split_once("(expanded:") {
+        Some((_, expanded)) => expanded.trim().trim_end_matches(')').trim().to_owned(),
+        None => read.trim().to_owned(),
+    }
+}
+
 fn write(path: &Path, text: &str) {
     std::fs::write(path, text)
         .unwrap_or_else(|e| panic!("write {text:?} to {}: {e}", path.display()));
@@ -182,9 +192,10 @@ pub fn record_with(buffer: Buffer, clock: &str, stressors: &[&str], buffer_kb: &
         }
         write(&root.join("trace_clock"), &clock_before);
         write(&root.join("trace"), "");
-        // An unexpanded buffer reads as "7 (expanded: 1408)"; only the number can be written.
-        let size_before = size_before.split_whitespace().next().unwrap_or_default();
-        write(&root.join("buffer_size_kb"), size_before);
+        write(
+            &root.join("buffer_size_kb"),
+            &buffer_kb_to_restore(&size_before),
+        );
         write(&root.join("tracing_on"), on_before.trim());
     } else {
         write(&top.join("trace_clock"), &top_clock);
