@@ -44,6 +44,7 @@ use schedlab_tables::{
     SchedSliceRow, Severity, TableDir, TableError, ThroughputRow, TotalsRow, TraceRow,
     WorkloadMetricRow, read_table, read_table_where,
 };
+use schedlab_topology::parse_cpu_list;
 
 use table::{Align, Table, escape};
 
@@ -680,7 +681,12 @@ pub fn plot_run(
     let cpus: Vec<&CpuRow> = cpus.iter().collect();
     let processes: Vec<ProcessRow> = read_table(tables)?;
     let lifetimes = timeplots::lifetimes(&processes.iter().collect::<Vec<_>>());
-    let run = plots::RunContext::new(&lifetimes);
+    let traces: Vec<TraceRow> = read_table(tables)?;
+    // A list that does not parse marks nothing: the parse stage wrote it with the same syntax.
+    let idle_blind = (traces.iter())
+        .flat_map(|t| parse_cpu_list(&t.idle_blind_cpus).unwrap_or_default())
+        .filter_map(|cpu| i32::try_from(cpu).ok());
+    let run = plots::RunContext::new(&lifetimes).with_idle_blind(idle_blind);
     let mut drawn: Vec<Drawn> = Vec::new();
     for kind in &options.plots {
         drawn.push(match kind {
@@ -695,19 +701,8 @@ pub fn plot_run(
                 let spans = plots::occupancy(&slices, &placement);
                 let timeline: Vec<CpuTimelineRow> =
                     read_table_where(aggregates, |r| plots::background_of(r).is_some())?;
-                let mut title =
+                let title =
                     format!("{pipeline} {run_id}: which workload ran on each CPU, over time");
-                // Slices there run on through the idle time the trace missed: drawn as they
-                // are, and said.
-                let traces: Vec<TraceRow> = read_table(tables)?;
-                let blind: Vec<&str> = (traces.iter())
-                    .map(|t| t.idle_blind_cpus.as_str())
-                    .filter(|cpus| !cpus.is_empty())
-                    .collect();
-                if !blind.is_empty() {
-                    let cpus = blind.join(",");
-                    title.push_str(&format!(" (cpu {cpus}: idle not traced, spans too long)"));
-                }
                 let svg = plots::cpu_timeline(&title, &spans, &timeline, &cpus, &run);
                 ("cpu_timeline", svg)
             }
