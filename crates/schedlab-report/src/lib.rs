@@ -15,6 +15,7 @@
 //! wrong, the place to look is the aggregate table it came from.
 
 mod activity;
+mod bar_plots;
 mod comparison;
 mod comparison_plot;
 mod delay_plot;
@@ -72,7 +73,7 @@ pub const TABLES_READ: [&str; 5] = ["workload_metrics", "quality", "processes", 
 
 /// What [`plot_run`] draws a run's plots from: its partitions of these tables and aggregates
 /// (the runner fingerprints them per run, so only a changed run's plots are drawn again).
-pub const PLOTS_READ: [&str; 13] = [
+pub const PLOTS_READ: [&str; 15] = [
     "cpus",
     "traces",
     "sched_slices",
@@ -86,16 +87,20 @@ pub const PLOTS_READ: [&str; 13] = [
     "migrations",
     "sched_delay_cdf",
     "cpu_activity_intervals",
+    "cpu_freq_idle",
+    "cpu_share",
 ];
 
 /// The plots of a run, in the order the page shows them: the `plots:` kinds (`cpu_timeline`,
 /// `residency`), and those the HTML page always draws where the data exists.
-const PLOT_ORDER: [&str; 5] = [
+const PLOT_ORDER: [&str; 7] = [
     "activity",
     "cpu_timeline",
     "migrations",
     "sched_delay",
     "residency",
+    "class_residency",
+    "cpu_share",
 ];
 
 /// The rendered summary.
@@ -716,7 +721,7 @@ pub fn plot_run(
     }
     if html {
         drawn.extend(page_plots(
-            pipeline, run_id, tables, aggregates, &cpus, &lifetimes,
+            pipeline, run_id, tables, aggregates, &cpus, &lifetimes, &run,
         )?);
     }
     for (name, svg) in drawn {
@@ -746,6 +751,7 @@ fn page_plots(
     aggregates: &(impl TableDir + ?Sized),
     cpus: &[&CpuRow],
     lifetimes: &[timeplots::Lifetime],
+    run: &plots::RunContext,
 ) -> Result<Vec<Drawn>, ReportError> {
     let workloads: Vec<String> = lifetimes.iter().map(|l| l.workload.clone()).collect();
 
@@ -777,10 +783,22 @@ fn page_plots(
     let cdf: Vec<_> = cdf.iter().collect();
     let title = format!("{pipeline} {run_id}: wakeup delay per workload (CDF)");
     let delays = delay_plot::delay_cdf(&title, &cdf, &workloads);
+
+    let rollup: Vec<ResidencyRollupRow> = read_table(aggregates)?;
+    let rollup: Vec<_> = rollup.iter().collect();
+    let title = format!("{pipeline} {run_id}: each workload's CPU time by core class");
+    let classes = bar_plots::class_residency(&title, &rollup, cpus);
+
+    let share: Vec<schedlab_tables::CpuShareRow> = read_table(aggregates)?;
+    let share: Vec<_> = share.iter().collect();
+    let title = format!("{pipeline} {run_id}: CPUs each workload received, per phase");
+    let share = bar_plots::cpu_share(&title, &share, run);
     Ok(vec![
         ("activity", activity),
         ("migrations", migrations),
         ("sched_delay", delays),
+        ("class_residency", classes),
+        ("cpu_share", share),
     ])
 }
 
