@@ -27,12 +27,14 @@ pub mod gather;
 pub mod identity;
 pub mod import;
 pub mod layout;
+pub mod load;
 mod lock;
 mod migrate;
 mod parse_stage;
 mod partitions;
 mod per_class;
 pub mod progress;
+pub mod run_dir;
 pub mod state;
 
 use std::collections::{BTreeMap, BTreeSet};
