@@ -6,8 +6,8 @@
 //! `workload_metrics` and `quality` tables), renders one [`Summary`] per pipeline and writes it
 //! where [`ReportPaths`] says (`report/summary.md`); the same Markdown table is what the
 //! terminal shows. Every table goes through one printer ([`table`]), which escapes cell text.
-//! [`plot_run`] draws a run's SVG plots; `index.html` carries them inline, one file that reads
-//! offline. [`comparison_page`] does the same for `schedlab compare`.
+//! [`plot_run`] draws a run's SVG plots (each with a PNG beside it, for articles); `index.html`
+//! carries the SVGs inline, one file that reads offline. [`comparison_page`] does the same for `schedlab compare`.
 //!
 //! # Key design decision
 //!
@@ -22,6 +22,7 @@ mod delay_plot;
 mod expectations;
 mod html;
 mod plots;
+mod png;
 mod share;
 mod style;
 mod table;
@@ -731,8 +732,14 @@ pub fn plot_run(
         })?;
         if let Some(svg) = svg {
             let path = report.plot_svg(name, run_id);
+            let png = png::png_of(&svg).map_err(|message| ReportError::Plot {
+                run_id: run_id.to_owned(),
+                message: format!("{name}: {message}"),
+            })?;
             write_atomic(&path, svg.as_bytes())?;
-            written.push(path);
+            let png_path = path.with_extension("png");
+            write_atomic(&png_path, &png)?;
+            written.extend([path, png_path]);
         }
     }
     Ok(written)
