@@ -211,7 +211,7 @@ pub struct Comparison {
 }
 
 /// A run directory found on disk.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize)]
 pub struct RunOnDisk {
     pub run_id: String,
     pub status: String,
@@ -223,17 +223,34 @@ pub struct RunOnDisk {
     pub endings: Vec<String>,
     /// Per stage computed per run (parse, aggregate): why this run's result is stale. Empty
     /// when fresh, and for runs that are not current.
+    #[serde(serialize_with = "by_stage")]
     pub stale: Vec<(Stage, Vec<String>)>,
 }
 
-/// What `schedlab status` prints.
-#[derive(Debug, Clone)]
+/// What `schedlab status` prints (`--json`: this, with each stage list an object from stage
+/// name to reasons).
+#[derive(Debug, Clone, serde::Serialize)]
 pub struct StatusReport {
+    /// The pipeline's name (its data directory's).
+    pub pipeline: String,
     pub root: PathBuf,
     pub runs: Vec<RunOnDisk>,
     /// Per stage: the reasons it is stale; empty when fresh. For parse and aggregate, how many
     /// runs are stale (each run's reasons are in [`RunOnDisk::stale`]).
+    #[serde(serialize_with = "by_stage")]
     pub stages: Vec<(Stage, Vec<String>)>,
+}
+
+/// `[(stage, reasons)]` as `{"stage": reasons}`, in stage order.
+fn by_stage<S: serde::Serializer>(
+    stages: &[(Stage, Vec<String>)],
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    serializer.collect_map(
+        stages
+            .iter()
+            .map(|(stage, reasons)| (stage.name(), reasons)),
+    )
 }
 
 pub struct Runner<'a> {
@@ -1253,6 +1270,7 @@ impl<'a> Runner<'a> {
             ));
         }
         Ok(StatusReport {
+            pipeline: self.plan.name.clone(),
             root: self.layout.root.clone(),
             runs,
             stages,
