@@ -15,6 +15,7 @@
 //! wrong, the place to look is the aggregate table it came from.
 
 mod activity;
+mod bar_plots;
 mod comparison;
 mod comparison_plot;
 mod delay_plot;
@@ -44,6 +45,7 @@ use schedlab_tables::{
     SchedSliceRow, Severity, TableDir, TableError, ThroughputRow, TotalsRow, TraceRow,
     WorkloadMetricRow, read_table, read_table_where,
 };
+use schedlab_topology::parse_cpu_list;
 
 use table::{Align, Table, escape};
 
@@ -71,7 +73,7 @@ pub const TABLES_READ: [&str; 5] = ["workload_metrics", "quality", "processes", 
 
 /// What [`plot_run`] draws a run's plots from: its partitions of these tables and aggregates
 /// (the runner fingerprints them per run, so only a changed run's plots are drawn again).
-pub const PLOTS_READ: [&str; 13] = [
+pub const PLOTS_READ: [&str; 15] = [
     "cpus",
     "traces",
     "sched_slices",
@@ -85,16 +87,20 @@ pub const PLOTS_READ: [&str; 13] = [
     "migrations",
     "sched_delay_cdf",
     "cpu_activity_intervals",
+    "cpu_freq_idle",
+    "cpu_share",
 ];
 
 /// The plots of a run, in the order the page shows them: the `plots:` kinds (`cpu_timeline`,
 /// `residency`), and those the HTML page always draws where the data exists.
-const PLOT_ORDER: [&str; 5] = [
+const PLOT_ORDER: [&str; 7] = [
     "activity",
     "cpu_timeline",
     "migrations",
     "sched_delay",
     "residency",
+    "class_residency",
+    "cpu_share",
 ];
 
 /// The rendered summary.
@@ -680,7 +686,12 @@ pub fn plot_run(
     let cpus: Vec<&CpuRow> = cpus.iter().collect();
     let processes: Vec<ProcessRow> = read_table(tables)?;
     let lifetimes = timeplots::lifetimes(&processes.iter().collect::<Vec<_>>());
-    let run = plots::RunContext::new(&lifetimes);
+    let traces: Vec<TraceRow> = read_table(tables)?;
+    // A list that does not parse marks nothing: the parse stage wrote it with the same syntax.
+    let idle_blind = (traces.iter())
+        .flat_map(|t| parse_cpu_list(&t.idle_blind_cpus).unwrap_or_default())
+        .filter_map(|cpu| i32::try_from(cpu).ok());
+    let run = plots::RunContext::new(&lifetimes).with_idle_blind(idle_blind);
     let mut drawn: Vec<Drawn> = Vec::new();
     for kind in &options.plots {
         drawn.push(match kind {
@@ -695,19 +706,8 @@ pub fn plot_run(
                 let spans = plots::occupancy(&slices, &placement);
                 let timeline: Vec<CpuTimelineRow> =
                     read_table_where(aggregates, |r| plots::background_of(r).is_some())?;
-                let mut title =
+                let title =
                     format!("{pipeline} {run_id}: which workload ran on each CPU, over time");
-                // Slices there run on through the idle time the trace missed: drawn as they
-                // are, and said.
-                let traces: Vec<TraceRow> = read_table(tables)?;
-                let blind: Vec<&str> = (traces.iter())
-                    .map(|t| t.idle_blind_cpus.as_str())
-                    .filter(|cpus| !cpus.is_empty())
-                    .collect();
-                if !blind.is_empty() {
-                    let cpus = blind.join(",");
-                    title.push_str(&format!(" (cpu {cpus}: idle not traced, spans too long)"));
-                }
                 let svg = plots::cpu_timeline(&title, &spans, &timeline, &cpus, &run);
                 ("cpu_timeline", svg)
             }
@@ -721,7 +721,7 @@ pub fn plot_run(
     }
     if html {
         drawn.extend(page_plots(
-            pipeline, run_id, tables, aggregates, &cpus, &lifetimes,
+            pipeline, run_id, tables, aggregates, &cpus, &lifetimes, &run,
         )?);
     }
     for (name, svg) in drawn {
@@ -751,6 +751,7 @@ fn page_plots(
     aggregates: &(impl TableDir + ?Sized),
     cpus: &[&CpuRow],
     lifetimes: &[timeplots::Lifetime],
+    run: &plots::RunContext,
 ) -> Result<Vec<Drawn>, ReportError> {
     let workloads: Vec<String> = lifetimes.iter().map(|l| l.workload.clone()).collect();
 
@@ -782,10 +783,22 @@ fn page_plots(
     let cdf: Vec<_> = cdf.iter().collect();
     let title = format!("{pipeline} {run_id}: wakeup delay per workload (CDF)");
     let delays = delay_plot::delay_cdf(&title, &cdf, &workloads);
+
+    let rollup: Vec<ResidencyRollupRow> = read_table(aggregates)?;
+    let rollup: Vec<_> = rollup.iter().collect();
+    let title = format!("{pipeline} {run_id}: each workload's CPU time by core class");
+    let classes = bar_plots::class_residency(&title, &rollup, cpus);
+
+    let share: Vec<schedlab_tables::CpuShareRow> = read_table(aggregates)?;
+    let share: Vec<_> = share.iter().collect();
+    let title = format!("{pipeline} {run_id}: CPUs each workload received, per phase");
+    let share = bar_plots::cpu_share(&title, &share, run);
     Ok(vec![
         ("activity", activity),
         ("migrations", migrations),
         ("sched_delay", delays),
+        ("class_residency", classes),
+        ("cpu_share", share),
     ])
 }
 
