@@ -56,12 +56,45 @@ pub fn compile(
     source: &str,
     options: &CompileOptions<'_>,
 ) -> Result<Plan, Vec<Diagnostic>> {
+    check(file, source, options, None)
+}
+
+/// Parses and checks a pipeline for `schedlab import`, whose command line names `workloads`
+/// (`--workload NAME=SELECTOR`): they count as the pipeline's `import.workloads` (each replacing
+/// one of the same name), so aggregate steps and expectations may name them, and a pipeline
+/// with neither a `collect` nor an `import` section is taken as `import: {}`.
+pub fn compile_for_import(
+    file: &str,
+    source: &str,
+    options: &CompileOptions<'_>,
+    workloads: &[WorkloadSelector],
+) -> Result<Plan, Vec<Diagnostic>> {
+    check(file, source, options, Some(workloads))
+}
+
+/// The pipeline's `name:`, read before (and whether or not) the rest compiles; `None` when the
+/// text has none.
+pub fn name_of(source: &str) -> Option<String> {
+    #[derive(serde::Deserialize)]
+    struct Named {
+        name: String,
+    }
+    serde_saphyr::from_str::<Named>(source).ok().map(|n| n.name)
+}
+
+fn check(
+    file: &str,
+    source: &str,
+    options: &CompileOptions<'_>,
+    importing: Option<&[WorkloadSelector]>,
+) -> Result<Plan, Vec<Diagnostic>> {
     let raw: RawPipeline =
         serde_saphyr::from_str(source).map_err(|err| vec![serde_diagnostic(file, source, &err)])?;
     let mut checker = Checker {
         file,
         source,
         options,
+        importing,
         positions: Positions::of(source),
         errors: Vec::new(),
         classes: Vec::new(),
@@ -101,6 +134,8 @@ struct Checker<'a> {
     file: &'a str,
     source: &'a str,
     options: &'a CompileOptions<'a>,
+    /// For `schedlab import`: the workloads its command line names.
+    importing: Option<&'a [WorkloadSelector]>,
     positions: Positions,
     errors: Vec<Diagnostic>,
     /// The machine's classes with the pipeline's `topology:` laid over them.
@@ -242,7 +277,11 @@ impl Checker<'_> {
                 Some("a run needs at least one workload whose `when` is true".into()),
             );
         }
-        let import = self.import(&raw);
+        let mut import = self.import(&raw);
+        for named in self.importing.unwrap_or_default() {
+            import.retain(|w| w.workload != named.workload);
+            import.push(named.clone());
+        }
         // The short form's expectations are under `short`, and their errors point there.
         let expect_at = if short.expect {
             yaml_path!["short", "expect"].to_vec()
@@ -251,7 +290,7 @@ impl Checker<'_> {
         };
         let known = expect::Known::of(&raw, &matrix, &import);
         let expect = self.expectations(&raw.expect, &expect_at, &known);
-        if raw.collect.is_none() && raw.import.is_none() {
+        if raw.collect.is_none() && raw.import.is_none() && self.importing.is_none() {
             self.error_at(
                 &raw.name,
                 "the pipeline has neither a `collect` nor an `import` section".into(),
@@ -392,7 +431,14 @@ impl Checker<'_> {
     fn aggregate(&mut self, raw: &RawPipeline) {
         let collected = raw.collect.iter().flat_map(|c| c.workloads.keys());
         let imported = raw.import.iter().flat_map(|i| i.workloads.keys());
-        let workload_names: Vec<&str> = collected.chain(imported).map(String::as_str).collect();
+        let named = self
+            .importing
+            .unwrap_or_default()
+            .iter()
+            .map(|w| &w.workload);
+        let workload_names: Vec<&str> = (collected.chain(imported).chain(named))
+            .map(String::as_str)
+            .collect();
         for (index, step) in raw.aggregate.iter().enumerate() {
             let kind = step.kind();
             if step.options().window.is_some() && !kind.takes_window() {

@@ -574,10 +574,13 @@ const EXIT_INPUT_ONLY: &str = "Exit codes:
   0    done
   2    invalid pipeline, input or environment";
 
+/// The data directory when neither `--data` nor `SCHEDLAB_DATA` names one.
+pub const DEFAULT_DATA: &str = "data";
+
 #[derive(clap::Args)]
 pub struct Common {
     /// Where pipeline data lives: DATA/PIPELINE/{runs,tables,aggregates,report}.
-    #[arg(long, default_value = "data", env = "SCHEDLAB_DATA")]
+    #[arg(long, default_value = DEFAULT_DATA, env = "SCHEDLAB_DATA")]
     pub data: PathBuf,
 }
 

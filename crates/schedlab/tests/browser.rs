@@ -226,7 +226,13 @@ fn every_plot_of_index_html_draws_in_chromium_and_the_page_loads_nothing() {
         .collect();
     drawn.sort();
     let names: Vec<&str> = drawn.iter().map(|(name, _)| name.as_str()).collect();
-    for kind in ["activity", "class_residency", "cpu_timeline", "residency", "sched_delay"] {
+    for kind in [
+        "activity",
+        "class_residency",
+        "cpu_timeline",
+        "residency",
+        "sched_delay",
+    ] {
         let file = format!("{kind}-{run_id}.svg");
         assert!(names.contains(&file.as_str()), "no {file} in {names:?}");
     }

@@ -35,7 +35,7 @@ fn judge(
     scope: Scope,
     args: &CheckArgs,
 ) -> anyhow::Result<ExitCode> {
-    let plan = load_plan(pipeline, scope.repeat, scope.short)?;
+    let plan = load_plan(pipeline, scope.repeat, scope.short, Some(&common.data))?;
     if plan.summarize.expect.is_empty() {
         bail!(
             "{} has no expectations to check (hint: add `expect:`, e.g. `- residency: {{ \

@@ -14,7 +14,12 @@ pub fn status(args: StatusArgs) -> anyhow::Result<ExitCode> {
         short: args.form.short,
         ..Scope::default()
     };
-    let plan = load_plan(&args.pipeline, scope.repeat, scope.short)?;
+    let plan = load_plan(
+        &args.pipeline,
+        scope.repeat,
+        scope.short,
+        Some(&args.common.data),
+    )?;
     let options = runner_options(&args.pipeline, &args.common, scope, StageSelection::all())?;
     let say = |_: &str| {};
     let status = Runner::new(&plan, &options, &say).status()?;
