@@ -2,6 +2,7 @@
 
 mod expect;
 
+use std::cell::Cell;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -98,14 +99,40 @@ fn check(
         positions: Positions::of(source),
         errors: Vec::new(),
         classes: Vec::new(),
+        has_short: false,
+        lacks_class: Cell::new(false),
     };
     let plan = checker.plan(raw);
     if checker.errors.is_empty() {
-        Ok(plan)
-    } else {
-        Err(checker.errors)
+        return Ok(plan);
     }
+    let mut errors = checker.errors;
+    // A full form written for a hybrid machine, refused here: say what does run here.
+    if checker.lacks_class.get() && checker.has_short && !options.short {
+        let short = CompileOptions {
+            short: true,
+            ..options.clone()
+        };
+        if check(file, source, &short, importing).is_ok() {
+            let runs_here =
+                format!("its short form runs on this machine: `schedlab run {file} --short`");
+            for error in errors
+                .iter_mut()
+                .filter(|e| e.message.contains(NOT_A_CLASS))
+            {
+                error.hint = Some(match &error.hint {
+                    Some(hint) => format!("{runs_here}; or: {hint}"),
+                    None => runs_here.clone(),
+                });
+            }
+        }
+    }
+    Err(errors)
 }
+
+/// What the error about a class the machine lacks says (and how the hint about the short form
+/// finds those errors).
+const NOT_A_CLASS: &str = "is not a core class of this machine";
 
 fn serde_diagnostic(file: &str, source: &str, err: &serde_saphyr::Error) -> Diagnostic {
     let plain = err.render_with_options(serde_saphyr::render_options! {
@@ -140,6 +167,10 @@ struct Checker<'a> {
     errors: Vec<Diagnostic>,
     /// The machine's classes with the pipeline's `topology:` laid over them.
     classes: Vec<(String, Vec<u32>)>,
+    /// The pipeline has a `short:` section.
+    has_short: bool,
+    /// An error named a class this machine lacks.
+    lacks_class: Cell<bool>,
 }
 
 impl Checker<'_> {
@@ -321,6 +352,7 @@ impl Checker<'_> {
     /// finds a typo in either form), and with `--short`, put in place of the pipeline's own.
     /// Returns which of the topology and the expectations are now the short form's.
     fn short_form(&mut self, raw: &mut RawPipeline) -> ShortParts {
+        self.has_short = raw.short.is_some();
         let Some(short) = raw.short.take() else {
             if self.options.short {
                 self.error_at(
@@ -559,13 +591,14 @@ impl Checker<'_> {
 
     /// A core class this machine (with the pipeline's `topology:`) does not have.
     fn missing_class(&self, class: &str) -> (String, Option<String>) {
+        self.lacks_class.set(true);
         let names: Vec<&str> = self.classes.iter().map(|(name, _)| name.as_str()).collect();
         let has = if names.is_empty() {
             "no known classes".to_owned()
         } else {
             names.join(", ")
         };
-        let message = format!("`{class}` is not a core class of this machine (it has {has})");
+        let message = format!("`{class}` {NOT_A_CLASS} (it has {has})");
         let hint = (names.iter())
             .find(|name| name.eq_ignore_ascii_case(class))
             .map(|name| format!("did you mean `{name}`?"))
