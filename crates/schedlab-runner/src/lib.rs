@@ -48,7 +48,7 @@ use schedlab_analyze::compare::CompareInputs;
 use schedlab_collect::RunRequest;
 use schedlab_spec::{Plan, variant_text};
 use schedlab_tables::manifest::{Ending, Manifest, RawFile, RunStatus};
-use schedlab_tables::{ComparisonRow, RunRow, read_table};
+use schedlab_tables::{ComparisonRow, RunRow, Severity, read_table};
 
 pub use check::CheckReport;
 use digest::Digests;
@@ -399,6 +399,8 @@ impl<'a> Runner<'a> {
         }
         let force = self.options.selection.forced.contains(&Stage::Collect);
         let (mut done, mut collected) = (0, 0);
+        // Each collection's warnings, said once per kind when the stage ends.
+        let mut warnings: Vec<(String, Vec<String>)> = Vec::new();
         for plan in &self.plan.runs {
             let run_id = self.ids.id(plan);
             let final_dir = self.layout.run(&run_id);
@@ -494,6 +496,24 @@ impl<'a> Runner<'a> {
                 _ => {}
             }
             (self.say)(&format!("collect: {run_id} {}", manifest.status.as_str()));
+            let notes = manifest
+                .notes
+                .iter()
+                .filter(|n| n.severity == Severity::Warning);
+            for note in notes {
+                let kind = format!("{}: {}", note.source, note.message);
+                match warnings.iter_mut().find(|(k, _)| *k == kind) {
+                    Some((_, runs)) => runs.push(run_id.clone()),
+                    None => warnings.push((kind, vec![run_id.clone()])),
+                }
+            }
+        }
+        for (kind, runs) in &warnings {
+            let runs = match &runs[..] {
+                [run] => format!("run {run}"),
+                _ => format!("{} runs: {}", runs.len(), runs.join(", ")),
+            };
+            (self.say)(&format!("collect: warning: {kind} ({runs})"));
         }
         if collected == 0 {
             (self.say)(&format!(

@@ -252,3 +252,82 @@ fn status_and_check_json_say_what_their_text_says() {
         assert!(text.contains(&format!("  {stage:<10} fresh")), "{text}");
     }
 }
+
+/// Two runs of a periodic thread with an optional perf trace, which a PATH without perf skips.
+const SKIPPED_TRACE: &str = "\
+name: skipped
+repeat: 2
+collect:
+  duration: 1s
+  monitors:
+    sched: { perf-sched: {}, optional: true }
+    where: { placement: { interval: 100ms } }
+  workloads:
+    p:
+      periodic: { threads: 1, period: 50ms, busy: 5ms, duration: 500ms }
+";
+
+#[test]
+fn a_warning_of_every_run_is_said_once_with_its_runs_and_the_report_is_named() {
+    let sandbox = Sandbox::new();
+    sandbox.write("skipped.yaml", SKIPPED_TRACE);
+    let run = |args: &[&str]| {
+        util::finished(
+            (sandbox.command(args).env("PATH", "/nonexistent"))
+                .output()
+                .unwrap(),
+        )
+    };
+    let done = run(&["run", "skipped.yaml"]);
+    assert_eq!(done.code, 0, "{}", done.stderr);
+    let runs = sandbox.runs("skipped");
+    assert_eq!(runs.len(), 2, "{runs:?}");
+    let skipped: Vec<&str> = (done.stderr.lines())
+        .filter(|l| l.contains("perf-sched skipped"))
+        .collect();
+    assert_eq!(
+        skipped,
+        [format!(
+            "collect: warning: sched: optional monitor perf-sched skipped: perf is not installed \
+             (hint: apt-get install linux-perf) (2 runs: {}, {})",
+            runs[0], runs[1]
+        )],
+        "{}",
+        done.stderr
+    );
+    assert!(
+        !done.stderr.contains("WARN"),
+        "a log line in tracing's format: {}",
+        done.stderr
+    );
+    let in_summary: Vec<&str> = (done.stdout.lines())
+        .filter(|l| l.contains("perf-sched skipped"))
+        .collect();
+    assert_eq!(in_summary.len(), 1, "{}", done.stdout);
+    assert!(
+        in_summary[0].starts_with(&format!(
+            "warning: {}, {} [warning] sched:",
+            runs[0], runs[1]
+        )),
+        "{}",
+        in_summary[0]
+    );
+
+    let report = sandbox.data("skipped", "report/summary.md");
+    assert!(report.exists());
+    let named = format!("report: {}", report.display());
+    assert_eq!(
+        done.stderr.lines().last(),
+        Some(named.as_str()),
+        "{}",
+        done.stderr
+    );
+    let analyzed = run(&["analyze", "skipped.yaml", "--force"]);
+    assert_eq!(analyzed.code, 0, "{}", analyzed.stderr);
+    assert_eq!(
+        analyzed.stderr.lines().last(),
+        Some(named.as_str()),
+        "{}",
+        analyzed.stderr
+    );
+}

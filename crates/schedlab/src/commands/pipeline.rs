@@ -98,9 +98,16 @@ pub fn execute(
     scope: Scope,
     selection: StageSelection,
 ) -> anyhow::Result<ExitCode> {
-    execute_then(pipeline, common, scope, selection, |_, outcome| {
+    execute_then(pipeline, common, scope, selection, |runner, outcome| {
         if let Some(summary) = &outcome.summary {
             println!("{summary}");
+            let layout = runner.layout();
+            let report = [layout.index_html(), layout.summary_md()]
+                .into_iter()
+                .find(|page| page.exists());
+            if let Some(report) = report {
+                eprintln!("report: {}", report.display());
+            }
         }
         if outcome.interrupted {
             return Ok(ExitCode::from(EXIT_INTERRUPTED));
