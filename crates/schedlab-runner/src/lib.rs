@@ -43,6 +43,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use indicatif::ProgressBar;
+use indicatif::ProgressFinish;
 use rayon::prelude::*;
 use schedlab_analyze::compare::CompareInputs;
 use schedlab_collect::RunRequest;
@@ -399,6 +400,22 @@ impl<'a> Runner<'a> {
         }
         let force = self.options.selection.forced.contains(&Stage::Collect);
         let (mut done, mut collected) = (0, 0);
+        let missing: Vec<&schedlab_spec::RunPlan> = (self.plan.runs.iter())
+            .filter(|plan| {
+                force || !Layout::manifest(&self.layout.run(&self.ids.id(plan))).exists()
+            })
+            .collect();
+        let lengths: Vec<_> = (missing.iter())
+            .map(|plan| (plan.collect.expected_length(), plan.collect.cooldown))
+            .collect();
+        let schedule = progress::Schedule::new(&lengths);
+        let bar = (self.options.progress && !missing.is_empty())
+            .then(|| progress::collect_bar(schedule.as_ref()));
+        // Lines said while the bar is drawn go above it.
+        let say = |line: &str| match &bar {
+            Some(bar) => bar.suspend(|| (self.say)(line)),
+            None => (self.say)(line),
+        };
         // Each collection's warnings, said once per kind when the stage ends.
         let mut warnings: Vec<(String, Vec<String>)> = Vec::new();
         for plan in &self.plan.runs {
@@ -415,7 +432,7 @@ impl<'a> Runner<'a> {
             if collected > 0
                 && let Some(cooldown) = plan.collect.cooldown
             {
-                (self.say)(&format!("collect: cooling down for {cooldown:?}"));
+                say(&format!("collect: cooling down for {cooldown:?}"));
                 std::thread::sleep(cooldown);
             }
             let partial = self.layout.partial_run(&run_id);
@@ -427,13 +444,18 @@ impl<'a> Runner<'a> {
                 std::fs::remove_dir_all(&partial).map_err(|e| io(e, &partial))?;
             }
             std::fs::create_dir_all(&partial).map_err(|e| io(e, &partial))?;
-            let bar = self
-                .options
-                .progress
-                .then(|| progress::collect_bar(&run_id, plan.collect.expected_length()));
+            if let Some(bar) = &bar {
+                bar.set_prefix(format!(
+                    "collect run {} of {}",
+                    collected + 1,
+                    missing.len()
+                ));
+                bar.set_message(run_id.clone());
+            }
             let on_tick = |elapsed: std::time::Duration| {
-                if let Some(bar) = &bar {
-                    bar.set_position(elapsed.as_millis() as u64);
+                if let (Some(bar), Some(schedule)) = (&bar, &schedule) {
+                    let at = schedule.position(collected, elapsed);
+                    bar.set_position(at.as_millis() as u64);
                 }
             };
             let request = RunRequest {
@@ -447,9 +469,6 @@ impl<'a> Runner<'a> {
                 on_tick: &on_tick,
             };
             let result = schedlab_collect::collect(&request);
-            if let Some(bar) = &bar {
-                bar.finish_and_clear();
-            }
             let mut manifest = match result {
                 Ok(manifest) => manifest,
                 Err(source) => {
@@ -479,7 +498,7 @@ impl<'a> Runner<'a> {
                     .map_or(0, |d| d.as_secs());
                 let kept = self.layout.interrupted_run(&run_id, secs);
                 std::fs::rename(&partial, &kept).map_err(|e| io(e, &kept))?;
-                (self.say)(&format!(
+                say(&format!(
                     "collect: interrupted; what was recorded is kept in {}",
                     kept.display()
                 ));
@@ -495,7 +514,7 @@ impl<'a> Runner<'a> {
                 RunStatus::WorkloadStopped => outcome.stopped_runs.push(run_id.clone()),
                 _ => {}
             }
-            (self.say)(&format!("collect: {run_id} {}", manifest.status.as_str()));
+            say(&format!("collect: {run_id} {}", manifest.status.as_str()));
             let notes = manifest
                 .notes
                 .iter()
@@ -508,12 +527,15 @@ impl<'a> Runner<'a> {
                 }
             }
         }
+        if let Some(bar) = &bar {
+            bar.finish_and_clear();
+        }
         for (kind, runs) in &warnings {
             let runs = match &runs[..] {
                 [run] => format!("run {run}"),
                 _ => format!("{} runs: {}", runs.len(), runs.join(", ")),
             };
-            (self.say)(&format!("collect: warning: {kind} ({runs})"));
+            say(&format!("collect: warning: {kind} ({runs})"));
         }
         if collected == 0 {
             (self.say)(&format!(
@@ -943,6 +965,9 @@ impl<'a> Runner<'a> {
             return Ok(());
         }
         (self.say)(&format!("summarize: running ({})", reasons.join("; ")));
+        // Cleared however the stage ends.
+        let _bar = (self.options.progress)
+            .then(|| progress::spinner("summarize").with_finish(ProgressFinish::AndClear));
         Layout::sweep_leftovers(&self.layout.report());
         let paths = schedlab_report::SummaryPaths {
             tables: &self.layout.tables(),
