@@ -41,6 +41,10 @@ check NAME *ARGS: build
 status NAME: build
     target/release/schedlab status pipelines/{{NAME}}.yaml
 
+# Man pages from the clap definitions: target/man/schedlab.1 and schedlab-COMMAND.1.
+man: build
+    target/release/schedlab man --out target/man
+
 # Check every pipeline. A full form names the core classes it needs and fails validation on a
 # machine without them (`--short` validates the short forms, which run on any machine).
 validate: build

@@ -461,20 +461,33 @@ fn rollup_lines(inputs: &Inputs, rolled_up: &[&TotalsRow], table: &mut Table) {
     }
 }
 
-/// `r1 [warning] turbostat: …`, each part through `text` (escaped for Markdown, or as is).
-fn warning_line(q: &QualityRow, text: fn(&str) -> String) -> String {
-    format!(
-        "{} [{}] {}: {}",
-        text(&q.run_id),
-        text(q.severity.as_str()),
-        text(&q.source),
-        text(&q.message)
-    )
-}
-
-/// The quality notes worth a warning.
-fn warnings(quality: &[QualityRow]) -> impl Iterator<Item = &QualityRow> {
-    quality.iter().filter(|q| q.severity != Severity::Info)
+/// The quality notes worth a warning, one line per kind (severity, source and message) with the
+/// runs it applies to, in the order they first appear: `r1, r2 [warning] turbostat: …`, each
+/// part through `text` (escaped for Markdown, or as is).
+fn warning_lines(quality: &[QualityRow], text: fn(&str) -> String) -> Vec<String> {
+    let mut kinds: Vec<(&QualityRow, Vec<&str>)> = Vec::new();
+    for q in quality.iter().filter(|q| q.severity != Severity::Info) {
+        let same = |k: &QualityRow| {
+            (k.severity, &k.source, &k.message) == (q.severity, &q.source, &q.message)
+        };
+        match kinds.iter_mut().find(|(k, _)| same(k)) {
+            Some((_, runs)) if runs.contains(&q.run_id.as_str()) => {}
+            Some((_, runs)) => runs.push(&q.run_id),
+            None => kinds.push((q, vec![&q.run_id])),
+        }
+    }
+    (kinds.into_iter())
+        .map(|(q, runs)| {
+            let runs: Vec<String> = runs.into_iter().map(text).collect();
+            format!(
+                "{} [{}] {}: {}",
+                runs.join(", "),
+                text(q.severity.as_str()),
+                text(&q.source),
+                text(&q.message)
+            )
+        })
+        .collect()
 }
 
 /// The runs whose threads were aggregated from placement samples only, when the pipeline asked
@@ -581,11 +594,11 @@ fn markdown(
         write!(markdown, "\n## {}\n\n{}\n\n{}", s.heading, s.intro, s.body)
             .expect("writing to a String");
     }
-    let mut warnings = warnings(quality).peekable();
-    if warnings.peek().is_some() {
+    let warnings = warning_lines(quality, escape);
+    if !warnings.is_empty() {
         markdown.push_str("\n## Quality\n\n");
-        for q in warnings {
-            writeln!(markdown, "- {}", warning_line(q, escape)).expect("writing to a String");
+        for line in warnings {
+            writeln!(markdown, "- {line}").expect("writing to a String");
         }
     }
     markdown
@@ -657,9 +670,7 @@ pub fn summarize(
         sections: (sections.into_iter())
             .map(|s| format!("## {}\n{}", s.heading, s.body))
             .collect(),
-        warnings: (warnings(&inputs.quality))
-            .map(|q| warning_line(q, str::to_owned))
-            .collect(),
+        warnings: warning_lines(&inputs.quality, str::to_owned),
         not_completed,
         written,
     })
@@ -838,6 +849,33 @@ fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ReportError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_warning_of_several_runs_is_one_line_naming_them() {
+        let note = |run: &str, severity, message: &str| QualityRow {
+            run_id: run.into(),
+            source: "turbostat".into(),
+            severity,
+            message: message.into(),
+            time_ns: None,
+            cpu: Some(1),
+        };
+        let quality = [
+            note("r1", Severity::Warning, "no MSR access"),
+            note("r1", Severity::Info, "ran"),
+            note("r2", Severity::Warning, "no MSR access"),
+            note("r2", Severity::Warning, "no MSR access"),
+            note("r2", Severity::Error, "exited 1"),
+            note("r3", Severity::Warning, "no MSR access"),
+        ];
+        assert_eq!(
+            warning_lines(&quality, str::to_owned),
+            [
+                "r1, r2, r3 [warning] turbostat: no MSR access",
+                "r2 [error] turbostat: exited 1"
+            ]
+        );
+    }
     use schedlab_tables::write_table;
 
     /// The report's files in one directory, named as the runner's layout names them.

@@ -5,17 +5,27 @@
 use std::path::{Path, PathBuf};
 
 use schedlab_parse::ParserKind;
+use schedlab_spec::selector::WorkloadSelector;
 use schedlab_spec::{CompileOptions, Plan};
 
-use crate::layout::check_name_part;
+use schedlab_tables::manifest::{Imported, Manifest};
+
+use crate::layout::{Layout, check_name_part};
 
 /// Which form of the pipeline, with what the command line changes in it.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct LoadOptions {
+pub struct LoadOptions<'a> {
     /// Repetitions instead of the pipeline's `repeat`.
     pub repeat: Option<u32>,
     /// The pipeline's short form.
     pub short: bool,
+    /// For `schedlab import`: the workloads its command line names, which count as the
+    /// pipeline's (see [`schedlab_spec::compile_for_import`]).
+    pub importing: Option<&'a [WorkloadSelector]>,
+    /// The data directory. Where runs were imported into the pipeline's directory there, the
+    /// pipeline is compiled as `schedlab import` compiled it: the workloads their command lines
+    /// named (`--workload`) count as its own, so that `analyze` accepts what `import` did.
+    pub data_dir: Option<&'a Path>,
 }
 
 /// Why a pipeline file gave no plan.
@@ -37,7 +47,7 @@ pub enum LoadError {
 /// machine's core classes cannot be read (a pipeline that names one then says so).
 pub fn load_plan(
     path: &Path,
-    options: &LoadOptions,
+    options: &LoadOptions<'_>,
     say: &dyn Fn(&str),
 ) -> Result<Plan, LoadError> {
     let source = std::fs::read_to_string(path).map_err(|source| LoadError::Read {
@@ -53,7 +63,52 @@ pub fn load_plan(
             Vec::new()
         }
     };
-    compile(path, &source, &classes, options)
+    let imported = match (options.importing, options.data_dir) {
+        (None, Some(data_dir)) => imported_workloads(data_dir, &source, options.short),
+        _ => Vec::new(),
+    };
+    let options = LoadOptions {
+        importing: options
+            .importing
+            .or((!imported.is_empty()).then_some(&imported[..])),
+        ..*options
+    };
+    compile(path, &source, &classes, &options)
+}
+
+/// The workloads named on the command lines of the runs imported into the pipeline of `source`
+/// under `data_dir` (the latest import's selector where two named one workload). A manifest that
+/// cannot be read is left to the parse stage to report.
+fn imported_workloads(data_dir: &Path, source: &str, short: bool) -> Vec<WorkloadSelector> {
+    let Some(name) = schedlab_spec::name_of(source) else {
+        return Vec::new();
+    };
+    let name = if short { format!("{name}-short") } else { name };
+    let layout = Layout::new(data_dir, &name);
+    let Ok(entries) = std::fs::read_dir(layout.runs()) else {
+        return Vec::new();
+    };
+    let runs: Vec<PathBuf> = (entries.flatten())
+        .filter(|e| Layout::is_complete_run_name(&e.file_name().to_string_lossy()))
+        .map(|e| e.path())
+        .collect();
+    let mut imports: Vec<(String, Imported)> = (runs.iter())
+        .filter_map(|run| std::fs::read(Layout::manifest(run)).ok())
+        .filter_map(|bytes| serde_json::from_slice::<Manifest>(&bytes).ok())
+        .filter_map(|m| Some((m.started_at, m.imported?)))
+        .collect();
+    imports.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut named: Vec<WorkloadSelector> = Vec::new();
+    for (_, imported) in imports {
+        let given = imported.given.unwrap_or_default();
+        for selector in imported.workloads {
+            if given.contains(&selector.workload) {
+                named.retain(|w| w.workload != selector.workload);
+                named.push(selector);
+            }
+        }
+    }
+    named
 }
 
 /// `source` (the text of `path`) compiled for a machine with these core classes.
@@ -61,7 +116,7 @@ fn compile(
     path: &Path,
     source: &str,
     classes: &[(String, Vec<u32>)],
-    options: &LoadOptions,
+    options: &LoadOptions<'_>,
 ) -> Result<Plan, LoadError> {
     let parsers: Vec<&str> = ParserKind::ALL.iter().map(|k| k.name()).collect();
     let nproc = std::thread::available_parallelism()
@@ -75,18 +130,23 @@ fn compile(
         name_part: check_name_part,
         repeat: options.repeat,
     };
-    schedlab_spec::compile(&path.display().to_string(), source, &compile_options).map_err(
-        |errors| {
-            let count = errors.len();
-            let text: Vec<String> = errors.iter().map(ToString::to_string).collect();
-            let plural = if count == 1 { "" } else { "s" };
-            LoadError::Invalid(format!(
-                "{}\n{count} error{plural} in {}",
-                text.join("\n"),
-                path.display()
-            ))
-        },
-    )
+    let file = path.display().to_string();
+    let compiled = match options.importing {
+        Some(workloads) => {
+            schedlab_spec::compile_for_import(&file, source, &compile_options, workloads)
+        }
+        None => schedlab_spec::compile(&file, source, &compile_options),
+    };
+    compiled.map_err(|errors| {
+        let count = errors.len();
+        let text: Vec<String> = errors.iter().map(ToString::to_string).collect();
+        let plural = if count == 1 { "" } else { "s" };
+        LoadError::Invalid(format!(
+            "{}\n{count} error{plural} in {}",
+            text.join("\n"),
+            path.display()
+        ))
+    })
 }
 
 #[cfg(test)]
@@ -100,7 +160,7 @@ mod tests {
     fn a_valid_pipeline_compiles_with_the_repeat_asked() {
         let options = LoadOptions {
             repeat: Some(3),
-            short: false,
+            ..LoadOptions::default()
         };
         let plan = compile(Path::new("p.yaml"), PERIODIC, &[], &options).unwrap();
         assert_eq!((plan.name.as_str(), plan.runs.len()), ("p", 3));

@@ -18,7 +18,7 @@ use schedlab_spec::selector::WorkloadSelector;
 /// index.html, SVG plots). Every stage's output is kept under DATA/PIPELINE/, and a stage whose
 /// inputs did not change is not run again. `compare` tells a real difference from noise.
 #[derive(Parser)]
-#[command(name = "schedlab", version, max_term_width = 100)]
+#[command(name = "schedlab", version, max_term_width = 100, after_help = EXIT_TOP)]
 pub struct Args {
     /// More log output (-v info, -vv debug); RUST_LOG overrides.
     #[arg(short, long, action = clap::ArgAction::Count, global = true)]
@@ -31,12 +31,8 @@ pub struct Args {
 pub enum Command {
     /// Run a pipeline: collect what is missing, then parse, aggregate and summarize what is stale.
     ///
-    /// Exit codes: 0 done; 1 a run collected now is `failed` (a workload exited with a non-zero
-    /// code or was killed by a signal schedlab did not send, or a monitor failed); 3 a run
-    /// collected now is `workload-stopped` (schedlab stopped a workload at the collection's end
-    /// before it ended by itself; `stop: expected` on the workload says that is meant); 2
-    /// invalid pipeline, input or environment; 130 interrupted. The quality table says how each
-    /// workload ended.
+    /// The quality table says how each workload ended.
+    #[command(after_help = EXIT_RUN)]
     Run(RunArgs),
     /// Parse, aggregate and summarize from the runs on disk; never collects.
     ///
@@ -45,6 +41,7 @@ pub enum Command {
     /// every run. With --runs, only those runs are parsed and aggregated and nothing is
     /// summarized, and several such commands may run at once on one data directory: a batch
     /// system can analyse one run per job, then run `schedlab analyze` once to summarize.
+    #[command(after_help = EXIT_ANALYSIS)]
     Analyze(AnalyzeArgs),
     /// Check a pipeline's expectations: exit 0 when all hold, 1 when one fails, 2 when one
     /// cannot be judged.
@@ -64,6 +61,7 @@ pub enum Command {
     /// (a kernel bisect builds and boots each commit's kernel and runs the check under it, with
     /// --label naming the commit, so that each kernel's runs are judged apart).
     #[command(verbatim_doc_comment)]
+    #[command(after_help = EXIT_CHECK)]
     Check(CheckArgs),
     /// Compare groups of runs: is a difference real, or noise?
     ///
@@ -101,6 +99,7 @@ pub enum Command {
     /// written to DATA/PIPELINE/compare/by-BY.parquet, by-BY.md and by-BY.html (a chart per
     /// figure: each group's mean and 95 % interval against the baseline).
     #[command(verbatim_doc_comment)]
+    #[command(after_help = EXIT_ANALYSIS)]
     Compare(CompareArgs),
     /// How many runs a comparison needs to resolve a difference of a given size
     ///
@@ -116,11 +115,14 @@ pub enum Command {
     /// a figure among many needs somewhat more. Stale analysis stages run first (never
     /// collect); nothing is written.
     #[command(verbatim_doc_comment)]
+    #[command(after_help = EXIT_ANALYSIS)]
     Plan(PlanArgs),
     /// Check pipelines without running anything: every error with file:line:column and a hint.
+    #[command(after_help = EXIT_VALIDATE)]
     Validate(ValidateArgs),
     /// List the runs on disk and say, per stage and run, whether it is fresh or what made it
     /// stale.
+    #[command(after_help = EXIT_INPUT_ONLY)]
     Status(StatusArgs),
     /// Bring runs collected on other machines into one data directory (--data), verified.
     ///
@@ -144,6 +146,7 @@ pub enum Command {
     /// renamed when all of it is verified and synced, under DATA/PIPELINE/.lock; Ctrl-C removes
     /// the run being copied. Exit code 2 when a run was refused.
     #[command(verbatim_doc_comment)]
+    #[command(after_help = EXIT_GATHER)]
     Gather(GatherArgs),
     /// Add files recorded without schedlab as a new run of PIPELINE, for `schedlab analyze`.
     ///
@@ -175,6 +178,7 @@ pub enum Command {
     ///   perf sched record -a -k CLOCK_MONOTONIC -o - -- CMD | \
     ///     schedlab import pipelines/imported.yaml - --workload app=comm:CMD
     #[command(verbatim_doc_comment)]
+    #[command(after_help = EXIT_INPUT_ONLY)]
     Import(ImportArgs),
     /// Run one parser on existing files and write its tables as Parquet into --out.
     ///
@@ -185,11 +189,24 @@ pub enum Command {
     /// timehist reads the text of `perf sched timehist [-M] [-V] [-w] [-s]`. The tables appear
     /// together when every input was read, or not at all; the paths written are printed.
     #[command(verbatim_doc_comment)]
+    #[command(after_help = EXIT_INPUT_ONLY)]
     Parse(ParseArgs),
     /// Write a run in a format other tools open (see `schedlab export perfetto --help`).
     Export(ExportArgs),
     /// Print this machine's CPUs and their core classes (P, E, LPE; big/little).
+    #[command(after_help = EXIT_INPUT_ONLY)]
     Topology(TopologyArgs),
+    /// Print a shell's completion script for schedlab.
+    ///
+    /// bash:  schedlab completions bash > ~/.local/share/bash-completion/completions/schedlab
+    /// zsh:   schedlab completions zsh > "${fpath[1]}/_schedlab"
+    /// fish:  schedlab completions fish > ~/.config/fish/completions/schedlab.fish
+    #[command(verbatim_doc_comment)]
+    Completions(CompletionsArgs),
+    /// Write schedlab's man pages (schedlab.1, and schedlab-COMMAND.1 per command) into a
+    /// directory.
+    #[command(after_help = EXIT_INPUT_ONLY)]
+    Man(ManArgs),
     /// The built-in periodic workload (started by the collector, not meant to be typed).
     #[command(hide = true)]
     PeriodicWorker(PeriodicWorkerArgs),
@@ -261,6 +278,10 @@ pub struct CheckArgs {
     /// Exit 125 (`git bisect run`'s "skip") instead of 2 when the runs cannot judge.
     #[arg(long)]
     pub bisect: bool,
+    /// Print the judgement and every expectation row as one JSON object instead of the table
+    /// (the exit code is the same).
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// The arguments of `schedlab compare`.
@@ -348,6 +369,10 @@ pub struct StatusArgs {
     /// Repetitions instead of the pipeline's `repeat` (as `run --repeat`).
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
     pub repeat: Option<u32>,
+    /// Print the runs and stages as one JSON object instead of the lines (see the docs'
+    /// Scripting page for its shape).
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// The arguments of `schedlab gather`.
@@ -435,6 +460,21 @@ pub struct TopologyArgs {
     pub sysfs: Option<PathBuf>,
 }
 
+/// The arguments of `schedlab completions`.
+#[derive(clap::Args)]
+pub struct CompletionsArgs {
+    /// The shell: bash, zsh, fish, elvish or powershell.
+    pub shell: clap_complete::Shell,
+}
+
+/// The arguments of `schedlab man`.
+#[derive(clap::Args)]
+pub struct ManArgs {
+    /// The directory to write the pages into (created if needed; pages are replaced whole).
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+}
+
 /// The arguments of `schedlab periodic-worker`.
 #[derive(clap::Args)]
 pub struct PeriodicWorkerArgs {
@@ -464,7 +504,7 @@ pub enum ExportFormat {
     /// analysed (its tables written). Examples:
     ///   schedlab export perfetto data/quickstart/runs/177b5fd3-r1 --out run.json
     ///   schedlab export perfetto pipelines/quickstart.yaml --run 177b5fd3-r1 --out run.json
-    #[command(verbatim_doc_comment)]
+    #[command(verbatim_doc_comment, after_help = EXIT_EXPORT)]
     Perfetto(PerfettoArgs),
 }
 
@@ -486,10 +526,61 @@ pub struct PerfettoArgs {
     pub common: Common,
 }
 
+/// `schedlab --help`'s exit codes: every command's, in short.
+const EXIT_TOP: &str = "Exit codes: 0 done; 1 a run's workload failed (run), or an expectation \
+failed (check); 2 invalid pipeline, input or environment; 3 a run's workload was stopped at the \
+end of collection (run); 125 the runs cannot judge (check --bisect); 130 interrupted. Each \
+command's --help lists its own.";
+
+const EXIT_RUN: &str = "Exit codes:
+  0    done
+  1    a run collected now is `failed` (a workload exited with a non-zero code or was killed by a
+       signal schedlab did not send, or a monitor failed)
+  2    invalid pipeline, input or environment
+  3    a run collected now is `workload-stopped` (schedlab stopped a workload at the
+       collection's end before it ended by itself; `stop: expected` on the workload says that is
+       meant)
+  130  interrupted (Ctrl-C or SIGTERM)";
+
+/// Commands that analyse and never collect: `analyze`, `compare`, `plan`.
+const EXIT_ANALYSIS: &str = "Exit codes:
+  0    done
+  2    invalid pipeline, input or environment, or nothing to analyse
+  130  interrupted (Ctrl-C or SIGTERM)";
+
+const EXIT_CHECK: &str = "Exit codes:
+  0    every expectation holds
+  1    an expectation fails
+  2    an expectation cannot be judged, or invalid pipeline, input or environment
+  125  with --bisect, instead of 2 (`git bisect run`'s skip)
+  130  interrupted (Ctrl-C or SIGTERM)";
+
+const EXIT_VALIDATE: &str = "Exit codes:
+  0    every pipeline is valid
+  2    a pipeline has an error (each is printed)";
+
+const EXIT_GATHER: &str = "Exit codes:
+  0    every run found was gathered or was here already
+  2    a run was refused, or invalid input
+  130  interrupted (Ctrl-C or SIGTERM)";
+
+const EXIT_EXPORT: &str = "Exit codes:
+  0    written
+  2    invalid input (no such run, tables not written)
+  130  interrupted (Ctrl-C or SIGTERM); nothing is left half-written";
+
+/// Commands whose only failure is what they were given.
+const EXIT_INPUT_ONLY: &str = "Exit codes:
+  0    done
+  2    invalid pipeline, input or environment";
+
+/// The data directory when neither `--data` nor `SCHEDLAB_DATA` names one.
+pub const DEFAULT_DATA: &str = "data";
+
 #[derive(clap::Args)]
 pub struct Common {
     /// Where pipeline data lives: DATA/PIPELINE/{runs,tables,aggregates,report}.
-    #[arg(long, default_value = "data", env = "SCHEDLAB_DATA")]
+    #[arg(long, default_value = DEFAULT_DATA, env = "SCHEDLAB_DATA")]
     pub data: PathBuf,
 }
 

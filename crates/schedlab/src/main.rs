@@ -85,10 +85,37 @@ fn init_logging(verbose: u8) {
         .with_writer(std::io::stderr)
         .with_target(false)
         .with_ansi(std::io::stderr().is_terminal());
-    // Warnings a user reads at a glance need no timestamp; -v logs are for following a run.
+    // Warnings a user reads at a glance look like schedlab's other messages; -v logs, with
+    // their times and levels, are for following a run.
     if verbose == 0 {
-        logs.without_time().init();
+        logs.event_format(Plain).init();
     } else {
         logs.init();
+    }
+}
+
+/// `schedlab: warning: message field=value`: a log event in the form of schedlab's own lines.
+struct Plain;
+
+impl<S, N> tracing_subscriber::fmt::FormatEvent<S, N> for Plain
+where
+    S: tracing::Subscriber + for<'a> tracing_subscriber::registry::LookupSpan<'a>,
+    N: for<'a> tracing_subscriber::fmt::FormatFields<'a> + 'static,
+{
+    fn format_event(
+        &self,
+        ctx: &tracing_subscriber::fmt::FmtContext<'_, S, N>,
+        mut writer: tracing_subscriber::fmt::format::Writer<'_>,
+        event: &tracing::Event<'_>,
+    ) -> std::fmt::Result {
+        let level = match *event.metadata().level() {
+            tracing::Level::ERROR => "error",
+            tracing::Level::WARN => "warning",
+            tracing::Level::INFO => "info",
+            _ => "debug",
+        };
+        write!(writer, "schedlab: {level}: ")?;
+        ctx.field_format().format_fields(writer.by_ref(), event)?;
+        writeln!(writer)
     }
 }

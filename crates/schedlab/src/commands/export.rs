@@ -37,7 +37,7 @@ fn perfetto(args: PerfettoArgs) -> anyhow::Result<ExitCode> {
         }
         run_dir::of_directory(&source)?
     } else {
-        let plan = load_plan(&source, None, false)?;
+        let plan = load_plan(&source, None, false, Some(&common.data))?;
         let layout = Layout::new(&common.data, &plan.name);
         let run_id = match run_id {
             Some(run_id) => run_id,

@@ -2,12 +2,15 @@
 //! what to run next.
 
 use std::io::IsTerminal;
+use std::path::Path;
 use std::process::ExitCode;
 
 use schedlab_runner::import::{ImportFile, ImportRequest};
 
-use super::pipeline::{check_label, load_plan};
-use crate::cli::ImportArgs;
+use schedlab_runner::load::LoadOptions;
+
+use super::pipeline::{check_label, load};
+use crate::cli::{DEFAULT_DATA, ImportArgs};
 
 pub fn import(args: ImportArgs) -> anyhow::Result<ExitCode> {
     let request = ImportRequest {
@@ -20,7 +23,11 @@ pub fn import(args: ImportArgs) -> anyhow::Result<ExitCode> {
         progress: std::io::stderr().is_terminal(),
     };
     let pipeline = &args.pipeline;
-    let plan = load_plan(pipeline, None, false)?;
+    let options = LoadOptions {
+        importing: Some(&request.workloads),
+        ..LoadOptions::default()
+    };
+    let plan = load(pipeline, &options)?;
     check_label(request.label.as_deref())?;
     let say = |line: &str| eprintln!("{line}");
     let report = schedlab_runner::import::import(&plan, &args.common.data, &request, &say)?;
@@ -36,8 +43,34 @@ pub fn import(args: ImportArgs) -> anyhow::Result<ExitCode> {
         }
     );
     eprintln!(
-        "next: `schedlab analyze {}` parses, aggregates and summarizes it with the other runs",
-        pipeline.display()
+        "next: `{}` parses, aggregates and summarizes it with the other runs",
+        analyze_command(pipeline, &args.common.data)
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// The `schedlab analyze` that sees the run just imported: the same pipeline and data directory.
+fn analyze_command(pipeline: &Path, data: &Path) -> String {
+    let mut command = format!(
+        "schedlab analyze {}",
+        shell_word(&pipeline.display().to_string())
+    );
+    if data != Path::new(DEFAULT_DATA) {
+        command.push_str(&format!(
+            " --data {}",
+            shell_word(&data.display().to_string())
+        ));
+    }
+    command
+}
+
+/// `text` as one word of a shell command line: quoted when it holds anything but plain path
+/// characters.
+fn shell_word(text: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "/._-+=:,@%".contains(c);
+    if !text.is_empty() && text.chars().all(plain) {
+        text.to_owned()
+    } else {
+        format!("'{}'", text.replace('\'', r"'\''"))
+    }
 }

@@ -5,10 +5,12 @@
 mod analyze;
 mod check;
 mod compare;
+mod completions;
 mod export;
 mod gather;
 mod import;
 mod interrupt;
+mod man;
 mod parse;
 mod periodic_worker;
 mod pipeline;
@@ -50,6 +52,8 @@ pub fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         Command::Parse(args) => parse::parse(args),
         Command::Export(args) => export::export(args),
         Command::Topology(args) => topology::topology(args),
+        Command::Completions(args) => completions::completions(&args),
+        Command::Man(args) => man::man(&args),
         Command::PeriodicWorker(args) => periodic_worker::periodic_worker(&args),
     }
 }

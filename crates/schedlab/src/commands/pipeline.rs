@@ -37,12 +37,28 @@ impl From<Form> for Scope {
     }
 }
 
-/// Reads and compiles a pipeline (with `repeat` instead of its own, if given); an invalid one's
-/// error is the rendered list of diagnostics.
-pub fn load_plan(path: &Path, repeat: Option<u32>, short: bool) -> anyhow::Result<Plan> {
+/// Reads and compiles a pipeline (with `repeat` instead of its own, if given; with the
+/// workloads of the runs imported under `data`); an invalid one's error is the rendered list of
+/// diagnostics.
+pub fn load_plan(
+    path: &Path,
+    repeat: Option<u32>,
+    short: bool,
+    data: Option<&Path>,
+) -> anyhow::Result<Plan> {
+    let options = LoadOptions {
+        repeat,
+        short,
+        importing: None,
+        data_dir: data,
+    };
+    load(path, &options)
+}
+
+/// Reads and compiles a pipeline with every option; warnings go to stderr.
+pub fn load(path: &Path, options: &LoadOptions<'_>) -> anyhow::Result<Plan> {
     let say = |line: &str| eprintln!("{line}");
-    let options = LoadOptions { repeat, short };
-    Ok(schedlab_runner::load::load_plan(path, &options, &say)?)
+    Ok(schedlab_runner::load::load_plan(path, options, &say)?)
 }
 
 /// A label given on the command line, refused unless it can be part of a directory name.
@@ -82,9 +98,16 @@ pub fn execute(
     scope: Scope,
     selection: StageSelection,
 ) -> anyhow::Result<ExitCode> {
-    execute_then(pipeline, common, scope, selection, |_, outcome| {
+    execute_then(pipeline, common, scope, selection, |runner, outcome| {
         if let Some(summary) = &outcome.summary {
             println!("{summary}");
+            let layout = runner.layout();
+            let report = [layout.index_html(), layout.summary_md()]
+                .into_iter()
+                .find(|page| page.exists());
+            if let Some(report) = report {
+                eprintln!("report: {}", report.display());
+            }
         }
         if outcome.interrupted {
             return Ok(ExitCode::from(EXIT_INTERRUPTED));
@@ -120,7 +143,7 @@ pub fn execute_then(
     selection: StageSelection,
     then: impl FnOnce(&Runner<'_>, Outcome) -> anyhow::Result<ExitCode>,
 ) -> anyhow::Result<ExitCode> {
-    let plan = load_plan(pipeline, scope.repeat, scope.short)?;
+    let plan = load_plan(pipeline, scope.repeat, scope.short, Some(&common.data))?;
     let options = runner_options(pipeline, common, scope, selection)?;
     stop_on_interrupt(
         &options.interrupt,

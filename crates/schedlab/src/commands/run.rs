@@ -26,7 +26,12 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         ..Scope::default()
     };
     if args.dry_run {
-        let plan = load_plan(&args.pipeline, scope.repeat, scope.short)?;
+        let plan = load_plan(
+            &args.pipeline,
+            scope.repeat,
+            scope.short,
+            Some(&args.common.data),
+        )?;
         let options = runner_options(&args.pipeline, &args.common, scope, selection)?;
         let say = |_: &str| {};
         for line in Runner::new(&plan, &options, &say).dry_run() {

@@ -14,11 +14,20 @@ pub fn status(args: StatusArgs) -> anyhow::Result<ExitCode> {
         short: args.form.short,
         ..Scope::default()
     };
-    let plan = load_plan(&args.pipeline, scope.repeat, scope.short)?;
+    let plan = load_plan(
+        &args.pipeline,
+        scope.repeat,
+        scope.short,
+        Some(&args.common.data),
+    )?;
     let options = runner_options(&args.pipeline, &args.common, scope, StageSelection::all())?;
     let say = |_: &str| {};
     let status = Runner::new(&plan, &options, &say).status()?;
-    println!("pipeline {} ({})", plan.name, status.root.display());
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&status)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!("pipeline {} ({})", status.pipeline, status.root.display());
     println!("runs on disk:");
     if status.runs.is_empty() {
         println!("  none");

@@ -10,7 +10,7 @@ use crate::cli::ValidateArgs;
 pub fn validate(args: &ValidateArgs) -> ExitCode {
     let mut failed = false;
     for pipeline in &args.pipelines {
-        match load_plan(pipeline, None, args.form.short) {
+        match load_plan(pipeline, None, args.form.short, None) {
             Ok(plan) => println!("{}: ok ({} runs)", pipeline.display(), plan.runs.len()),
             Err(err) => {
                 eprintln!("{err}");
