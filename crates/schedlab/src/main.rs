@@ -408,20 +408,30 @@ enum Command {
     },
 }
 
+/// The two trace formats of `schedlab export perfetto`.
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum TraceFormat {
+    Pftrace,
+    Json,
+}
+
 /// The formats `schedlab export` writes.
 #[derive(Subcommand)]
 enum ExportFormat {
     /// A run's trace for ui.perfetto.dev, for drill-down beyond the report.
     ///
-    /// Writes the Chrome JSON trace event format, which ui.perfetto.dev, Perfetto's trace
-    /// processor and chrome://tracing open: a process `CPUs` with a track per CPU holding its
-    /// sched slices (named by comm); a track per thread (in its process, named by comm) holding
-    /// its slices (named by CPU), its wakeups and its migrations (instant events); and counters
-    /// from the `cpu` monitor and turbostat (busy %, MHz, idle states %, package W). Times are
-    /// microseconds since otherData.origin_ns, on the tables' CLOCK_MONOTONIC. The run must be
-    /// analysed (its tables written). Examples:
-    ///   schedlab export perfetto data/quickstart/runs/177b5fd3-r1 --out run.json
-    ///   schedlab export perfetto pipelines/quickstart.yaml --run 177b5fd3-r1 --out run.json
+    /// Writes Perfetto's protobuf trace (.pftrace) by default: each slice's sched_switch, the
+    /// wakeups (sched_waking, sched_wakeup, sched_wakeup_new), migrations, thread exits,
+    /// cpu_frequency and cpu_idle in per-CPU ftrace bundles, so that Perfetto draws its CPU
+    /// tracks, thread states and wakeups; the processes and threads with their names; each
+    /// CPU's core class (CpuInfo's processor); counter tracks from the `cpu` monitor and
+    /// turbostat; and the workloads' lifetimes on a `workloads` track. Times are the tables'
+    /// CLOCK_MONOTONIC nanoseconds. `--format json` writes the Chrome JSON trace event format
+    /// instead (slices as generic tracks, times in microseconds since otherData.origin_ns). The
+    /// run must be analysed (its tables written). Examples:
+    ///   schedlab export perfetto data/quickstart/runs/177b5fd3-r1 --out run.pftrace
+    ///   schedlab export perfetto pipelines/quickstart.yaml --run 177b5fd3-r1 --out run.pftrace
+    ///   schedlab export perfetto data/quickstart/runs/177b5fd3-r1 --format json --out run.json
     #[command(verbatim_doc_comment)]
     Perfetto {
         /// The run's directory (DATA/PIPELINE/runs/RUN_ID), or the pipeline file, with --run.
@@ -431,10 +441,14 @@ enum ExportFormat {
         /// pipeline has one run on disk.
         #[arg(long = "run", value_name = "RUN_ID")]
         run_id: Option<String>,
-        /// The trace file to write (replaced whole; nothing is left half-written); a name
-        /// ending in .gz is gzip-compressed, about a tenth of the size, and opens the same.
+        /// The trace file to write (replaced whole; nothing is left half-written); with
+        /// `--format json`, a name ending in .gz is gzip-compressed, about a tenth of the size,
+        /// and opens the same.
         #[arg(long, value_name = "FILE")]
         out: PathBuf,
+        /// pftrace: Perfetto's protobuf trace; json: the Chrome JSON trace event format.
+        #[arg(long, value_enum, default_value_t = TraceFormat::Pftrace)]
+        format: TraceFormat,
         #[command(flatten)]
         common: Common,
     },
@@ -969,9 +983,10 @@ fn run(args: Args) -> anyhow::Result<ExitCode> {
                     source,
                     run_id,
                     out,
+                    format,
                     common,
                 },
-        } => export_perfetto(&source, run_id, &out, &common),
+        } => export_perfetto(&source, run_id, (&out, format), &common),
         Command::Topology { sysfs } => {
             let root = sysfs.unwrap_or_else(|| PathBuf::from("/sys"));
             let cpus = schedlab_topology::detect(&root)?;
@@ -1004,9 +1019,18 @@ fn run(args: Args) -> anyhow::Result<ExitCode> {
 fn export_perfetto(
     source: &Path,
     run_id: Option<String>,
-    out: &Path,
+    (out, format): (&Path, TraceFormat),
     common: &Common,
 ) -> anyhow::Result<ExitCode> {
+    let name = out.file_name().map(|n| n.to_string_lossy().into_owned());
+    let json_name = name.is_some_and(|n| n.ends_with(".json") || n.ends_with(".json.gz"));
+    if format == TraceFormat::Pftrace && json_name {
+        bail!(
+            "--out {} names a JSON file, but the format is Perfetto's protobuf trace; hint: add \
+             --format json, or name the file .pftrace",
+            out.display()
+        );
+    }
     let (layout, run_id) = if source.is_dir() {
         if let Some(run_id) = run_id {
             bail!(
@@ -1026,13 +1050,57 @@ fn export_perfetto(
     };
     let interrupt = Arc::new(AtomicBool::new(false));
     stop_on_interrupt(&interrupt, "removing the unfinished trace")?;
-    let summary =
-        match schedlab_export::perfetto::export_run(&layout.tables(), &run_id, out, &interrupt) {
-            Err(schedlab_export::ExportError::Interrupted) => {
-                return Ok(ExitCode::from(EXIT_INTERRUPTED));
-            }
-            result => result?,
-        };
+    let tables = layout.tables();
+    let exported = match format {
+        TraceFormat::Pftrace => {
+            schedlab_export::pftrace::export_run(&tables, &run_id, out, &interrupt)
+                .map(|summary| print_pftrace_summary(out, &run_id, &summary))
+        }
+        TraceFormat::Json => schedlab_export::json::export_run(&tables, &run_id, out, &interrupt)
+            .map(|summary| print_json_summary(out, &run_id, &summary)),
+    };
+    match exported {
+        Err(schedlab_export::ExportError::Interrupted) => Ok(ExitCode::from(EXIT_INTERRUPTED)),
+        result => {
+            result?;
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+/// What `export perfetto` wrote, in Perfetto's protobuf trace.
+fn print_pftrace_summary(
+    out: &Path,
+    run_id: &str,
+    summary: &schedlab_export::pftrace::PftraceSummary,
+) {
+    println!(
+        "{}: run {run_id}: {} sched_switch, {} wakeups, {} migrations, {} exits, {} cpu_frequency, \
+         {} cpu_idle, {} processes and {} threads, {} counter values, {} workloads ({:.1} MiB); \
+         open it in ui.perfetto.dev",
+        out.display(),
+        summary.switches,
+        summary.wakeups,
+        summary.migrations,
+        summary.exits,
+        summary.cpu_frequency,
+        summary.cpu_idle,
+        summary.processes,
+        summary.threads,
+        summary.counters,
+        summary.workloads,
+        summary.bytes as f64 / (1 << 20) as f64,
+    );
+    if summary.unknown_states > 0 {
+        eprintln!(
+            "export: slices whose prev_state is not a Linux 4.14+ state, written without one: {}",
+            summary.unknown_states
+        );
+    }
+}
+
+/// What `export perfetto --format json` wrote.
+fn print_json_summary(out: &Path, run_id: &str, summary: &schedlab_export::json::ExportSummary) {
     println!(
         "{}: run {run_id}: {} slices on CPU tracks, {} on thread tracks, {} wakeups, {} \
          migrations, {} counter values ({:.1} MiB); open it in ui.perfetto.dev",
@@ -1052,7 +1120,6 @@ fn export_perfetto(
             summary.clipped_slices
         );
     }
-    Ok(ExitCode::SUCCESS)
 }
 
 /// The pipeline directory and run id of a run directory (`DATA/PIPELINE/runs/RUN_ID`).
