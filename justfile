@@ -59,7 +59,7 @@ test: python-env
 # The Python environment the notebooks (and their tests, and the Rust tests that check statistics against SciPy) use.
 python-env:
     test -x {{venv}}/bin/python || python3 -m venv {{venv}}
-    {{venv}}/bin/python -c "import datafusion, duckdb, matplotlib, polars, pyarrow, nbclient, pytest, scipy, statsmodels" 2>/dev/null || {{venv}}/bin/pip install -q -r notebooks/requirements.txt
+    {{venv}}/bin/python -c "import datafusion, duckdb, matplotlib, perfetto, polars, pyarrow, nbclient, pytest, scipy, statsmodels" 2>/dev/null || {{venv}}/bin/pip install -q -r notebooks/requirements.txt
 
 # Optional: read PIPELINE's tables and aggregates with Spark (local mode) and check the rows per run against DuckDB's (docs/src/scale.md). First use installs Java (apt, as root) and pyspark into .venv. ARGS: --dataset NAME, --master URL.
 spark-check PIPELINE *ARGS: python-env

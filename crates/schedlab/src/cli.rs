@@ -495,15 +495,18 @@ pub struct PeriodicWorkerArgs {
 pub enum ExportFormat {
     /// A run's trace for ui.perfetto.dev, for drill-down beyond the report.
     ///
-    /// Writes the Chrome JSON trace event format, which ui.perfetto.dev, Perfetto's trace
-    /// processor and chrome://tracing open: a process `CPUs` with a track per CPU holding its
-    /// sched slices (named by comm); a track per thread (in its process, named by comm) holding
-    /// its slices (named by CPU), its wakeups and its migrations (instant events); and counters
-    /// from the `cpu` monitor and turbostat (busy %, MHz, idle states %, package W). Times are
-    /// microseconds since otherData.origin_ns, on the tables' CLOCK_MONOTONIC. The run must be
-    /// analysed (its tables written). Examples:
-    ///   schedlab export perfetto data/quickstart/runs/177b5fd3-r1 --out run.json
-    ///   schedlab export perfetto pipelines/quickstart.yaml --run 177b5fd3-r1 --out run.json
+    /// Writes Perfetto's protobuf trace (.pftrace) by default: each slice's sched_switch, the
+    /// wakeups (sched_waking, sched_wakeup, sched_wakeup_new), migrations, thread exits,
+    /// cpu_frequency and cpu_idle in per-CPU ftrace bundles, so that Perfetto draws its CPU
+    /// tracks, thread states and wakeups; the processes and threads with their names; each
+    /// CPU's core class (CpuInfo's processor); counter tracks from the `cpu` monitor and
+    /// turbostat; and the workloads' lifetimes on a `workloads` track. Times are the tables'
+    /// CLOCK_MONOTONIC nanoseconds. `--format json` writes the Chrome JSON trace event format
+    /// instead (slices as generic tracks, times in microseconds since otherData.origin_ns). The
+    /// run must be analysed (its tables written). Examples:
+    ///   schedlab export perfetto data/quickstart/runs/177b5fd3-r1 --out run.pftrace
+    ///   schedlab export perfetto pipelines/quickstart.yaml --run 177b5fd3-r1 --out run.pftrace
+    ///   schedlab export perfetto data/quickstart/runs/177b5fd3-r1 --format json --out run.json
     #[command(verbatim_doc_comment, after_help = EXIT_EXPORT)]
     Perfetto(PerfettoArgs),
 }
@@ -518,12 +521,23 @@ pub struct PerfettoArgs {
     /// pipeline has one run on disk.
     #[arg(long = "run", value_name = "RUN_ID")]
     pub run_id: Option<String>,
-    /// The trace file to write (replaced whole; nothing is left half-written); a name
-    /// ending in .gz is gzip-compressed, about a tenth of the size, and opens the same.
+    /// The trace file to write (replaced whole; nothing is left half-written); with
+    /// `--format json`, a name ending in .gz is gzip-compressed, about a tenth of the size,
+    /// and opens the same.
     #[arg(long, value_name = "FILE")]
     pub out: PathBuf,
+    /// pftrace: Perfetto's protobuf trace; json: the Chrome JSON trace event format.
+    #[arg(long, value_enum, default_value_t = TraceFormat::Pftrace)]
+    pub format: TraceFormat,
     #[command(flatten)]
     pub common: Common,
+}
+
+/// The two trace formats of `schedlab export perfetto`.
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum TraceFormat {
+    Pftrace,
+    Json,
 }
 
 /// `schedlab --help`'s exit codes: every command's, in short.

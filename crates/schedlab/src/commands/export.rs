@@ -1,6 +1,7 @@
 //! `schedlab export perfetto`: one run's tables as a trace ui.perfetto.dev opens, the run named
 //! by its directory or by its pipeline.
 
+use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
@@ -12,7 +13,7 @@ use schedlab_runner::run_dir;
 use super::EXIT_INTERRUPTED;
 use super::interrupt::stop_on_interrupt;
 use super::pipeline::load_plan;
-use crate::cli::{ExportArgs, ExportFormat, PerfettoArgs};
+use crate::cli::{ExportArgs, ExportFormat, PerfettoArgs, TraceFormat};
 
 pub fn export(args: ExportArgs) -> anyhow::Result<ExitCode> {
     match args.format {
@@ -26,8 +27,18 @@ fn perfetto(args: PerfettoArgs) -> anyhow::Result<ExitCode> {
         source,
         run_id,
         out,
+        format,
         common,
     } = args;
+    let name = out.file_name().map(|n| n.to_string_lossy().into_owned());
+    let json_name = name.is_some_and(|n| n.ends_with(".json") || n.ends_with(".json.gz"));
+    if format == TraceFormat::Pftrace && json_name {
+        bail!(
+            "--out {} names a JSON file, but the format is Perfetto's protobuf trace; hint: add \
+             --format json, or name the file .pftrace",
+            out.display()
+        );
+    }
     let (layout, run_id) = if source.is_dir() {
         if let Some(run_id) = run_id {
             bail!(
@@ -47,13 +58,57 @@ fn perfetto(args: PerfettoArgs) -> anyhow::Result<ExitCode> {
     };
     let interrupt = Arc::new(AtomicBool::new(false));
     stop_on_interrupt(&interrupt, "removing the unfinished trace")?;
-    let summary =
-        match schedlab_export::perfetto::export_run(&layout.tables(), &run_id, &out, &interrupt) {
-            Err(schedlab_export::ExportError::Interrupted) => {
-                return Ok(ExitCode::from(EXIT_INTERRUPTED));
-            }
-            result => result?,
-        };
+    let tables = layout.tables();
+    let exported = match format {
+        TraceFormat::Pftrace => {
+            schedlab_export::pftrace::export_run(&tables, &run_id, &out, &interrupt)
+                .map(|summary| print_pftrace_summary(&out, &run_id, &summary))
+        }
+        TraceFormat::Json => schedlab_export::json::export_run(&tables, &run_id, &out, &interrupt)
+            .map(|summary| print_json_summary(&out, &run_id, &summary)),
+    };
+    match exported {
+        Err(schedlab_export::ExportError::Interrupted) => Ok(ExitCode::from(EXIT_INTERRUPTED)),
+        result => {
+            result?;
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+/// What `export perfetto` wrote, in Perfetto's protobuf trace.
+fn print_pftrace_summary(
+    out: &Path,
+    run_id: &str,
+    summary: &schedlab_export::pftrace::PftraceSummary,
+) {
+    println!(
+        "{}: run {run_id}: {} sched_switch, {} wakeups, {} migrations, {} exits, {} cpu_frequency, \
+         {} cpu_idle, {} processes and {} threads, {} counter values, {} workloads ({:.1} MiB); \
+         open it in ui.perfetto.dev",
+        out.display(),
+        summary.switches,
+        summary.wakeups,
+        summary.migrations,
+        summary.exits,
+        summary.cpu_frequency,
+        summary.cpu_idle,
+        summary.processes,
+        summary.threads,
+        summary.counters,
+        summary.workloads,
+        summary.bytes as f64 / (1 << 20) as f64,
+    );
+    if summary.unknown_states > 0 {
+        eprintln!(
+            "export: slices whose prev_state is not a Linux 4.14+ state, written without one: {}",
+            summary.unknown_states
+        );
+    }
+}
+
+/// What `export perfetto --format json` wrote.
+fn print_json_summary(out: &Path, run_id: &str, summary: &schedlab_export::json::ExportSummary) {
     println!(
         "{}: run {run_id}: {} slices on CPU tracks, {} on thread tracks, {} wakeups, {} \
          migrations, {} counter values ({:.1} MiB); open it in ui.perfetto.dev",
@@ -73,5 +128,4 @@ fn perfetto(args: PerfettoArgs) -> anyhow::Result<ExitCode> {
             summary.clipped_slices
         );
     }
-    Ok(ExitCode::SUCCESS)
 }
