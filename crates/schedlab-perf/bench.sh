@@ -174,3 +174,7 @@ zsize=$(stat -c %s "$ZTRACE")
 read -r zmin zmed zmax < <(spread "${zpairs[@]}")
 printf 'compressed trace (-z): %.0f MiB; %d pairs, perf sched timehist -M -V / schedlab parse: %.2fx %.2fx %.2fx\n' \
     "$(awk "BEGIN{print $zsize / 1048576}")" "${#zpairs[@]}" "$zmin" "$zmed" "$zmax"
+
+# What a user waits for after the parse: `schedlab analyze` of the same trace, against
+# `perf sched timehist -s` and DuckDB's SQL, and each stage's peak RSS.
+SCHEDLAB_BENCH_TRACE="$TRACE" crates/schedlab-perf/bench/analysis.sh

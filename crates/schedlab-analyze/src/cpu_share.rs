@@ -70,11 +70,11 @@ fn cpu_time(
     let mut sources = Sources::new();
     if !run.sched_slices.is_empty() {
         let headlines = Headlines::of(run);
-        for s in &run.sched_slices {
-            let Some(workload) = &s.workload else {
+        for &s in &run.sched_slices {
+            let Some(workload) = s.workload() else {
                 continue;
             };
-            let time = headlines.get(s.tid);
+            let time = headlines.get(s.tid());
             // The kernel's before /proc's before the slices.
             let (rank, source) = match time.map(|t| t.headline) {
                 Some(Headline::Kernel) => (2, "kernel"),
@@ -86,10 +86,10 @@ fn cpu_time(
                 .or_insert((rank, source));
             *known = (*known).max((rank, source));
             for (i, (_, span)) in phases.iter().enumerate() {
-                let inside = crate::from_sched::overlap_ns(s, *span);
+                let inside = s.overlap_ns(*span);
                 if inside > 0 {
-                    let ns = time.map_or(inside, |t| t.scaled(s.cpu, inside));
-                    book(i, workload, s.cpu, ns);
+                    let ns = time.map_or(inside, |t| t.scaled(s.cpu(), inside));
+                    book(i, workload, s.cpu(), ns);
                 }
             }
         }
@@ -263,21 +263,15 @@ mod tests {
             slice("fg", 2, 15, 20),
             on_1(slice("bg", 1, 20, 30)),
         ];
-        let runtime = [schedlab_tables::SchedRuntimeRow {
-            run_id: "r".into(),
+        let runtime = [crate::events::Runtime {
             cpu: 1,
-            pid: 1,
             tid: 1,
-            comm: "bg".into(),
             runtime_ns: 25 * S / 2,
             events: 50,
-            first_ns: 0,
-            last_ns: 30 * S,
-            workload: Some("bg".into()),
         }];
         let run = RunTables {
             processes: processes.iter().collect(),
-            sched_runtime: runtime.iter().collect(),
+            sched_runtime: &runtime,
             idle_blind_cpus: [1].into(),
             ..RunTables::for_tests(&slices)
         };

@@ -3,11 +3,12 @@
 use std::collections::BTreeMap;
 
 use schedlab_spec::Window;
-use schedlab_tables::{LossRow, PlacementRow, SchedSliceRow};
+use schedlab_tables::{LossRow, PlacementRow};
 
 use crate::headline::{Headline, Headlines, proc_check};
 use crate::migration_classes::migration_classes;
 use crate::sched_delay::Delays;
+use crate::slices::{Slice, Slices};
 use crate::thread::{ThreadKey, ThreadUsage, Traced};
 use crate::{Aggregates, RunTables};
 
@@ -25,49 +26,25 @@ pub(crate) fn lost_between(losses: &[&LossRow], first_ns: i64, last_ns: i64) -> 
         .sum()
 }
 
-/// How long `slice` ran inside `[start, end]` (0 when it lies outside).
-pub(crate) fn overlap_ns(slice: &SchedSliceRow, (start, end): (i64, i64)) -> i64 {
-    (slice.end_ns.min(end) - slice.start_ns.max(start)).max(0)
-}
-
-/// The slices of `slices` inside `[start, end]`, cut at its edges. A slice that began before
-/// `start` loses its scheduling delay, which happened outside the window.
-fn clip(slices: &[&SchedSliceRow], (start, end): (i64, i64)) -> Vec<SchedSliceRow> {
-    (slices.iter())
-        .filter(|s| s.end_ns > start && s.start_ns < end)
-        .map(|&s| {
-            let mut cut = s.clone();
-            if cut.start_ns < start {
-                cut.start_ns = start;
-                cut.sched_delay_ns = 0;
-                cut.preempt_wait_ns = 0;
-            }
-            cut.end_ns = cut.end_ns.min(end);
-            cut.run_ns = cut.end_ns - cut.start_ns;
-            cut
-        })
-        .collect()
-}
-
 /// Aggregates one run's trace; with `window`, only what happened inside the run's trace window.
 pub fn aggregate(run: &RunTables<'_>, startup_ns: i64, window: Option<Window>) -> Aggregates {
     let span = window.and(run.trace_window);
-    let clipped = span.map(|span| clip(&run.sched_slices, span));
-    let slices: Vec<&SchedSliceRow> = match &clipped {
+    let clipped: Option<Slices> = span.map(|span| run.all_slices.clipped(&run.sched_slices, span));
+    let slices: Vec<Slice<'_>> = match &clipped {
         Some(clipped) => clipped.iter().collect(),
         None => run.sched_slices.clone(),
     };
     let inside = |t: i64| span.is_none_or(|(start, end)| start <= t && t <= end);
-    let mut threads: BTreeMap<i32, (ThreadKey, Vec<&SchedSliceRow>)> = BTreeMap::new();
+    let mut threads: BTreeMap<i32, (ThreadKey, Vec<Slice<'_>>)> = BTreeMap::new();
     for slice in slices {
         let key = || ThreadKey {
-            workload: slice.workload.as_deref().unwrap_or_default().to_owned(),
-            pid: slice.pid,
-            tid: slice.tid,
-            comm: slice.comm.to_string(),
+            workload: slice.workload().unwrap_or_default().to_owned(),
+            pid: slice.pid(),
+            tid: slice.tid(),
+            comm: slice.comm().to_string(),
         };
         threads
-            .entry(slice.tid)
+            .entry(slice.tid())
             .or_insert_with(|| (key(), Vec::new()))
             .1
             .push(slice);
@@ -90,7 +67,7 @@ pub fn aggregate(run: &RunTables<'_>, startup_ns: i64, window: Option<Window>) -
     for (tid, (key, slices)) in &threads {
         let mut sliced: BTreeMap<i32, i64> = BTreeMap::new();
         for s in slices {
-            *sliced.entry(s.cpu).or_default() += s.run_ns;
+            *sliced.entry(s.cpu()).or_default() += s.run_ns();
         }
         let time = headlines.get(*tid);
         // Inside the window, the headline's share of the slices there.
@@ -107,8 +84,8 @@ pub fn aggregate(run: &RunTables<'_>, startup_ns: i64, window: Option<Window>) -
             idle_blind: time.map(|t| t.idle_blind.clone()).unwrap_or_default(),
             slices: sliced,
         };
-        let first_ns = slices.iter().map(|s| s.start_ns).min().unwrap_or(0);
-        let last_ns = slices.iter().map(|s| s.end_ns).max().unwrap_or(0);
+        let first_ns = slices.iter().map(|s| s.start_ns()).min().unwrap_or(0);
+        let last_ns = slices.iter().map(|s| s.end_ns()).max().unwrap_or(0);
         let lost = lost_between(&run.losses, first_ns, last_ns);
         let lost_events = Some(lost);
         out.sched_delay
@@ -131,9 +108,9 @@ pub fn aggregate(run: &RunTables<'_>, startup_ns: i64, window: Option<Window>) -
     (out.sched_delay_workloads, out.sched_delay_cdf) = delays.workload_rows(run.run_id);
     // Every slice of each thread, also outside the window: its state at a migration inside the
     // window may date from before it.
-    let mut whole: BTreeMap<i32, Vec<&SchedSliceRow>> = BTreeMap::new();
+    let mut whole: BTreeMap<i32, Vec<Slice<'_>>> = BTreeMap::new();
     for &s in &run.sched_slices {
-        whole.entry(s.tid).or_default().push(s);
+        whole.entry(s.tid()).or_default().push(s);
     }
     out.migration_classes = migration_classes(run, &counted, &whole, inside);
     out
@@ -143,7 +120,7 @@ pub fn aggregate(run: &RunTables<'_>, startup_ns: i64, window: Option<Window>) -
 pub(crate) mod tests {
     use std::sync::Arc;
 
-    use schedlab_tables::{MigrationRow, PlacementRow};
+    use schedlab_tables::{PlacementRow, SchedSliceRow};
 
     use super::*;
 
@@ -206,19 +183,15 @@ pub(crate) mod tests {
             slice(1, 1, 120, 150),
             slice(2, 1, 280, 340),
         ];
-        let migration = |time_ns: i64| MigrationRow {
-            run_id: "r".into(),
+        let migration = |time_ns: i64| crate::events::Migration {
             time_ns,
-            pid: 1,
             tid: 1,
-            comm: "w".into(),
             from_cpu: 0,
             to_cpu: 1,
-            workload: Some(Arc::from("w")),
         };
         let migrations = [migration(55), migration(110)];
         let run = RunTables {
-            migrations: migrations.iter().collect(),
+            migrations: &migrations,
             trace_window: Some((80, 300)),
             ..RunTables::for_tests(&slices)
         };
@@ -300,20 +273,14 @@ pub(crate) mod tests {
         // Thread 1's slices on cpu 1 (idle-blind) run 0..100 and 120..200; the kernel says it
         // ran 90 ns there. Window: 80..300, which holds 100 of its 180 ns of slices.
         let slices = [slice(1, 1, 0, 100), slice(1, 1, 120, 200)];
-        let runtime = [schedlab_tables::SchedRuntimeRow {
-            run_id: "r".into(),
+        let runtime = [crate::events::Runtime {
             cpu: 1,
-            pid: 1,
             tid: 1,
-            comm: "w".into(),
             runtime_ns: 90,
             events: 4,
-            first_ns: 10,
-            last_ns: 200,
-            workload: Some("w".into()),
         }];
         let run = RunTables {
-            sched_runtime: runtime.iter().collect(),
+            sched_runtime: &runtime,
             idle_blind_cpus: [1].into(),
             trace_window: Some((80, 300)),
             ..RunTables::for_tests(&slices)

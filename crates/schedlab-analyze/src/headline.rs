@@ -20,10 +20,10 @@
 
 use std::collections::BTreeMap;
 
-use schedlab_tables::{PlacementRow, SchedSliceRow};
+use schedlab_tables::PlacementRow;
 
 use crate::RunTables;
-use crate::from_sched::overlap_ns;
+use crate::slices::Slice;
 
 /// How far the kernel's accounting and the slices may differ (of the kernel's) before the kernel
 /// heads: beyond it the trace missed something.
@@ -119,10 +119,7 @@ pub(crate) fn trace_exceeds_proc(trace_ns: i64, proc_ns: i64) -> bool {
 
 /// The thread's CPU time by /proc between its first and last placement sample (`samples`, in
 /// any order), and its run time in `slices` over the same span; `None` without two samples.
-pub(crate) fn proc_check(
-    samples: &[&PlacementRow],
-    slices: &[&SchedSliceRow],
-) -> Option<(i64, i64)> {
+pub(crate) fn proc_check(samples: &[&PlacementRow], slices: &[Slice<'_>]) -> Option<(i64, i64)> {
     // The earliest (the first of equals) and the latest (the last of equals).
     let first = samples.iter().min_by_key(|s| s.time_ns)?;
     let last = samples.iter().max_by_key(|s| s.time_ns)?;
@@ -130,7 +127,7 @@ pub(crate) fn proc_check(
         return None;
     }
     let span = (first.time_ns, last.time_ns);
-    let traced = slices.iter().map(|s| overlap_ns(s, span)).sum();
+    let traced = slices.iter().map(|s| s.overlap_ns(span)).sum();
     Some((last.cpu_time_ns - first.cpu_time_ns, traced))
 }
 
@@ -154,9 +151,9 @@ impl Headlines {
     /// Decides every traced workload thread's headline over the whole run (see the module
     /// documentation).
     pub fn of(run: &RunTables<'_>) -> Headlines {
-        let mut slices: BTreeMap<i32, Vec<&SchedSliceRow>> = BTreeMap::new();
+        let mut slices: BTreeMap<i32, Vec<Slice<'_>>> = BTreeMap::new();
         for &s in &run.sched_slices {
-            slices.entry(s.tid).or_default().push(s);
+            slices.entry(s.tid()).or_default().push(s);
         }
         let mut kernel: BTreeMap<i32, BTreeMap<i32, i64>> = BTreeMap::new();
         for r in run.sched_runtime.iter().filter(|r| r.events > 0) {
@@ -188,13 +185,13 @@ impl Headlines {
 
 fn thread_time(
     run: &RunTables<'_>,
-    slices: &[&SchedSliceRow],
+    slices: &[Slice<'_>],
     kernel: Option<BTreeMap<i32, i64>>,
     samples: &[&PlacementRow],
 ) -> ThreadTime {
     let mut sliced: BTreeMap<i32, i64> = BTreeMap::new();
     for s in slices {
-        *sliced.entry(s.cpu).or_default() += s.run_ns;
+        *sliced.entry(s.cpu()).or_default() += s.run_ns();
     }
     let idle_blind: Vec<i32> = (sliced.iter())
         .filter(|&(cpu, &ns)| ns > 0 && run.idle_blind_cpus.contains(cpu))
@@ -227,23 +224,19 @@ fn thread_time(
 mod tests {
     use std::collections::BTreeSet;
 
-    use schedlab_tables::SchedRuntimeRow;
+    use schedlab_tables::SchedSliceRow;
+
+    use crate::events::Runtime as SchedRuntimeRow;
 
     use super::*;
     use crate::from_sched::tests::slice;
 
     fn runtime(tid: i32, cpu: i32, runtime_ns: i64) -> SchedRuntimeRow {
-        SchedRuntimeRow {
-            run_id: "r".into(),
+        crate::events::Runtime {
             cpu,
-            pid: tid,
             tid,
-            comm: "w".into(),
             runtime_ns,
             events: 1,
-            first_ns: 0,
-            last_ns: 0,
-            workload: Some("w".into()),
         }
     }
 
@@ -267,12 +260,12 @@ mod tests {
     /// `blind`.
     fn headlines(
         slices: &[SchedSliceRow],
-        runtime: &[SchedRuntimeRow],
+        runtime: &[crate::events::Runtime],
         samples: &[PlacementRow],
         blind: bool,
     ) -> Vec<Seen> {
         let run = RunTables {
-            sched_runtime: runtime.iter().collect(),
+            sched_runtime: runtime,
             placement: samples.iter().collect(),
             idle_blind_cpus: if blind {
                 BTreeSet::from([1])

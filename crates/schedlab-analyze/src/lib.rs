@@ -18,6 +18,7 @@ pub mod classes;
 pub mod compare;
 pub mod cpu_activity;
 pub mod cpu_share;
+pub mod events;
 pub mod expectations;
 pub mod freq_idle_activity;
 pub mod from_placement;
@@ -29,6 +30,7 @@ pub mod placement_cost;
 pub mod power_step;
 pub mod rollup;
 mod sched_delay;
+pub mod slices;
 pub mod stats;
 pub mod thread;
 pub mod throughput;
@@ -42,16 +44,17 @@ use rayon::prelude::*;
 use schedlab_spec::{AggregateStep, StepKind, Window};
 use schedlab_tables::{
     CpuFreqIdleRow, CpuRow, CpuSampleRow, CpuShareRow, CpuTimeRow, CpuTimelineRow, LossRow,
-    MigrationClassRow, MigrationRow, MigrationSummaryRow, PlacementCostRow, PlacementRow,
-    PowerStepRow, ProcessRow, ResidencyRow, RunRow, SchedDelayCdfRow, SchedDelayRow,
-    SchedDelayWorkloadRow, SchedRuntimeRow, SchedSliceRow, TableDir, TableError, TableWriter,
-    ThroughputRow, TraceRow, WakeupPlacementRow, WorkloadMetricRow, create_parent, read_table,
-    read_table_where, table_path, write_table,
+    MigrationClassRow, MigrationSummaryRow, PlacementCostRow, PlacementRow, PowerStepRow,
+    ProcessRow, ResidencyRow, RunRow, SchedDelayCdfRow, SchedDelayRow, SchedDelayWorkloadRow,
+    TableDir, TableError, TableWriter, ThroughputRow, TraceRow, WakeupPlacementRow,
+    WorkloadMetricRow, create_parent, read_table, table_path, write_table,
 };
 
 use schedlab_topology::parse_cpu_list;
 
 use crate::classes::ClassOrder;
+use crate::events::{Migration, Runtime};
+use crate::slices::{NO_SLICES, Slice, Slices};
 use crate::timeline::Timeline;
 
 #[derive(Debug, thiserror::Error)]
@@ -66,14 +69,16 @@ pub enum AnalyzeError {
 pub struct Tables {
     pub cpus: Vec<CpuRow>,
     pub processes: Vec<ProcessRow>,
-    pub sched_slices: Vec<SchedSliceRow>,
-    pub migrations: Vec<MigrationRow>,
+    /// Each run's slices, by run id.
+    pub sched_slices: BTreeMap<String, Slices>,
+    /// The workload threads' migrations, by run id.
+    pub migrations: BTreeMap<String, Vec<Migration>>,
     pub placement: Vec<PlacementRow>,
     pub workload_metrics: Vec<WorkloadMetricRow>,
     pub losses: Vec<LossRow>,
     pub runs: Vec<RunRow>,
-    /// The workloads' threads' CPU time by the kernel's own accounting.
-    pub sched_runtime: Vec<SchedRuntimeRow>,
+    /// The workloads' threads' CPU time by the kernel's own accounting, by run id.
+    pub sched_runtime: BTreeMap<String, Vec<Runtime>>,
     /// Which traces have the kernel's accounting and which of their CPUs are idle-blind.
     pub traces: Vec<TraceRow>,
 }
@@ -82,22 +87,19 @@ impl Tables {
     /// Reads the tables under `dir`; a table that was not produced reads as empty. Without
     /// `every_slice` only the workloads' slices are read: the per-thread aggregates need no
     /// other, and on a trace of the whole machine the idle task's and other tasks' slices are
-    /// most of it. The "why here" aggregates need them all.
+    /// most of it. The "why here" aggregates need them all. The big tables (slices,
+    /// migrations, the kernel's runtime) are read as the columns the figures use.
     pub fn load(dir: &(impl TableDir + ?Sized), every_slice: bool) -> Result<Tables, TableError> {
-        let sched_slices = match every_slice {
-            true => read_table(dir)?,
-            false => read_table_where(dir, |s: &SchedSliceRow| s.workload.is_some())?,
-        };
         Ok(Tables {
             cpus: read_table(dir)?,
             processes: read_table(dir)?,
-            sched_slices,
-            migrations: read_table(dir)?,
+            sched_slices: slices::read_slices(dir, every_slice)?,
+            migrations: events::read_migrations(dir)?,
             placement: read_table(dir)?,
             workload_metrics: read_table(dir)?,
             losses: read_table(dir)?,
             runs: read_table(dir)?,
-            sched_runtime: read_table_where(dir, |r: &SchedRuntimeRow| r.workload.is_some())?,
+            sched_runtime: events::read_runtime(dir)?,
             traces: read_table(dir)?,
         })
     }
@@ -173,17 +175,18 @@ pub struct RunTables<'a> {
     pub classes: ClassOrder,
     pub processes: Vec<&'a ProcessRow>,
     /// The workload threads' slices.
-    pub sched_slices: Vec<&'a SchedSliceRow>,
+    pub sched_slices: Vec<Slice<'a>>,
     /// Every slice of the trace: idle, workload threads and every other task (what the CPU
     /// timeline is made of). Only the workloads' when no "why here" aggregate was asked for
     /// (see [`Tables::load`]).
-    pub all_slices: Vec<&'a SchedSliceRow>,
-    pub migrations: Vec<&'a MigrationRow>,
+    pub all_slices: &'a Slices,
+    /// The workload threads' migrations.
+    pub migrations: &'a [Migration],
     pub placement: Vec<&'a PlacementRow>,
     pub losses: Vec<&'a LossRow>,
     /// The workload threads' CPU time by the kernel's own accounting, per CPU (see
     /// [`headline`]).
-    pub sched_runtime: Vec<&'a SchedRuntimeRow>,
+    pub sched_runtime: &'a [Runtime],
     /// The CPUs of the run's trace whose idle went untraced, so that slices there are too long.
     pub idle_blind_cpus: BTreeSet<i32>,
     /// Where every CPU of the run's trace has data (see [`Window::Trace`]).
@@ -203,21 +206,23 @@ impl RunTables<'_> {
 #[cfg(test)]
 impl<'a> RunTables<'a> {
     /// Run `r` of `slices` on cpu 0 (class P, fastest) and cpu 1 (E), and nothing else; the
-    /// workload threads' slices are those with a workload.
-    pub(crate) fn for_tests(slices: &'a [SchedSliceRow]) -> RunTables<'a> {
+    /// workload threads' slices are those with a workload. The slices' columns live as long
+    /// as the test.
+    pub(crate) fn for_tests(slices: &[schedlab_tables::SchedSliceRow]) -> RunTables<'a> {
         let cpu = |n, class| classes::tests::cpu(n, class, Some(n));
         let cpus = [cpu(0, "P"), cpu(1, "E")];
+        let slices: &'a Slices = Box::leak(Box::new(Slices::from_rows(slices)));
         RunTables {
             run_id: "r",
             class_of_cpu: [(0, "P"), (1, "E")].into(),
             classes: ClassOrder::new(&cpus.iter().collect::<Vec<_>>(), &[]),
             processes: vec![],
-            sched_slices: slices.iter().filter(|s| s.workload.is_some()).collect(),
-            all_slices: slices.iter().collect(),
-            migrations: vec![],
+            sched_slices: slices.iter().filter(|s| s.workload().is_some()).collect(),
+            all_slices: slices,
+            migrations: &[],
             placement: vec![],
             losses: vec![],
-            sched_runtime: vec![],
+            sched_runtime: &[],
             idle_blind_cpus: BTreeSet::new(),
             trace_window: None,
             imported: false,
@@ -244,11 +249,11 @@ fn by_run<'a>(tables: &'a Tables, class_order: &[String]) -> Vec<RunTables<'a>> 
             classes: ClassOrder::default(),
             processes: Vec::new(),
             sched_slices: Vec::new(),
-            all_slices: Vec::new(),
-            migrations: Vec::new(),
+            all_slices: &NO_SLICES,
+            migrations: &[],
             placement: Vec::new(),
             losses: Vec::new(),
-            sched_runtime: Vec::new(),
+            sched_runtime: &[],
             idle_blind_cpus: BTreeSet::new(),
             trace_window: None,
             imported: false,
@@ -271,17 +276,15 @@ fn by_run<'a>(tables: &'a Tables, class_order: &[String]) -> Vec<RunTables<'a>> 
             .processes
             .push(p);
     }
-    for s in &tables.sched_slices {
-        if let Some(run) = runs.get_mut(&*s.run_id) {
-            if s.workload.is_some() {
-                run.sched_slices.push(s);
-            }
-            run.all_slices.push(s);
+    for (run_id, slices) in &tables.sched_slices {
+        if let Some(run) = runs.get_mut(run_id.as_str()) {
+            run.sched_slices = slices.iter().filter(|s| s.workload().is_some()).collect();
+            run.all_slices = slices;
         }
     }
-    for m in tables.migrations.iter().filter(|m| m.workload.is_some()) {
-        if let Some(run) = runs.get_mut(&*m.run_id) {
-            run.migrations.push(m);
+    for (run_id, migrations) in &tables.migrations {
+        if let Some(run) = runs.get_mut(run_id.as_str()) {
+            run.migrations = migrations;
         }
     }
     for p in tables.placement.iter().filter(|p| p.workload.is_some()) {
@@ -303,9 +306,9 @@ fn by_run<'a>(tables: &'a Tables, class_order: &[String]) -> Vec<RunTables<'a>> 
             run.losses.push(l);
         }
     }
-    for r in &tables.sched_runtime {
-        if let Some(run) = runs.get_mut(r.run_id.as_str()) {
-            run.sched_runtime.push(r);
+    for (run_id, runtime) in &tables.sched_runtime {
+        if let Some(run) = runs.get_mut(run_id.as_str()) {
+            run.sched_runtime = runtime;
         }
     }
     for t in &tables.traces {
@@ -364,7 +367,7 @@ fn why_here(
     mut timeline: Option<&mut TableWriter<CpuTimelineRow>>,
 ) -> Result<(), TableError> {
     for run in runs.iter().filter(|run| !run.sched_slices.is_empty()) {
-        let cpus = Timeline::new(&run.all_slices);
+        let cpus = Timeline::new(run.all_slices);
         let threads = placement_cost::workload_threads(run);
         let (costs, idle_while_waiting) = placement_cost::placement_cost(run, &cpus, &threads);
         if let Some(writer) = timeline.as_deref_mut() {

@@ -4,9 +4,11 @@
 
 use std::collections::BTreeMap;
 
-use schedlab_tables::{MigrationClassRow, MigrationRow, SchedSliceRow};
+use schedlab_tables::MigrationClassRow;
 
 use crate::RunTables;
+use crate::events::Migration;
+use crate::slices::Slice;
 
 /// What a thread was doing when it migrated.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -19,14 +21,14 @@ enum State {
 /// The thread's state at `time_ns`, from its slices sorted by start: inside a slice it ran;
 /// after a switch-out in a runnable state (`R`, `R+`) it waited for a CPU; after any other
 /// switch-out, or before its first slice, it was asleep or new, so it moved as it woke.
-fn state_at(slices: &[&SchedSliceRow], time_ns: i64) -> State {
-    let started = slices.partition_point(|s| s.start_ns < time_ns);
+fn state_at(slices: &[Slice<'_>], time_ns: i64) -> State {
+    let started = slices.partition_point(|s| s.start_ns() < time_ns);
     let Some(last) = started.checked_sub(1).map(|i| slices[i]) else {
         return State::Waking;
     };
-    if time_ns < last.end_ns {
+    if time_ns < last.end_ns() {
         State::Running
-    } else if matches!(&*last.prev_state, "R" | "R+") {
+    } else if matches!(last.prev_state(), "R" | "R+") {
         State::Runnable
     } else {
         State::Waking
@@ -52,10 +54,10 @@ struct Counts {
 pub(crate) fn migration_classes(
     run: &RunTables<'_>,
     threads: &BTreeMap<i32, (&str, i64)>,
-    slices: &BTreeMap<i32, Vec<&SchedSliceRow>>,
+    slices: &BTreeMap<i32, Vec<Slice<'_>>>,
     inside: impl Fn(i64) -> bool,
 ) -> Vec<MigrationClassRow> {
-    let mut moves: BTreeMap<i32, Vec<&MigrationRow>> = BTreeMap::new();
+    let mut moves: BTreeMap<i32, Vec<&Migration>> = BTreeMap::new();
     for m in run.migrations.iter().filter(|m| inside(m.time_ns)) {
         if threads.contains_key(&m.tid) {
             moves.entry(m.tid).or_default().push(m);
@@ -78,8 +80,8 @@ pub(crate) fn migration_classes(
     }
     for (tid, moves) in &moves {
         let (workload, _) = threads[tid];
-        let mut own: Vec<&SchedSliceRow> = slices.get(tid).cloned().unwrap_or_default();
-        own.sort_by_key(|s| s.start_ns);
+        let mut own: Vec<Slice<'_>> = slices.get(tid).cloned().unwrap_or_default();
+        own.sort_by_key(|s| s.start_ns());
         for m in moves {
             let pair = (workload, run.class(m.from_cpu), run.class(m.to_cpu));
             let c = counts.entry(pair).or_default();
@@ -109,7 +111,6 @@ pub(crate) fn migration_classes(
 
 #[cfg(test)]
 mod tests {
-    use std::sync::Arc;
 
     use schedlab_spec::Window;
 
@@ -117,16 +118,12 @@ mod tests {
     use crate::from_sched::aggregate;
     use crate::from_sched::tests::slice;
 
-    fn migration(tid: i32, time_ns: i64, from_cpu: i32, to_cpu: i32) -> MigrationRow {
-        MigrationRow {
-            run_id: "r".into(),
+    fn migration(tid: i32, time_ns: i64, from_cpu: i32, to_cpu: i32) -> crate::events::Migration {
+        crate::events::Migration {
             time_ns,
-            pid: tid,
             tid,
-            comm: "w".into(),
             from_cpu,
             to_cpu,
-            workload: Some(Arc::from("w")),
         }
     }
 
@@ -156,7 +153,7 @@ mod tests {
             migration(9, 550, 0, 1), // a thread without slices is not counted, as in `migrations`
         ];
         let run = RunTables {
-            migrations: migrations.iter().collect(),
+            migrations: &migrations,
             trace_window: Some((250, 520)),
             ..RunTables::for_tests(&slices)
         };

@@ -8,12 +8,13 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use schedlab_tables::{PlacementCostRow, SchedSliceRow};
+use schedlab_tables::PlacementCostRow;
 use schedlab_topology::{format_cpu_list, parse_cpu_list};
 
 use crate::RunTables;
 use crate::headline::{Headlines, ThreadTime};
-use crate::timeline::{Timeline, is_idle, union_ns};
+use crate::slices::Slice;
+use crate::timeline::{Timeline, union_ns};
 
 /// The CPUs a thread of process `pid` of `workload` may use, and how that is known: its
 /// process's binding, or that of every instance of the workload when the thread belongs to a
@@ -45,7 +46,7 @@ fn allowed_cpus(run: &RunTables<'_>, workload: &str, pid: i32) -> (BTreeSet<i32>
 /// A workload thread of a run: its slices in time order and the CPUs it may use, resolved once
 /// for both "why here" aggregates.
 pub struct WorkloadThread<'a> {
-    pub slices: Vec<&'a SchedSliceRow>,
+    pub slices: Vec<Slice<'a>>,
     pub workload: &'a str,
     pub allowed: BTreeSet<i32>,
     /// How `allowed` is known (see [`PlacementCostRow::allowed_source`]).
@@ -57,17 +58,17 @@ pub struct WorkloadThread<'a> {
 
 /// The run's workload threads, by tid.
 pub fn workload_threads<'a>(run: &RunTables<'a>) -> Vec<WorkloadThread<'a>> {
-    let mut threads: BTreeMap<i32, Vec<&SchedSliceRow>> = BTreeMap::new();
+    let mut threads: BTreeMap<i32, Vec<Slice<'_>>> = BTreeMap::new();
     for &s in &run.sched_slices {
-        threads.entry(s.tid).or_default().push(s);
+        threads.entry(s.tid()).or_default().push(s);
     }
     let mut headlines = Headlines::of(run);
     (threads.into_iter())
         .map(|(tid, mut slices)| {
-            slices.sort_unstable_by_key(|s| s.start_ns);
+            slices.sort_unstable_by_key(|s| s.start_ns());
             let first = slices[0];
-            let workload: &'a str = first.workload.as_deref().unwrap_or_default();
-            let (allowed, allowed_source) = allowed_cpus(run, workload, first.pid);
+            let workload: &'a str = first.workload().unwrap_or_default();
+            let (allowed, allowed_source) = allowed_cpus(run, workload, first.pid());
             WorkloadThread {
                 slices,
                 workload,
@@ -80,9 +81,9 @@ pub fn workload_threads<'a>(run: &RunTables<'a>) -> Vec<WorkloadThread<'a>> {
 }
 
 /// The priority a thread ran at most of the time (by slices), if the trace says.
-pub(crate) fn usual_prio(slices: &[&SchedSliceRow]) -> Option<i32> {
+pub(crate) fn usual_prio(slices: &[Slice<'_>]) -> Option<i32> {
     let mut counts: BTreeMap<i32, usize> = BTreeMap::new();
-    for prio in slices.iter().filter_map(|s| s.prio) {
+    for prio in slices.iter().filter_map(|s| s.prio()) {
         *counts.entry(prio).or_default() += 1;
     }
     (counts.into_iter())
@@ -161,36 +162,37 @@ fn thread_cost<'a>(
     let (mut idle, mut lower_prio, mut wait_idle) =
         (Spans::default(), Spans::default(), Spans::default());
     for s in slices {
-        *sliced.entry(s.cpu).or_default() += s.run_ns;
-        let waits = [s.sched_delay_ns, s.preempt_wait_ns].map(|w| (s.start_ns - w, s.start_ns));
+        *sliced.entry(s.cpu()).or_default() += s.run_ns();
+        let waits =
+            [s.sched_delay_ns(), s.preempt_wait_ns()].map(|w| (s.start_ns() - w, s.start_ns()));
         for wait in waits.into_iter().filter(|(a, b)| b > a) {
             wait_ns += wait.1 - wait.0;
-            for &cpu in allowed.iter().filter(|&&c| c != s.cpu) {
+            for &cpu in allowed.iter().filter(|&&c| c != s.cpu()) {
                 for (other, part) in timeline.during(cpu, wait) {
-                    if is_idle(other) {
+                    if other.is_idle() {
                         wait_idle.add(cpu, part);
-                        if run.classes.as_fast(cpu, s.cpu) {
+                        if run.classes.as_fast(cpu, s.cpu()) {
                             marks.entry(cpu).or_default().push((part, workload));
                         }
                     }
                 }
             }
         }
-        let (Some(own), Some(fastest)) = (rank(s.cpu), fastest_allowed) else {
+        let (Some(own), Some(fastest)) = (rank(s.cpu()), fastest_allowed) else {
             continue;
         };
         if own <= fastest {
             continue;
         }
-        let span = (s.start_ns, s.end_ns);
+        let span = (s.start_ns(), s.end_ns());
         for &cpu in allowed
             .iter()
             .filter(|&&c| rank(c).is_some_and(|r| r < own))
         {
             for (other, part) in timeline.during(cpu, span) {
-                if is_idle(other) {
+                if other.is_idle() {
                     idle.add(cpu, part);
-                } else if let (Some(theirs), Some(mine)) = (other.prio, prio)
+                } else if let (Some(theirs), Some(mine)) = (other.prio(), prio)
                     && theirs > mine
                 {
                     lower_prio.add(cpu, part);
@@ -225,9 +227,9 @@ fn thread_cost<'a>(
     PlacementCostRow {
         run_id: run.run_id.to_owned(),
         workload: workload.to_owned(),
-        pid: first.pid,
-        tid: first.tid,
-        comm: first.comm.to_string(),
+        pid: first.pid(),
+        tid: first.tid(),
+        comm: first.comm().to_string(),
         prio,
         allowed_cpus: format_cpu_list(&allowed_list),
         allowed_source: (*allowed_source).to_owned(),
@@ -245,19 +247,19 @@ fn thread_cost<'a>(
         wait_idle_cpus,
         lost_events: Some(crate::from_sched::lost_between(
             &run.losses,
-            first.start_ns,
+            first.start_ns(),
             slices
                 .iter()
-                .map(|s| s.end_ns)
+                .map(|s| s.end_ns())
                 .max()
-                .unwrap_or(first.end_ns),
+                .unwrap_or(first.end_ns()),
         )),
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use schedlab_tables::ProcessRow;
+    use schedlab_tables::{ProcessRow, SchedSliceRow};
 
     use super::*;
     use crate::timeline::tests::slice;
@@ -296,7 +298,7 @@ mod tests {
     fn time_on_the_slower_class_is_split_by_what_the_faster_cpu_did() {
         let slices = slices();
         let run = RunTables::for_tests(&slices);
-        let timeline = Timeline::new(&run.all_slices);
+        let timeline = Timeline::new(run.all_slices);
         let (rows, marks) = placement_cost(&run, &timeline, &workload_threads(&run));
         let [row] = &rows[..] else {
             panic!("one workload thread");
@@ -336,7 +338,7 @@ mod tests {
         let run = RunTables::for_tests(&slices);
         let (rows, marks) = placement_cost(
             &run,
-            &Timeline::new(&run.all_slices),
+            &Timeline::new(run.all_slices),
             &workload_threads(&run),
         );
         assert_eq!((rows[0].wait_ns, rows[0].wait_idle_ns), (20, 10));
@@ -351,7 +353,7 @@ mod tests {
             processes: processes.iter().collect(),
             ..RunTables::for_tests(&slices)
         };
-        let timeline = Timeline::new(&run.all_slices);
+        let timeline = Timeline::new(run.all_slices);
         let row = &placement_cost(&run, &timeline, &workload_threads(&run)).0[0];
         assert_eq!(
             (row.allowed_cpus.as_str(), row.allowed_source.as_str()),

@@ -8,7 +8,9 @@
 
 use std::collections::BTreeMap;
 
-use schedlab_tables::{SchedDelayCdfRow, SchedDelayRow, SchedDelayWorkloadRow, SchedSliceRow};
+use schedlab_tables::{SchedDelayCdfRow, SchedDelayRow, SchedDelayWorkloadRow};
+
+use crate::slices::Slice;
 
 use crate::thread::ThreadKey;
 
@@ -71,16 +73,16 @@ impl Spread {
 }
 
 /// One thread's wakeup delays and waits after a preemption (each > 0), from its slices.
-fn delays_of(slices: &[&SchedSliceRow]) -> (Vec<i64>, Vec<i64>) {
-    let positive = |value: fn(&SchedSliceRow) -> i64| {
+fn delays_of(slices: &[Slice<'_>]) -> (Vec<i64>, Vec<i64>) {
+    let positive = |value: fn(Slice<'_>) -> i64| {
         (slices.iter())
-            .map(|s| value(s))
+            .map(|&s| value(s))
             .filter(|d| *d > 0)
             .collect::<Vec<i64>>()
     };
     (
-        positive(|s| s.sched_delay_ns),
-        positive(|s| s.preempt_wait_ns),
+        positive(|s| s.sched_delay_ns()),
+        positive(|s| s.preempt_wait_ns()),
     )
 }
 
@@ -106,7 +108,7 @@ impl Delays {
         &mut self,
         run_id: &str,
         key: &ThreadKey,
-        slices: &[&SchedSliceRow],
+        slices: &[Slice<'_>],
         lost_events: i64,
     ) -> SchedDelayRow {
         let (mut delays, mut waits) = delays_of(slices);
@@ -178,6 +180,8 @@ impl Delays {
 #[cfg(test)]
 mod tests {
     use schedlab_spec::Window;
+
+    use schedlab_tables::SchedSliceRow;
 
     use super::*;
     use crate::RunTables;

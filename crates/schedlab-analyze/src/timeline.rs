@@ -10,36 +10,34 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use schedlab_tables::{CpuTimelineRow, SchedSliceRow, SharedStrings};
+use schedlab_tables::{CpuTimelineRow, SharedStrings};
 
 use crate::RunTables;
 use crate::placement_cost::IdleWhileWaiting;
+use crate::slices::{Slice, Slices};
 
 /// Rows [`Timeline::write_rows`] hands on at once.
 pub const ROWS_PER_WRITE: usize = 64 * 1024;
 
-/// Whether a slice is the idle task's.
-pub fn is_idle(slice: &SchedSliceRow) -> bool {
-    slice.tid == 0
-}
-
-/// One run's slices per CPU in time order.
-#[derive(Debug, Default)]
+/// One run's slices per CPU in time order: per CPU, the rows of its slices in its store.
+#[derive(Debug)]
 pub struct Timeline<'a> {
-    cpus: BTreeMap<i32, Vec<&'a SchedSliceRow>>,
+    of: &'a Slices,
+    cpus: BTreeMap<i32, Vec<u32>>,
 }
 
 impl<'a> Timeline<'a> {
     /// The timeline of `slices` (all of a run's slices, idle and other tasks' included).
-    pub fn new(slices: &[&'a SchedSliceRow]) -> Timeline<'a> {
-        let mut cpus: BTreeMap<i32, Vec<&SchedSliceRow>> = BTreeMap::new();
-        for &s in slices.iter().filter(|s| s.end_ns > s.start_ns) {
-            cpus.entry(s.cpu).or_default().push(s);
+    pub fn new(slices: &'a Slices) -> Timeline<'a> {
+        let mut cpus: BTreeMap<i32, Vec<u32>> = BTreeMap::new();
+        for s in slices.iter().filter(|s| s.end_ns() > s.start_ns()) {
+            let row = u32::try_from(s.row()).expect("fewer slices than u32 rows");
+            cpus.entry(s.cpu()).or_default().push(row);
         }
-        for slices in cpus.values_mut() {
-            slices.sort_unstable_by_key(|s| s.start_ns);
+        for rows in cpus.values_mut() {
+            rows.sort_unstable_by_key(|&row| slices.get(row as usize).start_ns());
         }
-        Timeline { cpus }
+        Timeline { of: slices, cpus }
     }
 
     /// The slices of `cpu` that overlap `[start, end)`, each with the overlapping part.
@@ -47,16 +45,17 @@ impl<'a> Timeline<'a> {
         &self,
         cpu: i32,
         (start, end): (i64, i64),
-    ) -> impl Iterator<Item = (&'a SchedSliceRow, (i64, i64))> + '_ {
-        let slices = self.cpus.get(&cpu).map_or(&[][..], Vec::as_slice);
-        let first = slices.partition_point(|s| s.end_ns <= start);
-        (slices[first..].iter())
-            .take_while(move |s| s.start_ns < end)
-            .map(move |&s| (s, (s.start_ns.max(start), s.end_ns.min(end))))
+    ) -> impl Iterator<Item = (Slice<'a>, (i64, i64))> + '_ {
+        let rows = self.cpus.get(&cpu).map_or(&[][..], Vec::as_slice);
+        let first = rows.partition_point(|&row| self.of.get(row as usize).end_ns() <= start);
+        (rows[first..].iter())
+            .map(|&row| self.of.get(row as usize))
+            .take_while(move |s| s.start_ns() < end)
+            .map(move |s| (s, (s.start_ns().max(start), s.end_ns().min(end))))
     }
 
     /// The slice running on `cpu` at `time`.
-    pub fn at(&self, cpu: i32, time: i64) -> Option<&'a SchedSliceRow> {
+    pub fn at(&self, cpu: i32, time: i64) -> Option<Slice<'a>> {
         self.during(cpu, (time, time + 1)).next().map(|(s, _)| s)
     }
 
@@ -73,7 +72,7 @@ impl<'a> Timeline<'a> {
         let [idle, workload, other]: [Arc<str>; 3] = ["idle", "workload", "other"].map(Arc::from);
         let run_id: Arc<str> = Arc::from(run.run_id);
         let mut names = SharedStrings::default();
-        for (&cpu, slices) in &self.cpus {
+        for (&cpu, on_cpu) in &self.cpus {
             let mut rows: Vec<CpuTimelineRow> = Vec::new();
             let marks: Vec<((i64, i64), Arc<str>)> =
                 merged_marks(waiting.get(&cpu).map_or(&[][..], Vec::as_slice))
@@ -94,21 +93,21 @@ impl<'a> Timeline<'a> {
             };
             let class: Arc<str> = run.class(cpu).into();
             let mut current: Option<CpuTimelineRow> = None;
-            for s in slices {
-                let state = match (is_idle(s), &s.workload) {
+            for s in on_cpu.iter().map(|&row| self.of.get(row as usize)) {
+                let state = match (s.is_idle(), s.workload()) {
                     (true, _) => &idle,
                     (false, Some(_)) => &workload,
                     (false, None) => &other,
                 };
-                let prio = if is_idle(s) { None } else { s.prio };
-                let tid = (!is_idle(s)).then_some(s.tid);
+                let prio = if s.is_idle() { None } else { s.prio() };
+                let tid = (!s.is_idle()).then_some(s.tid());
                 if let Some(row) = current.as_mut()
-                    && row.end_ns == s.start_ns
+                    && row.end_ns == s.start_ns()
                     && Arc::ptr_eq(&row.state, state)
                     && row.prio == prio
                     && (!Arc::ptr_eq(state, &workload) || row.tid == tid)
                 {
-                    row.end_ns = s.end_ns;
+                    row.end_ns = s.end_ns();
                     row.slices += 1;
                     if row.tid != tid {
                         row.tid = None;
@@ -123,12 +122,12 @@ impl<'a> Timeline<'a> {
                     run_id: run_id.clone(),
                     cpu,
                     class: class.clone(),
-                    start_ns: s.start_ns,
-                    end_ns: s.end_ns,
+                    start_ns: s.start_ns(),
+                    end_ns: s.end_ns(),
                     state: state.clone(),
-                    workload: s.workload.clone(),
+                    workload: s.shared_workload().cloned(),
                     tid,
-                    comm: tid.map(|_| s.comm.clone()),
+                    comm: tid.map(|_| s.comm().clone()),
                     prio,
                     slices: 1,
                     waiting: None,
@@ -203,6 +202,8 @@ pub fn union_ns(mut spans: Vec<(i64, i64)>) -> i64 {
 pub(crate) mod tests {
     use std::sync::Arc;
 
+    use schedlab_tables::SchedSliceRow;
+
     use super::*;
 
     pub(crate) fn slice(
@@ -257,7 +258,7 @@ pub(crate) mod tests {
                 })
             })
             .collect();
-        let refs: Vec<&SchedSliceRow> = slices.iter().collect();
+        let refs = Slices::from_rows(&slices);
         let run = RunTables::for_tests(&[]);
         let mut chunks: Vec<(i32, i32, usize)> = Vec::new();
         let written: Result<(), ()> =
@@ -291,7 +292,7 @@ pub(crate) mod tests {
             slice(0, 0, (0, 100), 0, None),
             slice(0, 5, (100, 110), 120, None),
         ];
-        let refs: Vec<&SchedSliceRow> = slices.iter().collect();
+        let refs = Slices::from_rows(&slices);
         let marks =
             IdleWhileWaiting::from([(0, vec![((20, 40), "w"), ((30, 50), "v"), ((90, 120), "w")])]);
         let run = RunTables::for_tests(&[]);
@@ -336,7 +337,7 @@ pub(crate) mod tests {
             slice(0, 9, (50, 60), 120, Some("w")),
             slice(0, 10, (60, 70), 120, Some("w")),
         ];
-        let refs: Vec<&SchedSliceRow> = slices.iter().collect();
+        let refs = Slices::from_rows(&slices);
         let timeline = Timeline::new(&refs);
         let run = RunTables::for_tests(&[]);
         let rows: Vec<(i64, i64, &str, Option<i32>, i64)> =
@@ -360,17 +361,17 @@ pub(crate) mod tests {
             ]
         );
         let parts: Vec<(i32, (i64, i64))> = (timeline.during(0, (15, 35)))
-            .map(|(s, part)| (s.tid, part))
+            .map(|(s, part)| (s.tid(), part))
             .collect();
         assert_eq!(parts, [(0, (15, 20)), (7, (20, 30)), (8, (30, 35))]);
-        assert_eq!(timeline.at(0, 30).map(|s| s.tid), Some(8));
+        assert_eq!(timeline.at(0, 30).map(|s| s.tid()), Some(8));
         assert_eq!(
-            timeline.at(0, 70).map(|s| s.tid),
+            timeline.at(0, 70).map(|s| s.tid()),
             None,
             "after the trace: unknown"
         );
         assert_eq!(
-            timeline.at(1, 5).map(|s| s.tid),
+            timeline.at(1, 5).map(|s| s.tid()),
             None,
             "a CPU without slices"
         );

@@ -14,7 +14,8 @@ use schedlab_tables::{NO_EARLIER_RUN, WakeupPlacementRow};
 
 use crate::RunTables;
 use crate::placement_cost::WorkloadThread;
-use crate::timeline::{Timeline, is_idle};
+use crate::slices::Slice;
+use crate::timeline::Timeline;
 
 #[derive(Default)]
 struct Counts {
@@ -53,26 +54,26 @@ pub fn wakeup_placement(
         }
         let mut previous: Option<i32> = None;
         for s in slices.iter() {
-            if s.sched_delay_ns > 0 {
-                let woken = s.start_ns - s.sched_delay_ns;
+            if s.sched_delay_ns() > 0 {
+                let woken = s.start_ns() - s.sched_delay_ns();
                 let from = previous.map_or_else(|| NO_EARLIER_RUN.to_owned(), |c| run.class(c));
-                let counts = pairs.entry((from, run.class(s.cpu))).or_default();
+                let counts = pairs.entry((from, run.class(s.cpu()))).or_default();
                 counts.wakeups += 1;
-                counts.same_cpu += i64::from(previous == Some(s.cpu));
+                counts.same_cpu += i64::from(previous == Some(s.cpu()));
                 let busy = timeline
-                    .at(s.cpu, woken)
-                    .is_some_and(|other| !is_idle(other) && other.tid != s.tid);
+                    .at(s.cpu(), woken)
+                    .is_some_and(|other| !other.is_idle() && other.tid() != s.tid());
                 if busy {
                     counts.onto_busy += 1;
                     let idle_elsewhere = allowed.iter().any(|&cpu| {
-                        cpu != s.cpu
-                            && run.classes.as_fast(cpu, s.cpu)
-                            && timeline.at(cpu, woken).is_some_and(is_idle)
+                        cpu != s.cpu()
+                            && run.classes.as_fast(cpu, s.cpu())
+                            && timeline.at(cpu, woken).is_some_and(Slice::is_idle)
                     });
                     counts.onto_busy_while_idle += i64::from(idle_elsewhere);
                 }
             }
-            previous = Some(s.cpu);
+            previous = Some(s.cpu());
         }
         // A thread never woken has shares of 0, not 0/0.
         let total = pairs.values().map(|c| c.wakeups).sum::<i64>().max(1);
@@ -82,9 +83,9 @@ pub fn wakeup_placement(
                 .map(|((from_class, to_class), c)| WakeupPlacementRow {
                     run_id: run.run_id.to_owned(),
                     workload: (*workload).to_owned(),
-                    pid: first.pid,
-                    tid: first.tid,
-                    comm: first.comm.to_string(),
+                    pid: first.pid(),
+                    tid: first.tid(),
+                    comm: first.comm().to_string(),
                     from_class,
                     to_class,
                     wakeups: c.wakeups,
@@ -131,7 +132,7 @@ mod tests {
             woken(1, (260, 270), 5),
         ];
         let run = RunTables::for_tests(&slices);
-        let timeline = Timeline::new(&run.all_slices);
+        let timeline = Timeline::new(run.all_slices);
         let placed = wakeup_placement(&run, &timeline, &workload_threads(&run));
         let rows: Vec<(&str, &str, i64, i64, i64, i64, i64)> = (placed.iter())
             .map(|r| {
@@ -181,7 +182,7 @@ mod tests {
     fn a_thread_never_woken_has_zero_rows_not_none() {
         let slices = [woken(0, (0, 80), 0), woken(0, (90, 100), 0)];
         let run = RunTables::for_tests(&slices);
-        let timeline = Timeline::new(&run.all_slices);
+        let timeline = Timeline::new(run.all_slices);
         let placed = wakeup_placement(&run, &timeline, &workload_threads(&run));
         assert_eq!(placed.len(), 6);
         assert!(

@@ -61,6 +61,7 @@ macro_rules! word_enum {
 
 pub mod aggregates;
 mod background;
+pub mod columns;
 pub mod dataset;
 pub mod expectations;
 pub mod manifest;
@@ -77,6 +78,7 @@ pub use schedlab_spec::selector;
 
 pub use aggregates::*;
 pub use background::BackgroundWriter;
+pub use columns::{ColumnBatch, Numbers, Texts, read_columns};
 pub use dataset::{
     Partition, TableDir, create_parent, read_table, read_table_where, table_path, table_path_named,
     write_table,

@@ -1,0 +1,207 @@
+//! A table read column by column: only the columns a reader names, a record batch at a time,
+//! its text columns as dictionary keys.
+//!
+//! The row reads (`read_table`) decode every column of every row into a struct, strings
+//! included; a computation over a trace's slices needs a few numbers per slice and the texts
+//! only to tell rows apart. So this reads the named columns alone (a Parquet projection: the
+//! others are never decompressed) and hands each text column as the file's own dictionary and a
+//! key per row, never a string per row. The accessors check each column's type against the
+//! reader's expectation and name the file when it does not fit.
+
+use std::fs::File;
+use std::path::Path;
+use std::sync::Arc;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::{ArrowPrimitiveType, Int32Type, Int64Type};
+use arrow_array::{Array, RecordBatch, StringArray};
+use arrow_buffer::NullBuffer;
+use arrow_schema::{DataType, Field, Schema};
+use parquet::arrow::ProjectionMask;
+use parquet::arrow::arrow_reader::{
+    ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReader,
+    ParquetRecordBatchReaderBuilder,
+};
+
+use crate::{Table, TableDir, TableError, schema_of};
+
+/// Calls `each` with every batch of the columns `columns` of table `T` in `dir`, file by file in
+/// the order `dir` lists them; a table that was never written has no batch. A name that is not
+/// a column of `T` is a bug of the caller and panics.
+pub fn read_columns<T: Table>(
+    dir: &(impl TableDir + ?Sized),
+    columns: &[&str],
+    mut each: impl FnMut(&ColumnBatch<'_>) -> Result<(), TableError>,
+) -> Result<(), TableError> {
+    let schema = schema_of::<T>();
+    for name in columns {
+        assert!(
+            schema.field_with_name(name).is_ok(),
+            "{name} is not a column of table {}",
+            T::NAME
+        );
+    }
+    for path in dir.files_of(T::NAME)? {
+        let (file_rows, batches) = open_columns(&path, columns)?;
+        for batch in batches {
+            let batch = batch.map_err(|err| TableError::Parquet {
+                path: path.clone(),
+                message: err.to_string(),
+            })?;
+            each(&ColumnBatch {
+                path: &path,
+                file_rows,
+                batch,
+            })?;
+        }
+    }
+    Ok(())
+}
+
+/// The rows of the Parquet file `path` and the batches of its `columns`, text columns read as
+/// dictionaries.
+fn open_columns(
+    path: &Path,
+    columns: &[&str],
+) -> Result<(usize, ParquetRecordBatchReader), TableError> {
+    let pq = |err| TableError::parquet(path, err);
+    let file = File::open(path).map_err(|source| TableError::io(path, source))?;
+    let footer = ArrowReaderMetadata::load(&file, ArrowReaderOptions::new()).map_err(pq)?;
+    let fields: Vec<Field> = (footer.schema().fields().iter())
+        .map(|field| match field.data_type() {
+            DataType::Utf8 if columns.contains(&field.name().as_str()) => {
+                let keyed =
+                    DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8));
+                field.as_ref().clone().with_data_type(keyed)
+            }
+            _ => field.as_ref().clone(),
+        })
+        .collect();
+    let options = ArrowReaderOptions::new().with_schema(Arc::new(Schema::new(fields)));
+    let footer = ArrowReaderMetadata::try_new(footer.metadata().clone(), options).map_err(pq)?;
+    let rows = usize::try_from(footer.metadata().file_metadata().num_rows()).unwrap_or(0);
+    let mask = ProjectionMask::columns(footer.parquet_schema(), columns.iter().copied());
+    let batches = ParquetRecordBatchReaderBuilder::new_with_metadata(file, footer)
+        .with_projection(mask)
+        .build()
+        .map_err(pq)?;
+    Ok((rows, batches))
+}
+
+/// One batch of some of a table's columns, from one file.
+pub struct ColumnBatch<'p> {
+    path: &'p Path,
+    file_rows: usize,
+    batch: RecordBatch,
+}
+
+impl ColumnBatch<'_> {
+    /// How many rows the batch has.
+    pub fn rows(&self) -> usize {
+        self.batch.num_rows()
+    }
+
+    /// How many rows its file has (for a reader that sizes its columns once).
+    pub fn file_rows(&self) -> usize {
+        self.file_rows
+    }
+
+    /// The `Int32` column `name`.
+    pub fn i32s(&self, name: &str) -> Result<Numbers<'_, i32>, TableError> {
+        self.numbers::<Int32Type>(name)
+    }
+
+    /// The `Int64` column `name`.
+    pub fn i64s(&self, name: &str) -> Result<Numbers<'_, i64>, TableError> {
+        self.numbers::<Int64Type>(name)
+    }
+
+    fn numbers<A: ArrowPrimitiveType>(
+        &self,
+        name: &str,
+    ) -> Result<Numbers<'_, A::Native>, TableError> {
+        let column = self.column(name)?;
+        let array = (column.as_primitive_opt::<A>()).ok_or_else(|| self.mistyped(name, column))?;
+        Ok(Numbers {
+            values: array.values(),
+            nulls: array.nulls(),
+        })
+    }
+
+    /// The text column `name`: a key per row into the batch's dictionary.
+    pub fn texts(&self, name: &str) -> Result<Texts<'_>, TableError> {
+        let column = self.column(name)?;
+        let array =
+            (column.as_dictionary_opt::<Int32Type>()).ok_or_else(|| self.mistyped(name, column))?;
+        let values =
+            (array.values().as_string_opt::<i32>()).ok_or_else(|| self.mistyped(name, column))?;
+        Ok(Texts {
+            keys: Numbers {
+                values: array.keys().values(),
+                nulls: array.nulls(),
+            },
+            dictionary: values,
+        })
+    }
+
+    fn column(&self, name: &str) -> Result<&Arc<dyn Array>, TableError> {
+        self.batch
+            .column_by_name(name)
+            .ok_or_else(|| TableError::Schema {
+                path: self.path.to_owned(),
+                message: format!("no column {name}"),
+            })
+    }
+
+    fn mistyped(&self, name: &str, column: &Arc<dyn Array>) -> TableError {
+        TableError::Schema {
+            path: self.path.to_owned(),
+            message: format!(
+                "column {name} is {}, not what the table has",
+                column.data_type()
+            ),
+        }
+    }
+}
+
+/// A column of numbers, some maybe null.
+#[derive(Clone, Copy)]
+pub struct Numbers<'a, T> {
+    values: &'a [T],
+    nulls: Option<&'a NullBuffer>,
+}
+
+impl<T: Copy> Numbers<'_, T> {
+    /// Row `row`'s number, whatever it is where the row is null (a column that has no nulls).
+    pub fn value(&self, row: usize) -> T {
+        self.values[row]
+    }
+
+    /// Row `row`'s number, `None` where it is null.
+    pub fn get(&self, row: usize) -> Option<T> {
+        match self.nulls {
+            Some(nulls) if nulls.is_null(row) => None,
+            _ => Some(self.values[row]),
+        }
+    }
+}
+
+/// A text column as the batch's dictionary and a key per row.
+#[derive(Clone, Copy)]
+pub struct Texts<'a> {
+    keys: Numbers<'a, i32>,
+    dictionary: &'a StringArray,
+}
+
+impl<'a> Texts<'a> {
+    /// The texts of the dictionary, in key order (some maybe used by no row).
+    pub fn dictionary(&self) -> impl Iterator<Item = &'a str> + 'a {
+        let dictionary = self.dictionary;
+        (0..dictionary.len()).map(move |k| dictionary.value(k))
+    }
+
+    /// Row `row`'s key into [`Texts::dictionary`], `None` where the row is null.
+    pub fn key(&self, row: usize) -> Option<usize> {
+        self.keys.get(row).map(|k| k as usize)
+    }
+}
