@@ -43,8 +43,8 @@ use schedlab_tables::{
     CpuActivityRow, CpuRow, CpuShareRow, CpuTimeRow, CpuTimelineRow, MigrationClassRow,
     MigrationSummaryRow, PlacementCostWorkloadRow, PlacementRow, PowerStepRow, ProcessRow,
     QualityRow, ResidencyRollupRow, ResidencyRow, RunRow, SchedDelayRow, SchedDelayWorkloadRow,
-    SchedSliceRow, Severity, TableDir, TableError, ThroughputRow, TotalsRow, TraceRow,
-    WorkloadMetricRow, read_table, read_table_where,
+    Severity, TableDir, TableError, ThroughputRow, TotalsRow, TraceRow, WorkloadMetricRow,
+    read_table, read_table_where,
 };
 use schedlab_topology::parse_cpu_list;
 
@@ -710,12 +710,10 @@ pub fn plot_run(
             PlotKind::CpuTimeline => {
                 // Only what is drawn is read: the workloads' slices, and the stretches of
                 // other tasks and of idle time beside a waiting workload.
-                let slices: Vec<SchedSliceRow> =
-                    read_table_where(tables, |s: &SchedSliceRow| s.workload.is_some())?;
+                let (traced, names) = plots::traced_spans(tables, run.pixel_ns())?;
                 let placement: Vec<PlacementRow> = read_table(tables)?;
-                let slices: Vec<&SchedSliceRow> = slices.iter().collect();
                 let placement: Vec<&PlacementRow> = placement.iter().collect();
-                let spans = plots::occupancy(&slices, &placement);
+                let spans = plots::occupancy(&traced, &names, &placement);
                 let timeline: Vec<CpuTimelineRow> =
                     read_table_where(aggregates, |r| plots::background_of(r).is_some())?;
                 let title =

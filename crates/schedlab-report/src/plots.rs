@@ -36,23 +36,89 @@ pub struct Occupancy<'a> {
     pub workload: &'a str,
 }
 
-/// The spans of one run: its trace slices when it has any, its placement samples otherwise.
+/// A workload's slice on a CPU, its workload an index into the names its reader collected.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct TracedSpan {
+    pub cpu: i32,
+    pub start_ns: i64,
+    pub end_ns: i64,
+    pub workload: usize,
+}
+
+/// The workloads' slices of a run's `sched_slices` (`names[span.workload]` names each span's
+/// workload), read as the four columns drawn, never as rows. A span that starts within
+/// `gap_ns` of the end of the last one of its CPU and workload extends it instead: the drawing
+/// merges spans closer than a pixel anyway, and a trace of millions of slices is held as the
+/// few thousand the plot can show.
+pub(crate) fn traced_spans(
+    tables: &(impl schedlab_tables::TableDir + ?Sized),
+    gap_ns: i64,
+) -> Result<(Vec<TracedSpan>, Vec<String>), schedlab_tables::TableError> {
+    let mut names: Vec<String> = Vec::new();
+    let mut spans: Vec<TracedSpan> = Vec::new();
+    let mut last: BTreeMap<(i32, usize), usize> = BTreeMap::new();
+    let columns = ["cpu", "start_ns", "end_ns", "workload"];
+    schedlab_tables::read_columns::<SchedSliceRow>(tables, &columns, |batch| {
+        let (cpu, start, end) = (
+            batch.i32s("cpu")?,
+            batch.i64s("start_ns")?,
+            batch.i64s("end_ns")?,
+        );
+        let workload = batch.texts("workload")?;
+        // The batch's dictionary, as indexes into `names`.
+        let index: Vec<usize> = (workload.dictionary())
+            .map(|name| match names.iter().position(|n| n == name) {
+                Some(i) => i,
+                None => {
+                    names.push(name.to_owned());
+                    names.len() - 1
+                }
+            })
+            .collect();
+        for row in 0..batch.rows() {
+            let Some(key) = workload.key(row) else {
+                continue;
+            };
+            let span = TracedSpan {
+                cpu: cpu.value(row),
+                start_ns: start.value(row),
+                end_ns: end.value(row),
+                workload: index[key],
+            };
+            match last.get(&(span.cpu, span.workload)).map(|&i| &mut spans[i]) {
+                Some(previous)
+                    if span.start_ns - previous.end_ns <= gap_ns
+                        && span.start_ns >= previous.start_ns =>
+                {
+                    previous.end_ns = previous.end_ns.max(span.end_ns);
+                }
+                _ => {
+                    last.insert((span.cpu, span.workload), spans.len());
+                    spans.push(span);
+                }
+            }
+        }
+        Ok(())
+    })?;
+    Ok((spans, names))
+}
+
+/// The spans of one run: its trace slices when it has any (`traced`, naming workloads from
+/// `names`), its placement samples otherwise.
 pub fn occupancy<'a>(
-    slices: &[&'a SchedSliceRow],
+    traced: &[TracedSpan],
+    names: &'a [String],
     placement: &[&'a PlacementRow],
 ) -> Vec<Occupancy<'a>> {
-    let traced: Vec<Occupancy> = (slices.iter())
-        .filter_map(|s| {
-            Some(Occupancy {
+    if !traced.is_empty() {
+        return (traced.iter())
+            .map(|s| Occupancy {
                 cpu: s.cpu,
                 start_ns: s.start_ns,
                 end_ns: s.end_ns,
-                workload: s.workload.as_deref()?,
+                workload: &names[s.workload],
             })
-        })
-        .collect();
-    if !traced.is_empty() {
-        return traced;
+            .collect();
     }
     let samples = placement.iter().copied().filter(|p| p.workload.is_some());
     let mut spans = Vec::new();
@@ -337,6 +403,8 @@ pub(crate) fn background_of(row: &CpuTimelineRow) -> Option<&'static str> {
 pub struct RunContext {
     pub workloads: Vec<String>,
     pub first_start_ns: Option<i64>,
+    /// The last workload end (none while one had not ended when the run stopped).
+    pub last_end_ns: Option<i64>,
     pub idle_blind: BTreeSet<i32>,
 }
 
@@ -346,7 +414,17 @@ impl RunContext {
         RunContext {
             workloads: lifetimes.iter().map(|l| l.workload.clone()).collect(),
             first_start_ns: lifetimes.iter().map(|l| l.start_ns).min(),
+            last_end_ns: lifetimes.iter().filter_map(|l| l.end_ns).max(),
             idle_blind: BTreeSet::new(),
+        }
+    }
+
+    /// A pixel of a plot of the workloads' lifetimes, in nanoseconds (0 where they are not
+    /// known): a plot of the run spans at least that, so spans closer than this merge unseen.
+    pub(crate) fn pixel_ns(&self) -> i64 {
+        match (self.first_start_ns, self.last_end_ns) {
+            (Some(start), Some(end)) if end > start => (end - start) / i64::from(WIDTH),
+            _ => 0,
         }
     }
 
@@ -672,7 +750,7 @@ mod tests {
             sample(800, 1, 10),
         ];
         assert_eq!(
-            occupancy(&[], &samples.iter().collect::<Vec<_>>()),
+            occupancy(&[], &[], &samples.iter().collect::<Vec<_>>()),
             [span(1, 0, 200, "w"), span(0, 400, 600, "w")]
         );
     }
@@ -742,6 +820,61 @@ mod tests {
         assert!(
             svg.contains("its seconds here, from slices, are too high"),
             "{svg}"
+        );
+    }
+
+    fn slice_row(cpu: i32, start_ns: i64, end_ns: i64, workload: Option<&str>) -> SchedSliceRow {
+        SchedSliceRow {
+            run_id: "r".into(),
+            cpu,
+            pid: 1,
+            tid: 1,
+            comm: "c".into(),
+            start_ns,
+            end_ns,
+            run_ns: end_ns - start_ns,
+            wait_ns: 0,
+            sched_delay_ns: 0,
+            preempt_wait_ns: 0,
+            prev_state: "S".into(),
+            workload: workload.map(Into::into),
+            prio: Some(120),
+        }
+    }
+
+    #[test]
+    fn the_timeline_reads_the_workloads_slices_as_columns_merging_within_a_pixel() {
+        let dir = tempfile::tempdir().unwrap();
+        let rows = [
+            slice_row(0, 0, 10, Some("a")),
+            slice_row(0, 12, 20, Some("a")),
+            slice_row(0, 20, 30, None),
+            slice_row(1, 5, 8, Some("b")),
+            slice_row(0, 40, 50, Some("a")),
+            slice_row(0, 21, 25, Some("b")),
+        ];
+        schedlab_tables::write_table(dir.path(), &rows).unwrap();
+        let (spans, names) = traced_spans(dir.path(), 2).unwrap();
+        let named: Vec<(i32, i64, i64, &str)> = (spans.iter())
+            .map(|s| (s.cpu, s.start_ns, s.end_ns, names[s.workload].as_str()))
+            .collect();
+        assert_eq!(
+            named,
+            [
+                (0, 0, 20, "a"),
+                (1, 5, 8, "b"),
+                (0, 40, 50, "a"),
+                (0, 21, 25, "b")
+            ],
+            "the slice of no workload is not read; a gap of 2 merges, one of 10 does not"
+        );
+        let occupancy = occupancy(&spans, &names, &[]);
+        assert_eq!(occupancy[0], span(0, 0, 20, "a"));
+        assert_eq!(
+            traced_spans(dir.path().join("none").as_path(), 2)
+                .unwrap()
+                .0,
+            []
         );
     }
 }
