@@ -41,6 +41,10 @@ check NAME *ARGS: build
 status NAME: build
     target/release/schedlab status pipelines/{{NAME}}.yaml
 
+# Man pages from the clap definitions: target/man/schedlab.1 and schedlab-COMMAND.1.
+man: build
+    target/release/schedlab man --out target/man
+
 # Check every pipeline. A full form names the core classes it needs and fails validation on a
 # machine without them (`--short` validates the short forms, which run on any machine).
 validate: build
@@ -55,7 +59,7 @@ test: python-env
 # The Python environment the notebooks (and their tests, and the Rust tests that check statistics against SciPy) use.
 python-env:
     test -x {{venv}}/bin/python || python3 -m venv {{venv}}
-    {{venv}}/bin/python -c "import datafusion, duckdb, matplotlib, polars, pyarrow, nbclient, pytest, scipy, statsmodels" 2>/dev/null || {{venv}}/bin/pip install -q -r notebooks/requirements.txt
+    {{venv}}/bin/python -c "import datafusion, duckdb, matplotlib, perfetto, polars, pyarrow, nbclient, pytest, scipy, statsmodels" 2>/dev/null || {{venv}}/bin/pip install -q -r notebooks/requirements.txt
 
 # Optional: read PIPELINE's tables and aggregates with Spark (local mode) and check the rows per run against DuckDB's (docs/src/scale.md). First use installs Java (apt, as root) and pyspark into .venv. ARGS: --dataset NAME, --master URL.
 spark-check PIPELINE *ARGS: python-env

@@ -150,7 +150,6 @@ fn start_monitors(
         match monitor::start(monitor_plan, &ctx, &mut record) {
             Ok(running) => monitors.push((record, Some(running))),
             Err(monitor::Unavailable(reason)) if monitor_plan.optional => {
-                tracing::warn!(monitor = %monitor_plan.name, "skipped: {reason}");
                 notes.push(Note {
                     source: monitor_plan.name.clone(),
                     severity: Severity::Warning,

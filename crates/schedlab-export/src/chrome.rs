@@ -28,7 +28,7 @@ use flate2::write::GzEncoder;
 use serde::Serialize;
 use tempfile::NamedTempFile;
 
-use crate::ExportError;
+use crate::{ExportError, write_error};
 
 /// An event's phase, the format's `ph`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -174,12 +174,5 @@ impl TraceWriter {
 
     fn raw(&mut self, bytes: &[u8]) -> Result<(), ExportError> {
         (self.out.write_all(bytes)).map_err(|source| write_error(&self.path, source))
-    }
-}
-
-fn write_error(path: &Path, source: std::io::Error) -> ExportError {
-    ExportError::Write {
-        path: path.to_owned(),
-        source,
     }
 }

@@ -18,7 +18,11 @@
 //! with serde_json alone.
 
 pub mod chrome;
-pub mod perfetto;
+mod counters;
+pub mod json;
+mod packets;
+pub mod pftrace;
+mod run_tables;
 
 use std::path::PathBuf;
 
@@ -64,4 +68,12 @@ pub enum ExportError {
         #[source]
         source: std::io::Error,
     },
+}
+
+/// The error of writing the trace at `path`.
+pub(crate) fn write_error(path: &std::path::Path, source: std::io::Error) -> ExportError {
+    ExportError::Write {
+        path: path.to_owned(),
+        source,
+    }
 }

@@ -8,6 +8,8 @@
 //! that order, most specific first: an openssl run logged by a wrapper can mention stress-ng, but
 //! no stress-ng log carries openssl's result header. Only the first [`HEAD_BYTES`] are read.
 
+use std::path::{Path, PathBuf};
+
 use crate::ParserKind;
 
 /// How much of a file the rules look at: every tool prints its header within its first lines,
@@ -89,13 +91,68 @@ pub fn detect(head: &[u8]) -> Option<Detected> {
 }
 
 /// The kind of the file at `path`, from its first [`HEAD_BYTES`].
-pub fn detect_file(path: &std::path::Path) -> std::io::Result<Option<Detected>> {
+pub fn detect_file(path: &Path) -> std::io::Result<Option<Detected>> {
     use std::io::Read;
     let mut head = Vec::with_capacity(HEAD_BYTES);
     std::fs::File::open(path)?
         .take(HEAD_BYTES as u64)
         .read_to_end(&mut head)?;
     Ok(detect(&head))
+}
+
+/// Why [`detect_kind`] found no one kind for its files.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum DetectError {
+    #[error("{}: cannot read it", path.display())]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error(
+        "{}: not recognisably the output of any parser's tool; hint: name its parser instead of \
+         `auto` ({})",
+        path.display(),
+        ParserKind::ALL.map(ParserKind::name).join(", ")
+    )]
+    Unrecognised { path: PathBuf },
+    #[error(
+        "the files are of different kinds ({}): parse each kind into its own --out",
+        kinds.iter().map(|k| k.name()).collect::<Vec<_>>().join(", ")
+    )]
+    Mixed { kinds: Vec<ParserKind> },
+    #[error("no files to tell the kind of")]
+    NoFiles,
+}
+
+/// The one kind of `inputs`, told from their content; `said` hears each file and what it was
+/// found to be, in order, before any later file's error. Files of different kinds would replace
+/// each other's tables in one output directory, so they are an error, as is a file no rule
+/// recognises.
+pub fn detect_kind(
+    inputs: &[PathBuf],
+    said: &mut dyn FnMut(&Path, &Detected),
+) -> Result<ParserKind, DetectError> {
+    let mut kinds = Vec::new();
+    for input in inputs {
+        let detected = detect_file(input).map_err(|source| DetectError::Read {
+            path: input.clone(),
+            source,
+        })?;
+        let detected = detected.ok_or_else(|| DetectError::Unrecognised {
+            path: input.clone(),
+        })?;
+        said(input, &detected);
+        kinds.push(detected.kind);
+    }
+    kinds.sort();
+    kinds.dedup();
+    match kinds[..] {
+        [kind] => Ok(kind),
+        [] => Err(DetectError::NoFiles),
+        _ => Err(DetectError::Mixed { kinds }),
+    }
 }
 
 /// A row of `perf stat -x ,`: a count (or `<not counted>`), a unit, an event name, …; with
@@ -141,5 +198,68 @@ mod tests {
         assert_eq!(detect(partial.as_bytes()), None);
         assert_eq!(detect(b"nothing a tool printed\n"), None);
         assert_eq!(detect(b""), None);
+    }
+
+    /// Writes each `(name, content)` into a fresh directory and tells their one kind, with the
+    /// files said along the way.
+    fn kind_of(files: &[(&str, &[u8])]) -> (Result<ParserKind, DetectError>, Vec<String>) {
+        let dir = tempfile::tempdir().unwrap();
+        let paths: Vec<PathBuf> = (files.iter())
+            .map(|(name, content)| {
+                let path = dir.path().join(name);
+                std::fs::write(&path, content).unwrap();
+                path
+            })
+            .collect();
+        let mut said = Vec::new();
+        let mut say = |path: &Path, found: &Detected| {
+            let name = path.file_name().unwrap().to_string_lossy();
+            said.push(format!("{name}: {} ({})", found.kind, found.evidence));
+        };
+        (detect_kind(&paths, &mut say), said)
+    }
+
+    #[test]
+    fn files_of_one_kind_give_it_and_each_is_said() {
+        let (kind, said) = kind_of(&[("a.data", b"PERFILE2...."), ("b.data", b"PERFILE2")]);
+        assert_eq!(kind.unwrap(), ParserKind::PerfSched);
+        assert_eq!(
+            said,
+            [
+                "a.data: perf-sched (perf.data magic PERFILE2)",
+                "b.data: perf-sched (perf.data magic PERFILE2)"
+            ]
+        );
+    }
+
+    #[test]
+    fn mixed_unrecognised_and_missing_files_are_errors_naming_them() {
+        let time = b"real\t0m1.5s\nuser\t0m1.0s\nsys\t0m0.1s\n";
+        let (kind, said) = kind_of(&[("perf.data", b"PERFILE2"), ("t.txt", time)]);
+        assert_eq!(
+            kind.unwrap_err().to_string(),
+            "the files are of different kinds (perf-sched, time): parse each kind into its own \
+             --out"
+        );
+        assert_eq!(said.len(), 2);
+
+        let (kind, said) = kind_of(&[("perf.data", b"PERFILE2"), ("notes.txt", b"hello\n")]);
+        let message = kind.unwrap_err().to_string();
+        assert!(
+            message.ends_with(
+                "notes.txt: not recognisably the output of any parser's tool; hint: name its \
+                 parser instead of `auto` (perf-sched, trace-cmd, timehist, turbostat, \
+                 stress-ng, openssl, time, perf-stat)"
+            ),
+            "{message}"
+        );
+        assert_eq!(said, ["perf.data: perf-sched (perf.data magic PERFILE2)"]);
+
+        let missing = detect_kind(&[PathBuf::from("/nonexistent/perf.data")], &mut |_, _| {});
+        assert!(matches!(missing, Err(DetectError::Read { .. })));
+        assert!(matches!(
+            detect_kind(&[], &mut |_, _| {}),
+            Err(DetectError::NoFiles)
+        ));
     }
 }

@@ -82,6 +82,25 @@ impl TaskStates {
         }
         s
     }
+
+    /// The state whose [`TaskStates::render`] is `letters`: the inverse, for writers of traces
+    /// whose readers decode the kernel's bits (Perfetto's `prev_state`). `None` when a letter
+    /// is not one of these states' or the text is not what `render` writes.
+    pub fn bits(&self, letters: &str) -> Option<i64> {
+        let (named, preempted) = match letters.strip_suffix('+') {
+            Some(named) => (named, self.preempted),
+            None => (letters, 0),
+        };
+        if named == "R" {
+            return Some(preempted);
+        }
+        let mut state = preempted;
+        for letter in named.split('|') {
+            let (bit, _) = self.flags.iter().find(|(_, name)| &**name == letter)?;
+            state |= bit;
+        }
+        (self.render(state) == letters).then_some(state)
+    }
 }
 
 /// The bit of `REC->prev_state & BIT ? "+" : ""` when the format spells it as a number: the
@@ -110,6 +129,31 @@ mod tests {
     /// The sched_switch print format of LISA's Juno traces (Linux 4.x, shared fixtures
     /// trace-dat/): `TASK_STATE_MAX` is 4096, a bit above the one after the last letter.
     const JUNO: &str = r#""prev_comm=%s prev_pid=%d prev_prio=%d prev_state=%s%s ==> next_comm=%s next_pid=%d next_prio=%d", REC->prev_comm, REC->prev_pid, REC->prev_prio, REC->prev_state & (4096-1) ? __print_flags(REC->prev_state & (4096-1), "|", { 1, "S"} , { 2, "D" }, { 4, "T" }, { 8, "t" }, { 16, "Z" }, { 32, "X" }, { 64, "x" }, { 128, "K" }, { 256, "W" }, { 512, "P" }, { 1024, "N" }) : "R", REC->prev_state & 4096 ? "+" : "", REC->next_comm, REC->next_pid, REC->next_prio"#;
+
+    #[test]
+    fn bits_invert_render_for_every_state_of_up_to_two_letters_and_refuse_other_text() {
+        for states in [
+            TaskStates::since_4_14(),
+            TaskStates::from_print_fmt(JUNO).unwrap(),
+        ] {
+            let singles = states.flags.iter().map(|(bit, _)| *bit);
+            let pairs = (states.flags.iter())
+                .flat_map(|(a, _)| states.flags.iter().map(move |(b, _)| a | b));
+            for state in std::iter::once(0).chain(singles).chain(pairs) {
+                for state in [state, state | states.preempted] {
+                    let letters = states.render(state);
+                    assert_eq!(states.bits(&letters), Some(state), "{letters}");
+                }
+            }
+        }
+        let states = TaskStates::since_4_14();
+        assert_eq!(states.bits("S"), Some(1));
+        assert_eq!(states.bits("R+"), Some(0x100));
+        assert_eq!(states.bits("D|S"), None, "not in the kernel's order");
+        for text in ["", "Q", "S|", "+", "R|S", "S++"] {
+            assert_eq!(states.bits(text), None, "{text:?}");
+        }
+    }
 
     #[test]
     fn a_preemption_bit_the_format_spells_out_is_the_one_used() {

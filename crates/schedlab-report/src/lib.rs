@@ -6,8 +6,8 @@
 //! `workload_metrics` and `quality` tables), renders one [`Summary`] per pipeline and writes it
 //! where [`ReportPaths`] says (`report/summary.md`); the same Markdown table is what the
 //! terminal shows. Every table goes through one printer ([`table`]), which escapes cell text.
-//! [`plot_run`] draws a run's SVG plots; `index.html` carries them inline, one file that reads
-//! offline. [`comparison_page`] does the same for `schedlab compare`.
+//! [`plot_run`] draws a run's SVG plots (each with a PNG beside it, for articles); `index.html`
+//! carries the SVGs inline, one file that reads offline. [`comparison_page`] does the same for `schedlab compare`.
 //!
 //! # Key design decision
 //!
@@ -15,12 +15,14 @@
 //! wrong, the place to look is the aggregate table it came from.
 
 mod activity;
+mod bar_plots;
 mod comparison;
 mod comparison_plot;
 mod delay_plot;
 mod expectations;
 mod html;
 mod plots;
+mod png;
 mod share;
 mod style;
 mod table;
@@ -44,6 +46,7 @@ use schedlab_tables::{
     SchedSliceRow, Severity, TableDir, TableError, ThroughputRow, TotalsRow, TraceRow,
     WorkloadMetricRow, read_table, read_table_where,
 };
+use schedlab_topology::parse_cpu_list;
 
 use table::{Align, Table, escape};
 
@@ -71,7 +74,7 @@ pub const TABLES_READ: [&str; 5] = ["workload_metrics", "quality", "processes", 
 
 /// What [`plot_run`] draws a run's plots from: its partitions of these tables and aggregates
 /// (the runner fingerprints them per run, so only a changed run's plots are drawn again).
-pub const PLOTS_READ: [&str; 13] = [
+pub const PLOTS_READ: [&str; 15] = [
     "cpus",
     "traces",
     "sched_slices",
@@ -85,16 +88,20 @@ pub const PLOTS_READ: [&str; 13] = [
     "migrations",
     "sched_delay_cdf",
     "cpu_activity_intervals",
+    "cpu_freq_idle",
+    "cpu_share",
 ];
 
 /// The plots of a run, in the order the page shows them: the `plots:` kinds (`cpu_timeline`,
 /// `residency`), and those the HTML page always draws where the data exists.
-const PLOT_ORDER: [&str; 5] = [
+const PLOT_ORDER: [&str; 7] = [
     "activity",
     "cpu_timeline",
     "migrations",
     "sched_delay",
     "residency",
+    "class_residency",
+    "cpu_share",
 ];
 
 /// The rendered summary.
@@ -454,20 +461,33 @@ fn rollup_lines(inputs: &Inputs, rolled_up: &[&TotalsRow], table: &mut Table) {
     }
 }
 
-/// `r1 [warning] turbostat: …`, each part through `text` (escaped for Markdown, or as is).
-fn warning_line(q: &QualityRow, text: fn(&str) -> String) -> String {
-    format!(
-        "{} [{}] {}: {}",
-        text(&q.run_id),
-        text(q.severity.as_str()),
-        text(&q.source),
-        text(&q.message)
-    )
-}
-
-/// The quality notes worth a warning.
-fn warnings(quality: &[QualityRow]) -> impl Iterator<Item = &QualityRow> {
-    quality.iter().filter(|q| q.severity != Severity::Info)
+/// The quality notes worth a warning, one line per kind (severity, source and message) with the
+/// runs it applies to, in the order they first appear: `r1, r2 [warning] turbostat: …`, each
+/// part through `text` (escaped for Markdown, or as is).
+fn warning_lines(quality: &[QualityRow], text: fn(&str) -> String) -> Vec<String> {
+    let mut kinds: Vec<(&QualityRow, Vec<&str>)> = Vec::new();
+    for q in quality.iter().filter(|q| q.severity != Severity::Info) {
+        let same = |k: &QualityRow| {
+            (k.severity, &k.source, &k.message) == (q.severity, &q.source, &q.message)
+        };
+        match kinds.iter_mut().find(|(k, _)| same(k)) {
+            Some((_, runs)) if runs.contains(&q.run_id.as_str()) => {}
+            Some((_, runs)) => runs.push(&q.run_id),
+            None => kinds.push((q, vec![&q.run_id])),
+        }
+    }
+    (kinds.into_iter())
+        .map(|(q, runs)| {
+            let runs: Vec<String> = runs.into_iter().map(text).collect();
+            format!(
+                "{} [{}] {}: {}",
+                runs.join(", "),
+                text(q.severity.as_str()),
+                text(&q.source),
+                text(&q.message)
+            )
+        })
+        .collect()
 }
 
 /// The runs whose threads were aggregated from placement samples only, when the pipeline asked
@@ -574,11 +594,11 @@ fn markdown(
         write!(markdown, "\n## {}\n\n{}\n\n{}", s.heading, s.intro, s.body)
             .expect("writing to a String");
     }
-    let mut warnings = warnings(quality).peekable();
-    if warnings.peek().is_some() {
+    let warnings = warning_lines(quality, escape);
+    if !warnings.is_empty() {
         markdown.push_str("\n## Quality\n\n");
-        for q in warnings {
-            writeln!(markdown, "- {}", warning_line(q, escape)).expect("writing to a String");
+        for line in warnings {
+            writeln!(markdown, "- {line}").expect("writing to a String");
         }
     }
     markdown
@@ -650,9 +670,7 @@ pub fn summarize(
         sections: (sections.into_iter())
             .map(|s| format!("## {}\n{}", s.heading, s.body))
             .collect(),
-        warnings: (warnings(&inputs.quality))
-            .map(|q| warning_line(q, str::to_owned))
-            .collect(),
+        warnings: warning_lines(&inputs.quality, str::to_owned),
         not_completed,
         written,
     })
@@ -680,7 +698,12 @@ pub fn plot_run(
     let cpus: Vec<&CpuRow> = cpus.iter().collect();
     let processes: Vec<ProcessRow> = read_table(tables)?;
     let lifetimes = timeplots::lifetimes(&processes.iter().collect::<Vec<_>>());
-    let run = plots::RunContext::new(&lifetimes);
+    let traces: Vec<TraceRow> = read_table(tables)?;
+    // A list that does not parse marks nothing: the parse stage wrote it with the same syntax.
+    let idle_blind = (traces.iter())
+        .flat_map(|t| parse_cpu_list(&t.idle_blind_cpus).unwrap_or_default())
+        .filter_map(|cpu| i32::try_from(cpu).ok());
+    let run = plots::RunContext::new(&lifetimes).with_idle_blind(idle_blind);
     let mut drawn: Vec<Drawn> = Vec::new();
     for kind in &options.plots {
         drawn.push(match kind {
@@ -695,19 +718,8 @@ pub fn plot_run(
                 let spans = plots::occupancy(&slices, &placement);
                 let timeline: Vec<CpuTimelineRow> =
                     read_table_where(aggregates, |r| plots::background_of(r).is_some())?;
-                let mut title =
+                let title =
                     format!("{pipeline} {run_id}: which workload ran on each CPU, over time");
-                // Slices there run on through the idle time the trace missed: drawn as they
-                // are, and said.
-                let traces: Vec<TraceRow> = read_table(tables)?;
-                let blind: Vec<&str> = (traces.iter())
-                    .map(|t| t.idle_blind_cpus.as_str())
-                    .filter(|cpus| !cpus.is_empty())
-                    .collect();
-                if !blind.is_empty() {
-                    let cpus = blind.join(",");
-                    title.push_str(&format!(" (cpu {cpus}: idle not traced, spans too long)"));
-                }
                 let svg = plots::cpu_timeline(&title, &spans, &timeline, &cpus, &run);
                 ("cpu_timeline", svg)
             }
@@ -721,7 +733,7 @@ pub fn plot_run(
     }
     if html {
         drawn.extend(page_plots(
-            pipeline, run_id, tables, aggregates, &cpus, &lifetimes,
+            pipeline, run_id, tables, aggregates, &cpus, &lifetimes, &run,
         )?);
     }
     for (name, svg) in drawn {
@@ -731,8 +743,14 @@ pub fn plot_run(
         })?;
         if let Some(svg) = svg {
             let path = report.plot_svg(name, run_id);
+            let png = png::png_of(&svg).map_err(|message| ReportError::Plot {
+                run_id: run_id.to_owned(),
+                message: format!("{name}: {message}"),
+            })?;
             write_atomic(&path, svg.as_bytes())?;
-            written.push(path);
+            let png_path = path.with_extension("png");
+            write_atomic(&png_path, &png)?;
+            written.extend([path, png_path]);
         }
     }
     Ok(written)
@@ -751,6 +769,7 @@ fn page_plots(
     aggregates: &(impl TableDir + ?Sized),
     cpus: &[&CpuRow],
     lifetimes: &[timeplots::Lifetime],
+    run: &plots::RunContext,
 ) -> Result<Vec<Drawn>, ReportError> {
     let workloads: Vec<String> = lifetimes.iter().map(|l| l.workload.clone()).collect();
 
@@ -782,10 +801,22 @@ fn page_plots(
     let cdf: Vec<_> = cdf.iter().collect();
     let title = format!("{pipeline} {run_id}: wakeup delay per workload (CDF)");
     let delays = delay_plot::delay_cdf(&title, &cdf, &workloads);
+
+    let rollup: Vec<ResidencyRollupRow> = read_table(aggregates)?;
+    let rollup: Vec<_> = rollup.iter().collect();
+    let title = format!("{pipeline} {run_id}: each workload's CPU time by core class");
+    let classes = bar_plots::class_residency(&title, &rollup, cpus);
+
+    let share: Vec<schedlab_tables::CpuShareRow> = read_table(aggregates)?;
+    let share: Vec<_> = share.iter().collect();
+    let title = format!("{pipeline} {run_id}: CPUs each workload received, per phase");
+    let share = bar_plots::cpu_share(&title, &share, run);
     Ok(vec![
         ("activity", activity),
         ("migrations", migrations),
         ("sched_delay", delays),
+        ("class_residency", classes),
+        ("cpu_share", share),
     ])
 }
 
@@ -818,6 +849,33 @@ fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ReportError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_warning_of_several_runs_is_one_line_naming_them() {
+        let note = |run: &str, severity, message: &str| QualityRow {
+            run_id: run.into(),
+            source: "turbostat".into(),
+            severity,
+            message: message.into(),
+            time_ns: None,
+            cpu: Some(1),
+        };
+        let quality = [
+            note("r1", Severity::Warning, "no MSR access"),
+            note("r1", Severity::Info, "ran"),
+            note("r2", Severity::Warning, "no MSR access"),
+            note("r2", Severity::Warning, "no MSR access"),
+            note("r2", Severity::Error, "exited 1"),
+            note("r3", Severity::Warning, "no MSR access"),
+        ];
+        assert_eq!(
+            warning_lines(&quality, str::to_owned),
+            [
+                "r1, r2, r3 [warning] turbostat: no MSR access",
+                "r2 [error] turbostat: exited 1"
+            ]
+        );
+    }
     use schedlab_tables::write_table;
 
     /// The report's files in one directory, named as the runner's layout names them.

@@ -12,7 +12,7 @@
 //! counts from the first workload start. A plot's legend and notes sit in its [`Frame`], beside
 //! and under the data, never over it.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use plotters::coord::Shift;
 use plotters::coord::ranged1d::SegmentValue;
@@ -124,15 +124,50 @@ fn for_drawing<'a, const N: usize>(
     }
 }
 
-/// The CPUs to draw a lane for, with their class: every CPU of the run's `cpus` table, and any
-/// CPU the data names that the table lacks.
-fn lanes(cpus: &[&CpuRow], named: impl Iterator<Item = i32>) -> Vec<(i32, String)> {
-    let mut lanes: BTreeMap<i32, String> =
-        (cpus.iter()).map(|c| (c.cpu, c.class.clone())).collect();
+/// The CPUs to draw a lane for, with their label (`cpu 3 (E)`, marked [`IDLE_BLIND_MARK`] where
+/// the trace missed the CPU's idle): every CPU of the run's `cpus` table, and any CPU the data
+/// names that the table lacks.
+fn lanes(
+    cpus: &[&CpuRow],
+    named: impl Iterator<Item = i32>,
+    run: &RunContext,
+) -> Vec<(i32, String)> {
+    let mut lanes: BTreeMap<i32, &str> = (cpus.iter()).map(|c| (c.cpu, c.class.as_str())).collect();
     for cpu in named {
-        lanes.entry(cpu).or_insert_with(|| "?".to_owned());
+        lanes.entry(cpu).or_insert("?");
     }
-    lanes.into_iter().collect()
+    (lanes.into_iter())
+        .map(|(cpu, class)| {
+            let mark = if run.idle_blind.contains(&cpu) {
+                IDLE_BLIND_MARK
+            } else {
+                ""
+            };
+            (cpu, format!("cpu {cpu} ({class}){mark}"))
+        })
+        .collect()
+}
+
+/// Marks a CPU's label where the trace is idle-blind there, pointing at the plot's note.
+const IDLE_BLIND_MARK: &str = " *";
+
+/// The note under a plot that draws idle-blind CPUs among `lanes` (none when it draws none):
+/// what the mark means, and `drawn`, what the plot shows there.
+fn idle_blind_notes(lanes: &[(i32, String)], run: &RunContext, drawn: &str) -> Vec<String> {
+    let blind: Vec<String> = (lanes.iter())
+        .filter(|(cpu, _)| run.idle_blind.contains(cpu))
+        .map(|(cpu, _)| cpu.to_string())
+        .collect();
+    if blind.is_empty() {
+        return Vec::new();
+    }
+    let cpus = blind.join(", ");
+    vec![
+        format!(
+            "* cpu {cpus}: the trace never shows it leaving idle (idle-context events not traced),"
+        ),
+        format!("  so a slice there runs on through the idle time before it: {drawn}."),
+    ]
 }
 
 pub(crate) fn sorted_unique<'a>(names: impl Iterator<Item = &'a str>) -> Vec<String> {
@@ -146,11 +181,11 @@ pub(crate) fn plot_error(err: impl std::fmt::Display) -> String {
     format!("drawing the plot: {err}")
 }
 
-/// `cpu 3 (E)` under (or beside) a CPU's segment.
+/// A CPU's label beside its segment.
 fn lane_label(lanes: &[(i32, String)], value: &SegmentValue<i32>) -> String {
     match value {
         SegmentValue::CenterOf(i) | SegmentValue::Exact(i) => (lanes.get(*i as usize))
-            .map(|(cpu, class)| format!("cpu {cpu} ({class})"))
+            .map(|(_, label)| label.clone())
             .unwrap_or_default(),
         SegmentValue::Last => String::new(),
     }
@@ -296,11 +331,13 @@ pub(crate) fn background_of(row: &CpuTimelineRow) -> Option<&'static str> {
 }
 
 /// What every plot of a run shares: its workloads in name order (each keeps its colour across
-/// the plots) and the first workload start (where every time axis counts from).
+/// the plots), the first workload start (where every time axis counts from), and the CPUs
+/// whose idle the trace missed (`traces.idle_blind_cpus`), marked wherever a plot draws them.
 #[derive(Debug, Clone, Default)]
 pub struct RunContext {
     pub workloads: Vec<String>,
     pub first_start_ns: Option<i64>,
+    pub idle_blind: BTreeSet<i32>,
 }
 
 impl RunContext {
@@ -309,7 +346,14 @@ impl RunContext {
         RunContext {
             workloads: lifetimes.iter().map(|l| l.workload.clone()).collect(),
             first_start_ns: lifetimes.iter().map(|l| l.start_ns).min(),
+            idle_blind: BTreeSet::new(),
         }
+    }
+
+    /// The same context, with `cpus` marked idle-blind.
+    pub fn with_idle_blind(mut self, cpus: impl IntoIterator<Item = i32>) -> RunContext {
+        self.idle_blind.extend(cpus);
+        self
     }
 
     /// The origin of a time axis and its name: the first workload start, else `first_ns` (the
@@ -340,7 +384,7 @@ pub fn cpu_timeline(
     };
     let (origin_ns, x_axis) = run.origin(first_ns, "slice");
     let t0 = first_ns.min(origin_ns);
-    let lanes = lanes(cpus, spans.iter().map(|s| s.cpu));
+    let lanes = lanes(cpus, spans.iter().map(|s| s.cpu), run);
     let names = sorted_unique(spans.iter().map(|s| s.workload));
     let index_of: BTreeMap<i32, usize> = (lanes.iter().enumerate())
         .map(|(i, (cpu, _))| (*cpu, i))
@@ -376,12 +420,16 @@ pub fn cpu_timeline(
         (drawn_background.iter())
             .map(|(name, color)| (name.to_string(), color.to_rgba(), Swatch::Fill)),
     );
-    let frame = Frame::of_lanes(title, &legend, lanes.len());
+    let notes = idle_blind_notes(&lanes, run, "its spans here are too long");
+    let frame = Frame {
+        notes: &notes,
+        ..Frame::of_lanes(title, &legend, lanes.len())
+    };
     let svg = framed(&frame, |plot| {
         let mut chart = ChartBuilder::on(plot)
             .margin(12)
             .x_label_area_size(50)
-            .y_label_area_size(100)
+            .y_label_area_size(110)
             .build_cartesian_2d(
                 seconds(t0)..seconds(t1).max(seconds(t0) + 1e-9),
                 (0..lanes.len() as i32 - 1).into_segmented(),
@@ -436,17 +484,17 @@ pub fn residency(
     if seconds.is_empty() {
         return Ok(None);
     }
-    let lanes = lanes(cpus, seconds.keys().map(|(cpu, _)| *cpu));
+    let lanes = lanes(cpus, seconds.keys().map(|(cpu, _)| *cpu), run);
     let names = sorted_unique(seconds.keys().map(|(_, workload)| *workload));
     let bars: Vec<(String, Vec<(f64, RGBAColor)>)> = (lanes.iter())
-        .map(|(cpu, class)| {
+        .map(|(cpu, label)| {
             let parts = (names.iter())
                 .map(|n| {
                     let height = seconds.get(&(*cpu, n.as_str())).copied().unwrap_or(0.0);
                     (height, workload_color(&run.workloads, n))
                 })
                 .collect();
-            (format!("cpu {cpu} ({class})"), parts)
+            (label.clone(), parts)
         })
         .collect();
     let legend: Vec<LegendEntry> = (names.iter())
@@ -458,12 +506,33 @@ pub fn residency(
             )
         })
         .collect();
+    let sources: BTreeSet<&str> = (rows.iter())
+        .filter(|r| r.scope == "workload" && r.cpu.is_some_and(|c| run.idle_blind.contains(&c)))
+        .map(|r| r.source.as_str())
+        .collect();
+    let drawn = if sources.iter().all(|s| *s == "slices") {
+        "its seconds here, from slices, are too high".to_owned()
+    } else {
+        let whose: Vec<&str> = (sources.into_iter())
+            .map(|s| match s {
+                "kernel" => "the kernel's accounting",
+                "proc" => "/proc's accounting",
+                _ => "slices",
+            })
+            .collect();
+        format!("its seconds here are {} instead", whose.join(" or "))
+    };
+    let notes = idle_blind_notes(&lanes, run, &drawn);
     let frame = Frame {
-        width: bar_chart_width(lanes.len()),
+        width: if notes.is_empty() {
+            bar_chart_width(lanes.len())
+        } else {
+            WIDTH
+        },
         height: 440,
         title,
         legend: &legend,
-        notes: &[],
+        notes: &notes,
     };
     stacked_bars(&frame, &bars, "seconds on the CPU").map(Some)
 }
@@ -605,6 +674,74 @@ mod tests {
         assert_eq!(
             occupancy(&[], &samples.iter().collect::<Vec<_>>()),
             [span(1, 0, 200, "w"), span(0, 400, 600, "w")]
+        );
+    }
+
+    fn cpu(cpu: i32, class: &str) -> CpuRow {
+        CpuRow {
+            run_id: "r".into(),
+            cpu,
+            core_id: None,
+            package_id: None,
+            class: class.into(),
+            class_source: "declared".into(),
+            capacity: None,
+            max_khz: None,
+            class_rank: None,
+        }
+    }
+
+    fn residency_row(cpu: i32, source: &str, run_ns: i64) -> ResidencyRollupRow {
+        ResidencyRollupRow {
+            run_id: "r".into(),
+            workload: "w".into(),
+            scope: "workload".into(),
+            pid: None,
+            tid: None,
+            cpu: Some(cpu),
+            class: "P".into(),
+            run_ns,
+            share: 0.5,
+            source: source.into(),
+            lost_events: None,
+        }
+    }
+
+    #[test]
+    fn an_idle_blind_cpu_is_marked_on_the_timeline_and_residency_with_what_its_figures_are() {
+        let cpus = [cpu(0, "P"), cpu(1, "E")];
+        let cpus: Vec<&CpuRow> = cpus.iter().collect();
+        let spans = [span(0, 0, 1_000_000, "w"), span(1, 0, 2_000_000, "w")];
+        let plain = RunContext::default();
+        let blind = RunContext::default().with_idle_blind([1]);
+        let timeline = |run| cpu_timeline("t", &spans, &[], &cpus, run).unwrap().unwrap();
+        let (plain_svg, blind_svg) = (timeline(&plain), timeline(&blind));
+        assert!(
+            plain_svg.contains("\ncpu 1 (E)\n") && !plain_svg.contains("idle-context"),
+            "{plain_svg}"
+        );
+        assert!(blind_svg.contains("\ncpu 1 (E) *\n"), "{blind_svg}");
+        assert!(
+            blind_svg.contains("\ncpu 0 (P)\n"),
+            "the traced CPU is not marked"
+        );
+        assert!(blind_svg.contains("* cpu 1: the trace never shows it leaving idle"));
+        assert!(blind_svg.contains("its spans here are too long"));
+
+        let rows = [residency_row(0, "slices", 1), residency_row(1, "kernel", 2)];
+        let rows: Vec<&ResidencyRollupRow> = rows.iter().collect();
+        let svg = residency("r", &rows, &cpus, &blind).unwrap().unwrap();
+        assert!(svg.contains("\ncpu 1 (E) *\n"), "{svg}");
+        assert!(
+            svg.contains("its seconds here are the kernel&apos;s accounting instead"),
+            "{svg}"
+        );
+        let rows = [residency_row(1, "slices", 2)];
+        let rows: Vec<&ResidencyRollupRow> = rows.iter().collect();
+        let svg = residency("r", &rows, &cpus, &blind).unwrap().unwrap();
+        assert!(
+            svg.contains("its seconds here, from slices, are too high"),
+            "{svg}"
         );
     }
 }

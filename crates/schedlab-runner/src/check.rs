@@ -12,8 +12,8 @@ use schedlab_tables::{ExpectationRow, Judgement, MigrationSummaryRow, read_rows,
 
 use crate::{Runner, RunnerError, remove_if_exists};
 
-/// What `schedlab check` found for its label.
-#[derive(Debug)]
+/// What `schedlab check` found for its label (`--json`: this).
+#[derive(Debug, serde::Serialize)]
 pub struct CheckReport {
     /// The label judged (`None`: the runs collected without one).
     pub label: Option<String>,

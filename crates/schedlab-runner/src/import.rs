@@ -43,6 +43,23 @@ pub struct ImportFile {
     pub workload: Option<String>,
 }
 
+impl ImportFile {
+    /// A file as the command line names it: `NAME=FILE` names the workload whose output FILE
+    /// is; a path that exists as given is a file, even with a `=` in it.
+    pub fn from_arg(text: &str) -> ImportFile {
+        match text.split_once('=') {
+            Some((name, path)) if !Path::new(text).exists() && !name.contains('/') => ImportFile {
+                path: PathBuf::from(path),
+                workload: Some(name.to_owned()),
+            },
+            _ => ImportFile {
+                path: PathBuf::from(text),
+                workload: None,
+            },
+        }
+    }
+}
+
 /// What `schedlab import` was asked.
 #[derive(Debug, Clone, Default)]
 pub struct ImportRequest {
@@ -837,6 +854,18 @@ mod tests {
             selectors_now(&imported(None), &pipeline),
             imported(None).workloads,
             "a manifest from before `given` was recorded keeps every selector"
+        );
+    }
+
+    #[test]
+    fn a_file_argument_names_its_workload_unless_it_is_a_path() {
+        let named = ImportFile::from_arg("bg=stress.txt");
+        assert_eq!(named.workload.as_deref(), Some("bg"));
+        assert_eq!(named.path, Path::new("stress.txt"));
+        let plain = ImportFile::from_arg("dir/a=b.txt");
+        assert_eq!(
+            (plain.workload, plain.path),
+            (None, PathBuf::from("dir/a=b.txt"))
         );
     }
 }

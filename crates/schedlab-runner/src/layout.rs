@@ -126,6 +126,11 @@ impl Layout {
         self.report().join("expectations.parquet")
     }
 
+    /// The report's page, with the plots inline.
+    pub fn index_html(&self) -> PathBuf {
+        self.report().join("index.html")
+    }
+
     /// The summary, as the terminal shows it after `run`.
     pub fn summary_md(&self) -> PathBuf {
         self.report().join("summary.md")
@@ -263,7 +268,7 @@ impl schedlab_report::ReportPaths for Layout {
     }
 
     fn index_html(&self) -> PathBuf {
-        self.report().join("index.html")
+        Layout::index_html(self)
     }
 
     fn plot_svg(&self, kind: &str, run_id: &str) -> PathBuf {

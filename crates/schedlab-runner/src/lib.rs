@@ -27,12 +27,14 @@ pub mod gather;
 pub mod identity;
 pub mod import;
 pub mod layout;
+pub mod load;
 mod lock;
 mod migrate;
 mod parse_stage;
 mod partitions;
 mod per_class;
 pub mod progress;
+pub mod run_dir;
 pub mod state;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -41,12 +43,13 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use indicatif::ProgressBar;
+use indicatif::ProgressFinish;
 use rayon::prelude::*;
 use schedlab_analyze::compare::CompareInputs;
 use schedlab_collect::RunRequest;
 use schedlab_spec::{Plan, variant_text};
 use schedlab_tables::manifest::{Ending, Manifest, RawFile, RunStatus};
-use schedlab_tables::{ComparisonRow, RunRow, read_table};
+use schedlab_tables::{ComparisonRow, RunRow, Severity, read_table};
 
 pub use check::CheckReport;
 use digest::Digests;
@@ -209,7 +212,7 @@ pub struct Comparison {
 }
 
 /// A run directory found on disk.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize)]
 pub struct RunOnDisk {
     pub run_id: String,
     pub status: String,
@@ -221,17 +224,34 @@ pub struct RunOnDisk {
     pub endings: Vec<String>,
     /// Per stage computed per run (parse, aggregate): why this run's result is stale. Empty
     /// when fresh, and for runs that are not current.
+    #[serde(serialize_with = "by_stage")]
     pub stale: Vec<(Stage, Vec<String>)>,
 }
 
-/// What `schedlab status` prints.
-#[derive(Debug, Clone)]
+/// What `schedlab status` prints (`--json`: this, with each stage list an object from stage
+/// name to reasons).
+#[derive(Debug, Clone, serde::Serialize)]
 pub struct StatusReport {
+    /// The pipeline's name (its data directory's).
+    pub pipeline: String,
     pub root: PathBuf,
     pub runs: Vec<RunOnDisk>,
     /// Per stage: the reasons it is stale; empty when fresh. For parse and aggregate, how many
     /// runs are stale (each run's reasons are in [`RunOnDisk::stale`]).
+    #[serde(serialize_with = "by_stage")]
     pub stages: Vec<(Stage, Vec<String>)>,
+}
+
+/// `[(stage, reasons)]` as `{"stage": reasons}`, in stage order.
+fn by_stage<S: serde::Serializer>(
+    stages: &[(Stage, Vec<String>)],
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    serializer.collect_map(
+        stages
+            .iter()
+            .map(|(stage, reasons)| (stage.name(), reasons)),
+    )
 }
 
 pub struct Runner<'a> {
@@ -380,6 +400,24 @@ impl<'a> Runner<'a> {
         }
         let force = self.options.selection.forced.contains(&Stage::Collect);
         let (mut done, mut collected) = (0, 0);
+        let missing: Vec<&schedlab_spec::RunPlan> = (self.plan.runs.iter())
+            .filter(|plan| {
+                force || !Layout::manifest(&self.layout.run(&self.ids.id(plan))).exists()
+            })
+            .collect();
+        let lengths: Vec<_> = (missing.iter())
+            .map(|plan| (plan.collect.expected_length(), plan.collect.cooldown))
+            .collect();
+        let schedule = progress::Schedule::new(&lengths);
+        let bar = (self.options.progress && !missing.is_empty())
+            .then(|| progress::collect_bar(schedule.as_ref()));
+        // Lines said while the bar is drawn go above it.
+        let say = |line: &str| match &bar {
+            Some(bar) => bar.suspend(|| (self.say)(line)),
+            None => (self.say)(line),
+        };
+        // Each collection's warnings, said once per kind when the stage ends.
+        let mut warnings: Vec<(String, Vec<String>)> = Vec::new();
         for plan in &self.plan.runs {
             let run_id = self.ids.id(plan);
             let final_dir = self.layout.run(&run_id);
@@ -394,7 +432,7 @@ impl<'a> Runner<'a> {
             if collected > 0
                 && let Some(cooldown) = plan.collect.cooldown
             {
-                (self.say)(&format!("collect: cooling down for {cooldown:?}"));
+                say(&format!("collect: cooling down for {cooldown:?}"));
                 std::thread::sleep(cooldown);
             }
             let partial = self.layout.partial_run(&run_id);
@@ -406,13 +444,18 @@ impl<'a> Runner<'a> {
                 std::fs::remove_dir_all(&partial).map_err(|e| io(e, &partial))?;
             }
             std::fs::create_dir_all(&partial).map_err(|e| io(e, &partial))?;
-            let bar = self
-                .options
-                .progress
-                .then(|| progress::collect_bar(&run_id, plan.collect.expected_length()));
+            if let Some(bar) = &bar {
+                bar.set_prefix(format!(
+                    "collect run {} of {}",
+                    collected + 1,
+                    missing.len()
+                ));
+                bar.set_message(run_id.clone());
+            }
             let on_tick = |elapsed: std::time::Duration| {
-                if let Some(bar) = &bar {
-                    bar.set_position(elapsed.as_millis() as u64);
+                if let (Some(bar), Some(schedule)) = (&bar, &schedule) {
+                    let at = schedule.position(collected, elapsed);
+                    bar.set_position(at.as_millis() as u64);
                 }
             };
             let request = RunRequest {
@@ -426,9 +469,6 @@ impl<'a> Runner<'a> {
                 on_tick: &on_tick,
             };
             let result = schedlab_collect::collect(&request);
-            if let Some(bar) = &bar {
-                bar.finish_and_clear();
-            }
             let mut manifest = match result {
                 Ok(manifest) => manifest,
                 Err(source) => {
@@ -458,7 +498,7 @@ impl<'a> Runner<'a> {
                     .map_or(0, |d| d.as_secs());
                 let kept = self.layout.interrupted_run(&run_id, secs);
                 std::fs::rename(&partial, &kept).map_err(|e| io(e, &kept))?;
-                (self.say)(&format!(
+                say(&format!(
                     "collect: interrupted; what was recorded is kept in {}",
                     kept.display()
                 ));
@@ -474,7 +514,28 @@ impl<'a> Runner<'a> {
                 RunStatus::WorkloadStopped => outcome.stopped_runs.push(run_id.clone()),
                 _ => {}
             }
-            (self.say)(&format!("collect: {run_id} {}", manifest.status.as_str()));
+            say(&format!("collect: {run_id} {}", manifest.status.as_str()));
+            let notes = manifest
+                .notes
+                .iter()
+                .filter(|n| n.severity == Severity::Warning);
+            for note in notes {
+                let kind = format!("{}: {}", note.source, note.message);
+                match warnings.iter_mut().find(|(k, _)| *k == kind) {
+                    Some((_, runs)) => runs.push(run_id.clone()),
+                    None => warnings.push((kind, vec![run_id.clone()])),
+                }
+            }
+        }
+        if let Some(bar) = &bar {
+            bar.finish_and_clear();
+        }
+        for (kind, runs) in &warnings {
+            let runs = match &runs[..] {
+                [run] => format!("run {run}"),
+                _ => format!("{} runs: {}", runs.len(), runs.join(", ")),
+            };
+            say(&format!("collect: warning: {kind} ({runs})"));
         }
         if collected == 0 {
             (self.say)(&format!(
@@ -904,6 +965,9 @@ impl<'a> Runner<'a> {
             return Ok(());
         }
         (self.say)(&format!("summarize: running ({})", reasons.join("; ")));
+        // Cleared however the stage ends.
+        let _bar = (self.options.progress)
+            .then(|| progress::spinner("summarize").with_finish(ProgressFinish::AndClear));
         Layout::sweep_leftovers(&self.layout.report());
         let paths = schedlab_report::SummaryPaths {
             tables: &self.layout.tables(),
@@ -1251,6 +1315,7 @@ impl<'a> Runner<'a> {
             ));
         }
         Ok(StatusReport {
+            pipeline: self.plan.name.clone(),
             root: self.layout.root.clone(),
             runs,
             stages,

@@ -2,6 +2,7 @@
 
 mod expect;
 
+use std::cell::Cell;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -56,23 +57,82 @@ pub fn compile(
     source: &str,
     options: &CompileOptions<'_>,
 ) -> Result<Plan, Vec<Diagnostic>> {
+    check(file, source, options, None)
+}
+
+/// Parses and checks a pipeline for `schedlab import`, whose command line names `workloads`
+/// (`--workload NAME=SELECTOR`): they count as the pipeline's `import.workloads` (each replacing
+/// one of the same name), so aggregate steps and expectations may name them, and a pipeline
+/// with neither a `collect` nor an `import` section is taken as `import: {}`.
+pub fn compile_for_import(
+    file: &str,
+    source: &str,
+    options: &CompileOptions<'_>,
+    workloads: &[WorkloadSelector],
+) -> Result<Plan, Vec<Diagnostic>> {
+    check(file, source, options, Some(workloads))
+}
+
+/// The pipeline's `name:`, read before (and whether or not) the rest compiles; `None` when the
+/// text has none.
+pub fn name_of(source: &str) -> Option<String> {
+    #[derive(serde::Deserialize)]
+    struct Named {
+        name: String,
+    }
+    serde_saphyr::from_str::<Named>(source).ok().map(|n| n.name)
+}
+
+fn check(
+    file: &str,
+    source: &str,
+    options: &CompileOptions<'_>,
+    importing: Option<&[WorkloadSelector]>,
+) -> Result<Plan, Vec<Diagnostic>> {
     let raw: RawPipeline =
         serde_saphyr::from_str(source).map_err(|err| vec![serde_diagnostic(file, source, &err)])?;
     let mut checker = Checker {
         file,
         source,
         options,
+        importing,
         positions: Positions::of(source),
         errors: Vec::new(),
         classes: Vec::new(),
+        has_short: false,
+        lacks_class: Cell::new(false),
     };
     let plan = checker.plan(raw);
     if checker.errors.is_empty() {
-        Ok(plan)
-    } else {
-        Err(checker.errors)
+        return Ok(plan);
     }
+    let mut errors = checker.errors;
+    // A full form written for a hybrid machine, refused here: say what does run here.
+    if checker.lacks_class.get() && checker.has_short && !options.short {
+        let short = CompileOptions {
+            short: true,
+            ..options.clone()
+        };
+        if check(file, source, &short, importing).is_ok() {
+            let runs_here =
+                format!("its short form runs on this machine: `schedlab run {file} --short`");
+            for error in errors
+                .iter_mut()
+                .filter(|e| e.message.contains(NOT_A_CLASS))
+            {
+                error.hint = Some(match &error.hint {
+                    Some(hint) => format!("{runs_here}; or: {hint}"),
+                    None => runs_here.clone(),
+                });
+            }
+        }
+    }
+    Err(errors)
 }
+
+/// What the error about a class the machine lacks says (and how the hint about the short form
+/// finds those errors).
+const NOT_A_CLASS: &str = "is not a core class of this machine";
 
 fn serde_diagnostic(file: &str, source: &str, err: &serde_saphyr::Error) -> Diagnostic {
     let plain = err.render_with_options(serde_saphyr::render_options! {
@@ -101,10 +161,16 @@ struct Checker<'a> {
     file: &'a str,
     source: &'a str,
     options: &'a CompileOptions<'a>,
+    /// For `schedlab import`: the workloads its command line names.
+    importing: Option<&'a [WorkloadSelector]>,
     positions: Positions,
     errors: Vec<Diagnostic>,
     /// The machine's classes with the pipeline's `topology:` laid over them.
     classes: Vec<(String, Vec<u32>)>,
+    /// The pipeline has a `short:` section.
+    has_short: bool,
+    /// An error named a class this machine lacks.
+    lacks_class: Cell<bool>,
 }
 
 impl Checker<'_> {
@@ -242,7 +308,11 @@ impl Checker<'_> {
                 Some("a run needs at least one workload whose `when` is true".into()),
             );
         }
-        let import = self.import(&raw);
+        let mut import = self.import(&raw);
+        for named in self.importing.unwrap_or_default() {
+            import.retain(|w| w.workload != named.workload);
+            import.push(named.clone());
+        }
         // The short form's expectations are under `short`, and their errors point there.
         let expect_at = if short.expect {
             yaml_path!["short", "expect"].to_vec()
@@ -251,7 +321,7 @@ impl Checker<'_> {
         };
         let known = expect::Known::of(&raw, &matrix, &import);
         let expect = self.expectations(&raw.expect, &expect_at, &known);
-        if raw.collect.is_none() && raw.import.is_none() {
+        if raw.collect.is_none() && raw.import.is_none() && self.importing.is_none() {
             self.error_at(
                 &raw.name,
                 "the pipeline has neither a `collect` nor an `import` section".into(),
@@ -282,6 +352,7 @@ impl Checker<'_> {
     /// finds a typo in either form), and with `--short`, put in place of the pipeline's own.
     /// Returns which of the topology and the expectations are now the short form's.
     fn short_form(&mut self, raw: &mut RawPipeline) -> ShortParts {
+        self.has_short = raw.short.is_some();
         let Some(short) = raw.short.take() else {
             if self.options.short {
                 self.error_at(
@@ -392,7 +463,14 @@ impl Checker<'_> {
     fn aggregate(&mut self, raw: &RawPipeline) {
         let collected = raw.collect.iter().flat_map(|c| c.workloads.keys());
         let imported = raw.import.iter().flat_map(|i| i.workloads.keys());
-        let workload_names: Vec<&str> = collected.chain(imported).map(String::as_str).collect();
+        let named = self
+            .importing
+            .unwrap_or_default()
+            .iter()
+            .map(|w| &w.workload);
+        let workload_names: Vec<&str> = (collected.chain(imported).chain(named))
+            .map(String::as_str)
+            .collect();
         for (index, step) in raw.aggregate.iter().enumerate() {
             let kind = step.kind();
             if step.options().window.is_some() && !kind.takes_window() {
@@ -513,13 +591,14 @@ impl Checker<'_> {
 
     /// A core class this machine (with the pipeline's `topology:`) does not have.
     fn missing_class(&self, class: &str) -> (String, Option<String>) {
+        self.lacks_class.set(true);
         let names: Vec<&str> = self.classes.iter().map(|(name, _)| name.as_str()).collect();
         let has = if names.is_empty() {
             "no known classes".to_owned()
         } else {
             names.join(", ")
         };
-        let message = format!("`{class}` is not a core class of this machine (it has {has})");
+        let message = format!("`{class}` {NOT_A_CLASS} (it has {has})");
         let hint = (names.iter())
             .find(|name| name.eq_ignore_ascii_case(class))
             .map(|name| format!("did you mean `{name}`?"))

@@ -28,7 +28,7 @@ mod plan;
 mod raw;
 pub mod selector;
 
-pub use compile::{CompileOptions, compile, substitute};
+pub use compile::{CompileOptions, compile, compile_for_import, name_of, substitute};
 pub use diagnostic::{Diagnostic, closest};
 pub use plan::{
     AggregateStep, Bound, CollectPlan, CompareExpectation, CpuSamplerOptions, Direction,

@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use schedlab_spec::{CompileOptions, Plan, compile, variant_text};
+use schedlab_spec::{CompileOptions, Plan, compile, compile_for_import, variant_text};
 
 const PARSERS: &[&str] = &["perf-sched", "stress-ng", "openssl", "time"];
 
@@ -124,4 +124,38 @@ fn identities_ignore_repeat_cooldown_and_shuffle() {
     assert_ne!(other_work, source);
     let changed = identities(&other_work, None);
     assert!(changed.is_disjoint(&before), "{changed:?}");
+}
+
+#[test]
+fn an_imports_command_line_workloads_count_as_the_pipelines() {
+    let bare = "name: bare\naggregate:\n  - cpu_time: { workload: app }\nexpect:\n  - cpu_time: { workload: app, seconds: \">= 1s\" }\n";
+    let refused = compile("p.yaml", bare, &options(false)).unwrap_err();
+    let messages: Vec<&str> = refused.iter().map(|e| e.message.as_str()).collect();
+    assert!(
+        messages.contains(&"`app` names no workload of this pipeline"),
+        "{messages:?}"
+    );
+    assert!(
+        messages.contains(&"the pipeline has neither a `collect` nor an `import` section"),
+        "{messages:?}"
+    );
+
+    let named = ["app=comm:app".parse().unwrap()];
+    let plan = compile_for_import("p.yaml", bare, &options(false), &named).unwrap();
+    assert_eq!(plan.import, named);
+    assert!(plan.runs.is_empty());
+    assert_eq!(plan.summarize.expect.len(), 1);
+
+    // A selector on the command line replaces the pipeline's of the same name, keeps the others.
+    let with_import = "name: p\nimport:\n  workloads: { app: \"comm:old\", bg: \"pid:7\" }\n";
+    let plan = compile_for_import("p.yaml", with_import, &options(false), &named).unwrap();
+    let selectors: Vec<String> = plan
+        .import
+        .iter()
+        .map(|w| format!("{}={}", w.workload, w.select))
+        .collect();
+    assert_eq!(selectors, ["bg=pid:7", "app=comm:app"]);
+    // Still an error: a workload neither names.
+    let other = bare.replace("workload: app }\nexpect", "workload: nope }\nexpect");
+    assert!(compile_for_import("p.yaml", &other, &options(false), &named).is_err());
 }

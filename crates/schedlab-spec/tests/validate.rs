@@ -675,3 +675,41 @@ p.yaml:7:13: error: the short form sets `threads`, which `matrix` does not defin
   = hint: add a `short:` section (`short: {}` when it is short already)"
     );
 }
+
+/// A workload pinned to `${pin}`: `FULL` in the full form, `SHORT` in the short form.
+const PINNED_FORMS: &str = "\
+name: forms
+vars: { pin: FULL }
+short: { vars: { pin: SHORT } }
+collect:
+  workloads:
+    w:
+      run: [stress-ng]
+      cpus: [\"${pin}\"]
+";
+
+#[test]
+fn a_full_form_refused_for_a_class_the_machine_lacks_says_its_short_form_runs_here() {
+    let forms =
+        |full: &str, short: &str| PINNED_FORMS.replace("FULL", full).replace("SHORT", short);
+    assert_eq!(
+        errors(&forms("LP", "P")),
+        "p.yaml:8:14: error: `${pin}` is `LP` here: `LP` is not a core class of this machine (it has P, E, LPE)
+  |
+8 |       cpus: [\"${pin}\"]
+  |              ^
+  = hint: its short form runs on this machine: `schedlab run p.yaml --short`; or: `schedlab topology` lists the classes; a pipeline can declare its own, e.g. `topology: { P: [0], E: [1] }`"
+    );
+    // A short form that this machine cannot run either is not offered.
+    let both = errors(&forms("LP", "LP"));
+    assert!(!both.contains("--short"), "{both}");
+    assert!(
+        both.ends_with("e.g. `topology: { P: [0], E: [1] }`"),
+        "{both}"
+    );
+    // Nor is it offered for another kind of error, or under --short itself.
+    let other = errors(&forms("P", "P").replace("[stress-ng]", "[stress-ng, \"${nope}\"]"));
+    assert!(!other.contains("--short"), "{other}");
+    let short = compile_form(&forms("P", "LP"), true).unwrap_err();
+    assert!(!short.contains("runs on this machine"), "{short}");
+}

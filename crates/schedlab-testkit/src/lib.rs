@@ -82,9 +82,22 @@ macro_rules! shared_fixtures_or_skip {
 /// `None` once `test` has been reported skipped ([`unavailable`]: CI builds that environment
 /// before the tests).
 pub fn scipy_python(test: &str) -> Option<PathBuf> {
+    venv_python(test, &["scipy", "statsmodels"])
+}
+
+/// The notebooks' Python when it has Perfetto's own protos (the PyPI package `perfetto`), which
+/// decode and write Perfetto traces independently of schedlab; or `None` once `test` has been
+/// reported skipped.
+pub fn perfetto_python(test: &str) -> Option<PathBuf> {
+    venv_python(test, &["perfetto.protos.perfetto.trace.perfetto_trace_pb2"])
+}
+
+/// The notebooks' Python when it imports every one of `modules`, else `None` once `test` has
+/// been reported skipped ([`unavailable`]).
+fn venv_python(test: &str, modules: &[&str]) -> Option<PathBuf> {
     let python = workspace_root().join(".venv/bin/python");
     let works = std::process::Command::new(&python)
-        .args(["-c", "import scipy, statsmodels"])
+        .args(["-c", &format!("import {}", modules.join(", "))])
         .output()
         .is_ok_and(|out| out.status.success());
     if works {
@@ -93,8 +106,9 @@ pub fn scipy_python(test: &str) -> Option<PathBuf> {
     unavailable(
         test,
         &format!(
-            "{} cannot import scipy and statsmodels (just python-env installs them)",
-            python.display()
+            "{} cannot import {} (just python-env installs them from notebooks/requirements.txt)",
+            python.display(),
+            modules.join(" and ")
         ),
     );
     None

@@ -40,6 +40,10 @@ struct Probe {
     /// `(left, top, width, height, elements below the <svg>)` in page pixels, in page order.
     svgs: Vec<(u32, u32, u32, u32, usize)>,
     resources: Vec<String>,
+    /// The smallest text on the page as drawn, in CSS pixels, and what it says.
+    smallest_text: (f64, String),
+    /// Per `<svg>`, in page order, the colours of its data lines.
+    line_colours: Vec<Vec<String>>,
 }
 
 /// Added to a copy of the page (the report has no script), after everything it measures, so
@@ -52,6 +56,23 @@ for (const svg of document.querySelectorAll('svg')) {
   lines.push('svg ' + box.join(' ') + ' ' + svg.querySelectorAll('*').length);
 }
 for (const e of performance.getEntriesByType('resource')) lines.push('resource ' + e.name);
+// Each text's size as drawn: its font size in the SVG's units times the SVG's scale on screen
+// (the length of the transform's x axis, so that a rotated axis name counts too).
+let smallest = [Infinity, ''];
+for (const t of document.querySelectorAll('svg text')) {
+  const m = t.getScreenCTM();
+  const size = parseFloat(getComputedStyle(t).fontSize) * Math.hypot(m.a, m.b);
+  if (size < smallest[0]) smallest = [size, t.textContent.trim().replace(/\\s+/g, '_')];
+}
+lines.push('text ' + smallest[0].toFixed(2) + ' ' + smallest[1]);
+// The colours of each plot's data lines (plotters draws them 2 wide or more; its mesh 1 wide).
+document.querySelectorAll('svg').forEach((svg, i) => {
+  const strokes = new Set();
+  for (const l of svg.querySelectorAll('polyline, path')) {
+    if (parseFloat(l.getAttribute('stroke-width') || '1') >= 2) strokes.add(l.getAttribute('stroke'));
+  }
+  lines.push('lines ' + i + ' ' + [...strokes].join(' '));
+});
 const pre = document.createElement('pre');
 pre.id = 'probe';
 pre.textContent = lines.join('\\n');
@@ -93,6 +114,21 @@ fn probe(dom: &str) -> Probe {
     let mut probe = Probe::default();
     for line in dom[start..end].lines() {
         let (kind, rest) = line.split_once(' ').expect(line);
+        match kind {
+            "text" => {
+                let (size, what) = rest.split_once(' ').expect(line);
+                probe.smallest_text = (size.parse().expect(line), what.to_owned());
+                continue;
+            }
+            "lines" => {
+                let colours = rest.split(' ').skip(1).filter(|c| !c.is_empty());
+                probe
+                    .line_colours
+                    .push(colours.map(str::to_owned).collect());
+                continue;
+            }
+            _ => {}
+        }
         let numbers: Vec<f64> = rest
             .split(' ')
             .map(|n| n.parse().unwrap_or(f64::NAN))
@@ -154,6 +190,13 @@ fn ink(png: &Path, (left, top, width, height): (u32, u32, u32, u32)) -> (f64, us
     (inked as f64 / (width * height) as f64, colours.len())
 }
 
+/// `#rrggbb` as its three channels.
+fn hex_rgb(colour: &str) -> [f64; 3] {
+    let hex = colour.trim_start_matches('#');
+    let channel = |i: usize| u8::from_str_radix(&hex[i..i + 2], 16).expect(colour) as f64;
+    [channel(0), channel(2), channel(4)]
+}
+
 #[test]
 fn every_plot_of_index_html_draws_in_chromium_and_the_page_loads_nothing() {
     let test = "every_plot_of_index_html_draws_in_chromium_and_the_page_loads_nothing";
@@ -183,7 +226,13 @@ fn every_plot_of_index_html_draws_in_chromium_and_the_page_loads_nothing() {
         .collect();
     drawn.sort();
     let names: Vec<&str> = drawn.iter().map(|(name, _)| name.as_str()).collect();
-    for kind in ["activity", "cpu_timeline", "residency", "sched_delay"] {
+    for kind in [
+        "activity",
+        "class_residency",
+        "cpu_timeline",
+        "residency",
+        "sched_delay",
+    ] {
         let file = format!("{kind}-{run_id}.svg");
         assert!(names.contains(&file.as_str()), "no {file} in {names:?}");
     }
@@ -225,6 +274,62 @@ fn every_plot_of_index_html_draws_in_chromium_and_the_page_loads_nothing() {
         in_page, in_files,
         "elements per plot, in the page and in the files"
     );
+
+    // Readable at the page's width: no text under 11 px (plotters shrinks a label that does not
+    // fit its area, so a crowded axis shows here).
+    let (size, what) = &probe.smallest_text;
+    assert!(*size >= 11.0, "text drawn at {size} px: {what}");
+    // Every data line of a plot has a colour of its own (each CPU's shade of its class's hue,
+    // each workload its colour), and a legend can tell each apart: no two closer than a step
+    // a reader sees.
+    for (i, colours) in probe.line_colours.iter().enumerate() {
+        let rgb: Vec<[f64; 3]> = colours.iter().map(|c| hex_rgb(c)).collect();
+        for (a, first) in rgb.iter().enumerate() {
+            for (b, second) in rgb.iter().enumerate().skip(a + 1) {
+                let distance = (0..3)
+                    .map(|k| (first[k] - second[k]).powi(2))
+                    .sum::<f64>()
+                    .sqrt();
+                assert!(
+                    distance >= 40.0,
+                    "plot {i}: lines {} and {} are {distance:.0} apart in RGB",
+                    colours[a],
+                    colours[b]
+                );
+            }
+        }
+    }
+    let activity = probe.line_colours.iter().map(Vec::len).max().unwrap_or(0);
+    let cpus: Vec<schedlab_tables::CpuRow> =
+        schedlab_tables::read_table(&sandbox.data("browser", "tables")).unwrap();
+    assert!(
+        activity >= cpus.len(),
+        "the activity plot draws a line per CPU, each its own colour: {:?}",
+        probe.line_colours
+    );
+
+    // A CPU whose idle the trace missed is marked where its slices are drawn, with a note.
+    let traces: Vec<schedlab_tables::TraceRow> =
+        schedlab_tables::read_table(&sandbox.data("browser", "tables")).unwrap();
+    let timeline = &drawn
+        .iter()
+        .find(|(n, _)| n.starts_with("cpu_timeline"))
+        .unwrap()
+        .1;
+    for cpu in &cpus {
+        let blind = (traces.iter()).any(|t| {
+            let list = schedlab_topology::parse_cpu_list(&t.idle_blind_cpus).unwrap();
+            list.contains(&(cpu.cpu as u32))
+        });
+        let marked = timeline.contains(&format!("\ncpu {} ({}) *\n", cpu.cpu, cpu.class));
+        assert_eq!(
+            marked, blind,
+            "cpu {}: idle-blind {blind}, marked {marked}",
+            cpu.cpu
+        );
+    }
+    let any_blind = traces.iter().any(|t| !t.idle_blind_cpus.is_empty());
+    assert_eq!(timeline.contains("never shows it leaving idle"), any_blind);
 
     let screenshot = sandbox.path("page.png");
     chromium(

@@ -1,7 +1,9 @@
-//! `schedlab export perfetto` on real runs: the trace is checked against the Chrome JSON trace
-//! event format (what each phase requires, tracks named, slices on a track in order and not
-//! overlapping, as Perfetto's importer needs them) and its events against the run's tables,
-//! row for row.
+//! `schedlab export perfetto` on real runs. The protobuf trace is decoded by Perfetto's own
+//! Python protos (`tests/perfetto/decode.py`) and every event, time, name and CPU class is
+//! checked against the run's tables. The Chrome JSON trace (`--format json`) is checked against
+//! its format (what each phase requires, tracks named, slices on a track in order and not
+//! overlapping, as Perfetto's importer needs them) and its events against the tables, row for
+//! row.
 
 mod util;
 
@@ -9,10 +11,51 @@ use std::collections::BTreeMap;
 use std::io::Read;
 
 use schedlab_tables::{
-    CpuSampleRow, MigrationRow, Partition, SchedSliceRow, WakeupRow, read_table,
+    CpuRow, CpuSampleRow, MigrationRow, Partition, ProcessRow, SchedSliceRow, ThreadRow, TraceRow,
+    WakeupRow, read_table,
 };
 use serde_json::Value;
 use util::{Need, Sandbox, can_run};
+
+/// A JSON array's items as i64, str, …: the decoder's rows are arrays.
+fn int(value: &Value) -> i64 {
+    value
+        .as_i64()
+        .unwrap_or_else(|| panic!("{value} is not an integer"))
+}
+
+fn text(value: &Value) -> String {
+    value
+        .as_str()
+        .unwrap_or_else(|| panic!("{value} is not text"))
+        .to_owned()
+}
+
+/// Exports the run as a .pftrace and decodes it with Perfetto's own Python protos
+/// (`tests/perfetto/decode.py`); `None` where that Python is missing (the test is skipped).
+fn export_pftrace(sandbox: &Sandbox, name: &str, run_id: &str, test: &str) -> Option<Value> {
+    let python = schedlab_testkit::perfetto_python(test)?;
+    let run_dir = sandbox.data(name, &format!("runs/{run_id}"));
+    let out = sandbox.path("run.pftrace");
+    let args = [
+        "export",
+        "perfetto",
+        run_dir.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    let done = sandbox.schedlab(&args);
+    assert_eq!(done.code, 0, "{}", done.stderr);
+    assert!(done.stdout.contains(run_id), "{}", done.stdout);
+    let decoder = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/perfetto/decode.py");
+    let decoded = std::process::Command::new(python)
+        .args([decoder, out.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&decoded.stderr);
+    assert!(decoded.status.success(), "{decoder}: {stderr}");
+    Some(serde_json::from_slice(&decoded.stdout).expect("the decoder prints JSON"))
+}
 
 /// Two periodic threads under `perf sched record` and the `cpu` monitor.
 const TRACED: &str = "\
@@ -59,6 +102,8 @@ fn export(sandbox: &Sandbox, name: &str, run_id: &str) -> Value {
         "export",
         "perfetto",
         run_dir.to_str().unwrap(),
+        "--format",
+        "json",
         "--out",
         by_dir.to_str().unwrap(),
     ]);
@@ -66,7 +111,9 @@ fn export(sandbox: &Sandbox, name: &str, run_id: &str) -> Value {
     assert!(done.stdout.contains(run_id), "{}", done.stdout);
     let by_pipeline = sandbox.path("by-pipeline.json.gz");
     let pipeline = format!("{name}.yaml");
-    let args = ["export", "perfetto", &pipeline, "--run", run_id, "--out"];
+    let args = [
+        "export", "perfetto", &pipeline, "--run", run_id, "--format", "json", "--out",
+    ];
     let done = sandbox.schedlab(&[&args[..], &[by_pipeline.to_str().unwrap()]].concat());
     assert_eq!(done.code, 0, "{}", done.stderr);
     let bytes = std::fs::read(&by_dir).unwrap();
@@ -251,7 +298,11 @@ fn counter_series(trace: &Trace) -> BTreeMap<String, Vec<(i64, f64)>> {
 /// The busy % and frequency counters hold the `cpu_samples` values of each CPU, in order,
 /// each from the start of its interval (the previous sample's time) on.
 fn check_cpu_counters(trace: &Trace, samples: &[CpuSampleRow]) {
-    let series = counter_series(trace);
+    check_cpu_series(&counter_series(trace), samples);
+}
+
+/// [`check_cpu_counters`] over counters by name, as (time in the tables' ns, value).
+fn check_cpu_series(series: &BTreeMap<String, Vec<(i64, f64)>>, samples: &[CpuSampleRow]) {
     let mut by_cpu: BTreeMap<i32, Vec<&CpuSampleRow>> = BTreeMap::new();
     for row in samples {
         by_cpu.entry(row.cpu).or_default().push(row);
@@ -446,6 +497,8 @@ fn a_run_without_a_trace_exports_its_counters_and_errors_name_what_is_missing() 
         "untraced.yaml",
         "--run",
         "nope",
+        "--format",
+        "json",
         "--out",
     ];
     let failed = sandbox.schedlab(&[&args[..], &[out.to_str().unwrap()]].concat());
@@ -465,7 +518,14 @@ fn a_run_without_a_trace_exports_its_counters_and_errors_name_what_is_missing() 
     .dir("wakeups");
     std::fs::remove_dir_all(&wakeups).unwrap();
     let run_dir = sandbox.data("untraced", &format!("runs/{run_id}"));
-    let args = ["export", "perfetto", run_dir.to_str().unwrap(), "--out"];
+    let args = [
+        "export",
+        "perfetto",
+        run_dir.to_str().unwrap(),
+        "--format",
+        "json",
+        "--out",
+    ];
     let failed = sandbox.schedlab(&[&args[..], &[out.to_str().unwrap()]].concat());
     assert_eq!(failed.code, 2);
     assert!(
@@ -477,11 +537,209 @@ fn a_run_without_a_trace_exports_its_counters_and_errors_name_what_is_missing() 
     assert!(!out.exists());
 
     // A directory that is not a run's.
-    let args = ["export", "perfetto", "data", "--out", "x.json"];
+    let args = ["export", "perfetto", "data", "--out", "x.pftrace"];
     let failed = sandbox.schedlab(&args);
     assert!(
         failed.stderr.contains("is not a run directory"),
         "{}",
         failed.stderr
     );
+}
+
+#[test]
+fn a_traced_run_exports_as_a_perfetto_trace_that_perfettos_protos_decode_to_its_tables() {
+    let test =
+        "a_traced_run_exports_as_a_perfetto_trace_that_perfettos_protos_decode_to_its_tables";
+    if !can_run(test, &[Need::TraceAllCpus]) {
+        return;
+    }
+    let sandbox = Sandbox::new();
+    let run_id = collect(&sandbox, "traced", TRACED);
+    let Some(trace) = export_pftrace(&sandbox, "traced", &run_id, test) else {
+        return;
+    };
+    let root = sandbox.data("traced", "tables");
+    let partition = Partition {
+        root: &root,
+        run_id: &run_id,
+    };
+    let slices: Vec<SchedSliceRow> = read_table(&partition).unwrap();
+    assert!(!slices.is_empty(), "the trace recorded nothing");
+
+    // Each CPU's switches, in time order, give its slices back: from the switch whose next is
+    // a thread to the following one, whose prev is that thread and holds its state at the end.
+    let mut by_cpu: BTreeMap<i64, Vec<&Value>> = BTreeMap::new();
+    for switch in trace["switches"].as_array().unwrap() {
+        by_cpu.entry(int(&switch[0])).or_default().push(switch);
+    }
+    let mut rebuilt = Vec::new();
+    for (cpu, switches) in &mut by_cpu {
+        switches.sort_by_key(|s| int(&s[1]));
+        for pair in switches.windows(2) {
+            let (into, out) = (pair[0], pair[1]);
+            assert_eq!(int(&into[6]), int(&out[2]), "CPU {cpu}: {into} then {out}");
+            assert_eq!(
+                into[7], out[3],
+                "CPU {cpu}: the comm switched in is the one out"
+            );
+            assert_eq!(into[8], out[4], "CPU {cpu}: its prio in and out");
+            let prio = into[8].as_i64();
+            let span = (int(&into[1]), int(&out[1]));
+            rebuilt.push((
+                *cpu as i32,
+                span,
+                int(&out[2]) as i32,
+                text(&out[3]),
+                text(&out[5]),
+                prio,
+            ));
+        }
+    }
+    let table: Vec<_> = (slices.iter())
+        .map(|s| {
+            let prio = s.prio.map(i64::from);
+            let state = s.prev_state.to_string();
+            (
+                s.cpu,
+                (s.start_ns, s.end_ns),
+                s.tid,
+                s.comm.to_string(),
+                state,
+                prio,
+            )
+        })
+        .collect();
+    // What the switches give beyond the table is the idle task in the gaps between slices.
+    let mut extra = sorted(rebuilt);
+    for slice in sorted(table) {
+        let at = extra
+            .binary_search(&slice)
+            .unwrap_or_else(|_| panic!("{slice:?} not in the trace"));
+        extra.remove(at);
+    }
+    for (cpu, _, tid, comm, state, _) in &extra {
+        assert!(
+            *tid == 0 && *comm == format!("swapper/{cpu}") && state == "R",
+            "{extra:?}"
+        );
+    }
+
+    // Every wakeup, by kind, from its waker, in its target CPU's bundle.
+    let wakeups: Vec<WakeupRow> = read_table(&partition).unwrap();
+    assert!(!wakeups.is_empty());
+    let decoded: Vec<_> = (trace["wakeups"].as_array().unwrap().iter())
+        .map(|w| {
+            assert_eq!(w[0], w[5], "a wakeup in its target CPU's bundle: {w}");
+            (
+                int(&w[1]),
+                text(&w[2]),
+                int(&w[3]),
+                text(&w[4]),
+                int(&w[5]),
+                int(&w[6]),
+            )
+        })
+        .collect();
+    let expected: Vec<_> = (wakeups.iter())
+        .map(|w| {
+            let waker = i64::from(w.waker_tid.unwrap_or(0));
+            let (tid, cpu) = (i64::from(w.tid), i64::from(w.target_cpu));
+            (
+                w.time_ns,
+                w.kind.to_string(),
+                tid,
+                w.comm.to_string(),
+                cpu,
+                waker,
+            )
+        })
+        .collect();
+    assert_eq!(sorted(decoded), sorted(expected));
+
+    let migrations: Vec<MigrationRow> = read_table(&partition).unwrap();
+    let decoded: Vec<_> = (trace["migrations"].as_array().unwrap().iter())
+        .map(|m| {
+            (
+                int(&m[0]),
+                int(&m[1]) as i32,
+                text(&m[2]),
+                int(&m[3]) as i32,
+                int(&m[4]) as i32,
+            )
+        })
+        .collect();
+    let expected: Vec<_> = (migrations.iter())
+        .map(|m| (m.time_ns, m.tid, m.comm.to_string(), m.from_cpu, m.to_cpu))
+        .collect();
+    assert_eq!(sorted(decoded), sorted(expected));
+
+    // Each thread with its last name, and an exit where the trace saw it end.
+    let threads: Vec<ThreadRow> = read_table(&partition).unwrap();
+    let last: BTreeMap<i32, &ThreadRow> = (threads.iter())
+        .filter(|t| t.tid > 0)
+        .map(|t| (t.tid, t))
+        .collect();
+    let decoded: BTreeMap<i32, String> = (trace["threads"].as_array().unwrap().iter())
+        .map(|t| (int(&t[0]) as i32, text(&t[2])))
+        .collect();
+    let expected: BTreeMap<i32, String> = (last.iter())
+        .map(|(tid, t)| (*tid, t.comm.to_string()))
+        .collect();
+    assert_eq!(decoded, expected);
+    let decoded: Vec<_> = (trace["exits"].as_array().unwrap().iter())
+        .map(|x| (int(&x[0]), int(&x[1]) as i32, text(&x[3])))
+        .collect();
+    let expected: Vec<_> = (threads.iter())
+        .filter(|t| t.tid > 0)
+        .filter_map(|t| t.end_ns.map(|end| (end, t.tid, t.comm.to_string())))
+        .collect();
+    assert!(!expected.is_empty(), "no thread ended in the trace");
+    assert_eq!(sorted(decoded), sorted(expected));
+
+    // The workload's processes with their command lines, and their lifetimes on `workloads`.
+    let processes: Vec<ProcessRow> = read_table(&partition).unwrap();
+    let cmdlines: BTreeMap<i64, Vec<String>> = (trace["processes"].as_array().unwrap().iter())
+        .map(|p| (int(&p[0]), serde_json::from_value(p[1].clone()).unwrap()))
+        .collect();
+    for process in &processes {
+        assert_eq!(
+            cmdlines[&i64::from(process.pid)],
+            process.argv,
+            "{process:?}"
+        );
+    }
+    let decoded: Vec<_> = (trace["slices"].as_array().unwrap().iter())
+        .map(|s| (text(&s[1]), int(&s[2]), s[3].as_i64()))
+        .collect();
+    let expected: Vec<_> = (processes.iter())
+        .map(|p| {
+            let name = format!("{} #{} (pid {})", p.workload, p.instance, p.pid);
+            (name, p.start_ns, p.end_ns)
+        })
+        .collect();
+    assert!(!expected.is_empty());
+    assert_eq!(sorted(decoded), sorted(expected));
+    let tracks = trace["tracks"].as_array().unwrap();
+    assert!(tracks.iter().any(|t| t[0] == "workloads"), "{tracks:?}");
+
+    // Each CPU's core class, the kernel release, and the cpu monitor's counters.
+    let cpus: Vec<CpuRow> = read_table(&partition).unwrap();
+    let classes: Vec<String> = serde_json::from_value(trace["cpus"].clone()).unwrap();
+    for cpu in &cpus {
+        assert_eq!(classes[cpu.cpu as usize], cpu.class, "CPU {}", cpu.cpu);
+    }
+    let traces: Vec<TraceRow> = read_table(&partition).unwrap();
+    assert_eq!(trace["release"].as_str(), traces[0].os_release.as_deref());
+    let series: BTreeMap<String, Vec<(i64, f64)>> =
+        serde_json::from_value(trace["counters"].clone()).unwrap();
+    check_cpu_series(&series, &read_table(&partition).unwrap());
+    let units: BTreeMap<String, Option<String>> = (tracks.iter())
+        .map(|t| (text(&t[0]), t[1].as_str().map(str::to_owned)))
+        .collect();
+    assert_eq!(units["CPU 0 busy"].as_deref(), Some("%"));
+    for (name, unit) in &units {
+        if name.ends_with(" frequency") {
+            assert_eq!(unit.as_deref(), Some("MHz"), "{name}");
+        }
+    }
 }

@@ -1276,3 +1276,66 @@ fn committed_recordings_of_an_idle_blind_cpu_read_as_the_kernels_time_or_marked_
         "{line}"
     );
 }
+
+/// A pipeline with only an aggregate step, on the workload `app` that only the import's
+/// command line names.
+const BARE: &str = "name: bare\naggregate:\n  - cpu_time: { workload: app }\n";
+
+#[test]
+fn a_bare_pipeline_takes_the_command_lines_workloads_and_the_next_hint_runs_as_given() {
+    let sandbox = Sandbox::new();
+    let pipeline = sandbox.write("bare.yaml", BARE);
+    let pipeline = pipeline.to_str().unwrap();
+    sandbox.write(
+        "time.txt",
+        "real\t0m1.503s\nuser\t0m1.001s\nsys\t0m0.100s\n",
+    );
+    let data = sandbox.path("elsewhere data");
+    let data = data.to_str().unwrap();
+
+    let refused = sandbox.schedlab(&["validate", pipeline]);
+    assert_eq!(refused.code, 2, "without import the pipeline is refused");
+    assert!(
+        refused
+            .stderr
+            .contains("`app` names no workload of this pipeline")
+    );
+    assert!(
+        refused
+            .stderr
+            .contains("neither a `collect` nor an `import` section")
+    );
+
+    let imported = sandbox.schedlab(&[
+        "import",
+        pipeline,
+        "app=time.txt",
+        "--workload",
+        "app=comm:app",
+        "--data",
+        data,
+    ]);
+    assert_eq!(imported.code, 0, "{}", imported.stderr);
+    let hint = (imported.stderr.lines())
+        .find_map(|l| l.strip_prefix("next: `"))
+        .and_then(|l| l.split('`').next())
+        .unwrap_or_else(|| panic!("no next: hint in {}", imported.stderr));
+    assert_eq!(hint, format!("schedlab analyze {pipeline} --data '{data}'"));
+
+    // The hint, as a shell runs it, with nothing else (no SCHEDLAB_DATA) saying where the data is.
+    let analyzed = util::finished(
+        Command::new("sh")
+            .arg("-c")
+            .arg(hint.replacen("schedlab", env!("CARGO_BIN_EXE_schedlab"), 1))
+            .env_remove("SCHEDLAB_DATA")
+            .current_dir(sandbox.dir.path())
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(analyzed.code, 0, "{}", analyzed.stderr);
+    let metrics: Vec<WorkloadMetricRow> = read_table(&Path::new(data).join("bare/tables")).unwrap();
+    let wall = (metrics.iter())
+        .find(|m| m.workload == "app" && m.metric == "wall_time_s")
+        .unwrap_or_else(|| panic!("no wall time of app in {metrics:?}"));
+    assert_eq!(wall.value, 1.503);
+}

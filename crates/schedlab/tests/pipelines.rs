@@ -57,6 +57,10 @@ fn second_run_recomputes_nothing_and_edits_rerun_only_what_they_touch() {
 
     let second = sandbox.schedlab(&["run", pipeline]);
     assert_eq!(second.code, 0, "{}", second.stderr);
+    let report = format!(
+        "report: {}",
+        sandbox.data("small", "report/summary.md").display()
+    );
     assert_eq!(
         second.stderr.lines().collect::<Vec<_>>(),
         [
@@ -64,6 +68,7 @@ fn second_run_recomputes_nothing_and_edits_rerun_only_what_they_touch() {
             "parse: all 1 runs fresh, nothing to do",
             "aggregate: all 1 runs fresh, nothing to do",
             "summarize: fresh, nothing to do",
+            &report,
         ]
     );
     assert!(
@@ -244,10 +249,16 @@ fn from_and_only_select_stages_and_force_them() {
     let only = sandbox.schedlab(&["run", pipeline, "--only", "aggregate"]);
     assert_eq!(
         only.stderr.lines().collect::<Vec<_>>(),
-        [format!(
-            "aggregate: 1 of 1 runs to compute: {} (forced)",
-            sandbox.runs("small")[0]
-        )]
+        [
+            format!(
+                "aggregate: 1 of 1 runs to compute: {} (forced)",
+                sandbox.runs("small")[0]
+            ),
+            format!(
+                "report: {}",
+                sandbox.data("small", "report/summary.md").display()
+            ),
+        ]
     );
 
     // What a killed stage leaves (a second Ctrl-C, SIGKILL) is swept when the stage runs again.
@@ -265,7 +276,11 @@ fn from_and_only_select_stages_and_force_them() {
         [
             format!("parse: 1 of 1 runs to compute: {run} (forced)"),
             format!("aggregate: 1 of 1 runs to compute: {run} (forced)"),
-            "summarize: running (forced)".to_owned()
+            "summarize: running (forced)".to_owned(),
+            format!(
+                "report: {}",
+                sandbox.data("small", "report/summary.md").display()
+            ),
         ]
     );
     let analyze = sandbox.schedlab(&["analyze", pipeline]);

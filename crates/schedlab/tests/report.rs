@@ -150,6 +150,18 @@ fn html_and_plots_show_every_cpu_and_workload_of_the_run() {
             svg.contains("tick"),
             "{kind}: the workload is in the legend"
         );
+        // Its PNG beside it, for an article: twice the SVG's width, drawn on.
+        let png = sandbox.data("plots", &format!("report/{kind}-{run_id}.png"));
+        let decoder =
+            png::Decoder::new(std::io::BufReader::new(std::fs::File::open(&png).unwrap()));
+        let reader = decoder.read_info().unwrap();
+        let svg_width: u32 = svg
+            .split("width=\"")
+            .nth(1)
+            .and_then(|rest| rest.split('"').next())
+            .and_then(|w| w.parse().ok())
+            .unwrap();
+        assert_eq!(reader.info().width, 2 * svg_width, "{kind}");
     }
     let html = std::fs::read_to_string(sandbox.data("plots", "report/index.html")).unwrap();
     let timeline = std::fs::read_to_string(
