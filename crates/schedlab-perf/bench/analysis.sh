@@ -76,7 +76,7 @@ measure() {
 # "min median max" of the numbers given.
 spread() {
     printf '%s\n' "$@" | sort -g | awk '{v[NR]=$1} END{
-        printf "%s %s %s", v[1], (NR%2) ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2, v[NR]}'
+        printf "%s %s %s\n", v[1], (NR%2) ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2, v[NR]}'
 }
 
 # The best of a stage's RUNS runs alone, and its largest peak RSS.
@@ -109,7 +109,7 @@ read -r aggregate_s aggregate_kb < <(stage aggregate)
 read -r summarize_s summarize_kb < <(stage summarize)
 read -r sql_s agree threads < <("$PYTHON" crates/schedlab-perf/bench/analysis_sql.py \
     "$ROOT/tables" "$ROOT/aggregates" "$RUN" "$RUNS")
-slices=$("$PYTHON" -c "import duckdb,sys; print(duckdb.sql(\"SELECT count(*) FROM read_parquet('$ROOT/tables/sched_slices/*/*.parquet')\").fetchone()[0])")
+slices=$("$PYTHON" -c "import duckdb; print(duckdb.connect().execute(\"SELECT count(*) FROM read_parquet('$ROOT/tables/sched_slices/*/*.parquet')\").fetchone()[0])")
 
 echo "analysis of the bench trace: $((size / 1048576)) MiB, $slices slices, run $RUN; load $(cut -d' ' -f1-3 /proc/loadavg)"
 awk -v size="$size" -v runs="$RUNS" -v ps="$perf_best" -v as="$analyze_best" -v ak="$analyze_kb" \
@@ -126,7 +126,7 @@ awk -v size="$size" -v runs="$RUNS" -v ps="$perf_best" -v as="$analyze_best" -v 
     split(r, a)
     printf "%d alternating pairs, perf sched timehist -s / schedlab analyze: %.2fx %.2fx %.2fx (min median max)\n", runs, a[1], a[2], a[3]
     printf "floor, analyze faster than perf in every pair: %d of %d pairs\n", faster, runs
-    printf "floor, aggregate stage / DuckDB SQL: %.1fx (within 3x); DuckDB agrees on %d of %d threads'\''s wakeups and max delay\n", ws / qs, agree, threads
+    printf "floor, aggregate stage / DuckDB SQL: %.1fx (within 3x); DuckDB agrees with sched_delay on %d of %d threads (wakeups, max)\n", ws / qs, agree, threads
     printf "floor, peak RSS under a quarter of the trace: parse %.3f, aggregate %.3f, summarize %.3f, analyze %.3f\n", gk * 1024 / size, wk * 1024 / size, sk * 1024 / size, ak * 1024 / size
     printf "moonshot, analyze / parse stage: %.2fx (within 2x)\n", as / gs
 }
