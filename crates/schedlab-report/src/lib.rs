@@ -40,11 +40,10 @@ use std::path::{Path, PathBuf};
 use schedlab_spec::{PlotKind, ReportFormat, Summarize};
 use schedlab_tables::manifest::RunStatus;
 use schedlab_tables::{
-    CpuActivityRow, CpuRow, CpuShareRow, CpuTimeRow, CpuTimelineRow, MigrationClassRow,
-    MigrationSummaryRow, PlacementCostWorkloadRow, PlacementRow, PowerStepRow, ProcessRow,
-    QualityRow, ResidencyRollupRow, ResidencyRow, RunRow, SchedDelayRow, SchedDelayWorkloadRow,
-    Severity, TableDir, TableError, ThroughputRow, TotalsRow, TraceRow, WorkloadMetricRow,
-    read_table, read_table_where,
+    CpuActivityRow, CpuRow, CpuShareRow, CpuTimeRow, MigrationClassRow, MigrationSummaryRow,
+    PlacementCostWorkloadRow, PlacementRow, PowerStepRow, ProcessRow, QualityRow,
+    ResidencyRollupRow, ResidencyRow, RunRow, SchedDelayRow, SchedDelayWorkloadRow, Severity,
+    TableDir, TableError, ThroughputRow, TotalsRow, TraceRow, WorkloadMetricRow, read_table,
 };
 use schedlab_topology::parse_cpu_list;
 
@@ -714,11 +713,10 @@ pub fn plot_run(
                 let placement: Vec<PlacementRow> = read_table(tables)?;
                 let placement: Vec<&PlacementRow> = placement.iter().collect();
                 let spans = plots::occupancy(&traced, &names, &placement);
-                let timeline: Vec<CpuTimelineRow> =
-                    read_table_where(aggregates, |r| plots::background_of(r).is_some())?;
+                let background = plots::background_spans(aggregates, run.pixel_ns())?;
                 let title =
                     format!("{pipeline} {run_id}: which workload ran on each CPU, over time");
-                let svg = plots::cpu_timeline(&title, &spans, &timeline, &cpus, &run);
+                let svg = plots::cpu_timeline(&title, &spans, &background, &cpus, &run);
                 ("cpu_timeline", svg)
             }
             PlotKind::Residency => {

@@ -383,17 +383,116 @@ const BACKGROUND: [(&str, RGBColor); 5] = [
     ("idle while a workload waited", RGBColor(0, 0, 0)),
 ];
 
-/// The [`BACKGROUND`] entry of a `cpu_timeline` stretch, if it is drawn.
-pub(crate) fn background_of(row: &CpuTimelineRow) -> Option<&'static str> {
-    let index = match (&*row.state, row.prio) {
+/// The [`BACKGROUND`] entry of a `cpu_timeline` stretch of `state` (`prio`, and whether a
+/// workload thread waited through it), if it is drawn.
+fn background_of(state: &str, prio: Option<i32>, waiting: bool) -> Option<&'static str> {
+    let index = match (state, prio) {
         ("other", Some(prio)) if prio < 100 => 0,
         ("other", Some(prio)) if prio < 120 => 1,
         ("other", Some(120) | None) => 2,
         ("other", Some(_)) => 3,
-        ("idle", _) if row.waiting.is_some() => 4,
+        ("idle", _) if waiting => 4,
         _ => return None,
     };
     Some(BACKGROUND[index].0)
+}
+
+/// The stretches of the `cpu_timeline` aggregate that the timeline draws under the workloads
+/// (other tasks, idle while a workload waited), each named by its [`BACKGROUND`] entry, read as
+/// the columns drawn; like [`traced_spans`], a stretch within `gap_ns` of the last of its CPU
+/// and entry extends it.
+pub(crate) fn background_spans(
+    aggregates: &(impl schedlab_tables::TableDir + ?Sized),
+    gap_ns: i64,
+) -> Result<Vec<Occupancy<'static>>, schedlab_tables::TableError> {
+    let mut spans: Vec<Occupancy<'static>> = Vec::new();
+    let mut last: BTreeMap<(i32, &'static str), usize> = BTreeMap::new();
+    let columns = ["cpu", "start_ns", "end_ns", "state", "prio", "waiting"];
+    schedlab_tables::read_columns::<CpuTimelineRow>(aggregates, &columns, |batch| {
+        let (cpu, start, end) = (
+            batch.i32s("cpu")?,
+            batch.i64s("start_ns")?,
+            batch.i64s("end_ns")?,
+        );
+        let (state, prio, waiting) = (
+            batch.texts("state")?,
+            batch.i32s("prio")?,
+            batch.texts("waiting")?,
+        );
+        let states: Vec<&str> = state.dictionary().collect();
+        for row in 0..batch.rows() {
+            let Some(state) = state.key(row).map(|k| states[k]) else {
+                continue;
+            };
+            let Some(kind) = background_of(state, prio.get(row), waiting.key(row).is_some()) else {
+                continue;
+            };
+            let span = Occupancy {
+                cpu: cpu.value(row),
+                start_ns: start.value(row),
+                end_ns: end.value(row),
+                workload: kind,
+            };
+            extend_or_push(&mut spans, &mut last, (span.cpu, kind), span, gap_ns);
+        }
+        Ok(())
+    })?;
+    Ok(spans)
+}
+
+/// Adds `span` to `spans`, or extends the last span of its `key` with it where it starts no
+/// more than `gap_ns` after that one ends (and not before it starts).
+fn extend_or_push<K: Ord, S: Copy>(
+    spans: &mut Vec<S>,
+    last: &mut BTreeMap<K, usize>,
+    key: K,
+    span: S,
+    gap_ns: i64,
+) where
+    S: SpanTimes,
+{
+    match last.get(&key).map(|&i| &mut spans[i]) {
+        Some(previous)
+            if span.start() - previous.end() <= gap_ns && span.start() >= previous.start() =>
+        {
+            previous.set_end(previous.end().max(span.end()));
+        }
+        _ => {
+            last.insert(key, spans.len());
+            spans.push(span);
+        }
+    }
+}
+
+/// A span's times, for [`extend_or_push`].
+trait SpanTimes {
+    fn start(&self) -> i64;
+    fn end(&self) -> i64;
+    fn set_end(&mut self, end_ns: i64);
+}
+
+impl SpanTimes for Occupancy<'_> {
+    fn start(&self) -> i64 {
+        self.start_ns
+    }
+    fn end(&self) -> i64 {
+        self.end_ns
+    }
+    fn set_end(&mut self, end_ns: i64) {
+        self.end_ns = end_ns;
+    }
+}
+
+impl SpanTimes for TracedSpan {
+    fn start(&self) -> i64 {
+        self.start_ns
+    }
+    fn end(&self) -> i64 {
+        self.end_ns
+    }
+    fn set_end(&mut self, end_ns: i64) {
+        self.end_ns = end_ns;
+    }
 }
 
 /// What every plot of a run shares: its workloads in name order (each keeps its colour across
@@ -450,7 +549,7 @@ impl RunContext {
 pub fn cpu_timeline(
     title: &str,
     spans: &[Occupancy<'_>],
-    timeline: &[CpuTimelineRow],
+    background: &[Occupancy<'static>],
     cpus: &[&CpuRow],
     run: &RunContext,
 ) -> Result<Option<String>, String> {
@@ -467,15 +566,12 @@ pub fn cpu_timeline(
     let index_of: BTreeMap<i32, usize> = (lanes.iter().enumerate())
         .map(|(i, (cpu, _))| (*cpu, i))
         .collect();
-    let background: Vec<Occupancy> = (timeline.iter())
+    let background: Vec<Occupancy> = (background.iter())
         .filter(|r| index_of.contains_key(&r.cpu))
-        .filter_map(|r| {
-            Some(Occupancy {
-                cpu: r.cpu,
-                start_ns: r.start_ns.max(t0),
-                end_ns: r.end_ns.min(t1),
-                workload: background_of(r)?,
-            })
+        .map(|r| Occupancy {
+            start_ns: r.start_ns.max(t0),
+            end_ns: r.end_ns.min(t1),
+            ..*r
         })
         .filter(|o| o.end_ns > o.start_ns)
         .collect();
@@ -875,6 +971,57 @@ mod tests {
                 .unwrap()
                 .0,
             []
+        );
+    }
+
+    fn stretch(
+        cpu: i32,
+        start_ns: i64,
+        end_ns: i64,
+        state: &str,
+        prio: Option<i32>,
+        waiting: bool,
+    ) -> CpuTimelineRow {
+        CpuTimelineRow {
+            run_id: "r".into(),
+            cpu,
+            class: "P".into(),
+            start_ns,
+            end_ns,
+            state: state.into(),
+            workload: None,
+            tid: None,
+            comm: None,
+            prio,
+            slices: 1,
+            waiting: waiting.then(|| "w".into()),
+        }
+    }
+
+    #[test]
+    fn the_background_is_read_as_columns_and_keeps_what_the_timeline_draws() {
+        let dir = tempfile::tempdir().unwrap();
+        let rows = [
+            stretch(0, 0, 10, "other", Some(120), false),
+            stretch(0, 11, 20, "other", Some(120), false),
+            stretch(0, 20, 30, "idle", None, false),
+            stretch(0, 30, 40, "idle", None, true),
+            stretch(1, 0, 5, "other", Some(50), false),
+            stretch(1, 5, 9, "workload", Some(120), false),
+            stretch(1, 9, 12, "other", Some(139), false),
+        ];
+        schedlab_tables::write_table(dir.path(), &rows).unwrap();
+        let spans = background_spans(dir.path(), 2).unwrap();
+        let b = |i: usize| BACKGROUND[i].0;
+        assert_eq!(
+            spans,
+            [
+                span(0, 0, 20, b(2)),
+                span(0, 30, 40, b(4)),
+                span(1, 0, 5, b(0)),
+                span(1, 9, 12, b(3)),
+            ],
+            "idle without a waiting workload and the workload's own stretches are not drawn"
         );
     }
 }
