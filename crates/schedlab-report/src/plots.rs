@@ -442,15 +442,13 @@ pub(crate) fn background_spans(
 
 /// Adds `span` to `spans`, or extends the last span of its `key` with it where it starts no
 /// more than `gap_ns` after that one ends (and not before it starts).
-fn extend_or_push<K: Ord, S: Copy>(
+fn extend_or_push<K: Ord, S: Copy + SpanTimes>(
     spans: &mut Vec<S>,
     last: &mut BTreeMap<K, usize>,
     key: K,
     span: S,
     gap_ns: i64,
-) where
-    S: SpanTimes,
-{
+) {
     match last.get(&key).map(|&i| &mut spans[i]) {
         Some(previous)
             if span.start() - previous.end() <= gap_ns && span.start() >= previous.start() =>
