@@ -20,14 +20,7 @@ cd "$(dirname "$0")/../.."
 TRACE=${SCHEDLAB_BENCH_TRACE:-/tmp/schedlab-bench.data}
 RUNS=${RUNS:-11}
 
-command -v /usr/bin/time >/dev/null || apt-get install -y time >/dev/null
-command -v stress-ng >/dev/null || apt-get install -y stress-ng >/dev/null
-if [ ! -s "$TRACE" ]; then
-    mountpoint -q /sys/kernel/tracing || mount -t tracefs nodev /sys/kernel/tracing
-    echo "recording $TRACE ..."
-    perf sched record -a -k CLOCK_MONOTONIC -o "$TRACE" -- stress-ng --switch 2 --timeout 4s \
-        >/dev/null 2>&1
-fi
+. crates/schedlab-perf/bench/trace.sh
 size=$(stat -c %s "$TRACE")
 [ "$size" -ge 300000000 ] || echo "note: the trace has only $size bytes (< 300 MB)"
 

@@ -39,7 +39,7 @@ use serde::Serialize;
 use crate::ExportError;
 use crate::chrome::{Event, Micros, Phase, TraceWriter};
 use crate::counters::{Series, run_counters};
-use crate::run_tables::{check_tables, for_each_row};
+use crate::run_tables::{for_each_row, run_partition};
 
 /// The process that holds one thread per CPU and the counters. Linux pids stay below 2^22, so
 /// no real process has this one; the CPUs' threads are `CPUS_PID + cpu`, clear of real tids
@@ -77,11 +77,7 @@ pub fn export_run(
     out: &Path,
     interrupt: &AtomicBool,
 ) -> Result<ExportSummary, ExportError> {
-    let partition = Partition {
-        root: tables,
-        run_id,
-    };
-    check_tables(&partition)?;
+    let partition = run_partition(tables, run_id)?;
     let counters = run_counters(&partition)?;
     let counter_starts = counters
         .iter()

@@ -50,15 +50,15 @@ use schedlab_perfetto_protos::{
     cpu_info, process_tree,
 };
 use schedlab_tables::{
-    CpuFreqIdleRow, CpuRow, MigrationRow, Partition, ProcessRow, SchedSliceRow, ThreadRow,
-    TraceRow, WakeupRow, read_table,
+    CpuFreqIdleRow, CpuRow, MigrationRow, ProcessRow, SchedSliceRow, ThreadRow, TraceRow,
+    WakeupRow, read_table,
 };
 use serde::Serialize;
 
 use crate::ExportError;
 use crate::counters::{Series, run_counters};
 use crate::packets::PacketWriter;
-use crate::run_tables::{check_tables, for_each_row};
+use crate::run_tables::{for_each_row, run_partition};
 
 /// The most events a bundle holds before it is written: Perfetto's own recorder writes a
 /// bundle per ring-buffer read, of about this many events.
@@ -108,11 +108,7 @@ pub fn export_run(
     out: &Path,
     interrupt: &AtomicBool,
 ) -> Result<PftraceSummary, ExportError> {
-    let partition = Partition {
-        root: tables,
-        run_id,
-    };
-    check_tables(&partition)?;
+    let partition = run_partition(tables, run_id)?;
     let threads = read_table::<ThreadRow>(&partition)?;
     let processes = read_table::<ProcessRow>(&partition)?;
     let mut trace = Trace {

@@ -19,8 +19,21 @@ pub(crate) const REQUIRED: [&str; 4] = [
     ThreadRow::NAME,
 ];
 
-/// An error naming what is missing when the run, or a table the trace needs, has no partition.
-pub(crate) fn check_tables(partition: &Partition<'_>) -> Result<(), ExportError> {
+/// Run `run_id`'s partition of the tables rooted at `tables`, or an error naming what is missing
+/// when the run, or a table the trace needs, has no partition.
+pub(crate) fn run_partition<'a>(
+    tables: &'a std::path::Path,
+    run_id: &'a str,
+) -> Result<Partition<'a>, ExportError> {
+    let partition = Partition {
+        root: tables,
+        run_id,
+    };
+    check_tables(&partition)?;
+    Ok(partition)
+}
+
+fn check_tables(partition: &Partition<'_>) -> Result<(), ExportError> {
     let runs = partitioned_runs(partition.root)?;
     if !runs.contains(partition.run_id) {
         return Err(ExportError::NoRun {

@@ -21,14 +21,7 @@ RUNS=${RUNS:-5}
 PYTHON=${PYTHON:-.venv/bin/python}
 SCHEDLAB=target/release/schedlab
 
-command -v /usr/bin/time >/dev/null || apt-get install -y time >/dev/null
-command -v stress-ng >/dev/null || apt-get install -y stress-ng >/dev/null
-if [ ! -s "$TRACE" ]; then
-    mountpoint -q /sys/kernel/tracing || mount -t tracefs nodev /sys/kernel/tracing
-    echo "recording $TRACE ..."
-    perf sched record -a -k CLOCK_MONOTONIC -o "$TRACE" -- stress-ng --switch 2 --timeout 4s \
-        >/dev/null 2>&1
-fi
+. crates/schedlab-perf/bench/trace.sh
 "$PYTHON" -c 'import duckdb' 2>/dev/null || {
     echo "$PYTHON cannot import duckdb (just python-env installs it)" >&2
     exit 1

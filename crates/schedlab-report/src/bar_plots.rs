@@ -12,9 +12,7 @@ use std::collections::BTreeMap;
 use plotters::style::RGBAColor;
 use schedlab_tables::{CpuRow, CpuShareRow, ResidencyRollupRow};
 
-use crate::plots::{
-    Frame, LegendEntry, RunContext, Swatch, bar_chart_width, sorted_unique, stacked_bars,
-};
+use crate::plots::{Frame, LegendEntry, RunContext, Swatch, sorted_unique, stacked_bars};
 use crate::style::{class_color, workload_color};
 
 /// The classes of `cpus` fastest first (by `class_rank`, then name), then any other class the
@@ -67,13 +65,7 @@ pub fn class_residency(
     let legend: Vec<LegendEntry> = (classes.iter().rev())
         .map(|c| (format!("class {c}"), class_color(c), Swatch::Fill))
         .collect();
-    let frame = Frame {
-        width: bar_chart_width(bars.len()),
-        height: 440,
-        title,
-        legend: &legend,
-        notes: &[],
-    };
+    let frame = Frame::of_bars(title, &legend, bars.len());
     stacked_bars(&frame, &bars, "% of the workload's CPU time").map(Some)
 }
 
@@ -120,13 +112,7 @@ pub fn cpu_share(
     let legend: Vec<LegendEntry> = (workloads.iter().rev())
         .map(|w| (w.clone(), workload_color(&run.workloads, w), Swatch::Fill))
         .collect();
-    let frame = Frame {
-        width: bar_chart_width(bars.len()),
-        height: 440,
-        title,
-        legend: &legend,
-        notes: &[],
-    };
+    let frame = Frame::of_bars(title, &legend, bars.len());
     stacked_bars(&frame, &bars, "CPUs received (CPU time / phase length)").map(Some)
 }
 
@@ -135,17 +121,7 @@ mod tests {
     use super::*;
 
     fn cpu(cpu: i32, class: &str, rank: i32) -> CpuRow {
-        CpuRow {
-            run_id: "r".into(),
-            cpu,
-            core_id: None,
-            package_id: None,
-            class: class.into(),
-            class_source: "declared".into(),
-            capacity: None,
-            max_khz: None,
-            class_rank: Some(rank),
-        }
+        CpuRow::declared("r", cpu, class, Some(rank))
     }
 
     fn class_row(workload: &str, class: &str, share: f64) -> ResidencyRollupRow {

@@ -26,24 +26,21 @@ use crate::timeplots::Lifetime;
 /// Width of every plot, in pixels; spans closer than one of them are drawn as one.
 pub(crate) const WIDTH: u32 = 1200;
 
-/// Time a workload held a CPU (borrowing the workload's name from the table: a trace has
-/// millions of slices).
+/// Time a workload held a CPU, the workload named by `W`: its name, borrowed from the table (a
+/// trace has millions of slices), or while reading, an index into the names read so far.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Occupancy<'a> {
+pub struct Span<W> {
     pub cpu: i32,
     pub start_ns: i64,
     pub end_ns: i64,
-    pub workload: &'a str,
+    pub workload: W,
 }
 
+/// A span named by its workload (or its background entry), as the plots draw it.
+pub type Occupancy<'a> = Span<&'a str>;
+
 /// A workload's slice on a CPU, its workload an index into the names its reader collected.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) struct TracedSpan {
-    pub cpu: i32,
-    pub start_ns: i64,
-    pub end_ns: i64,
-    pub workload: usize,
-}
+pub(crate) type TracedSpan = Span<usize>;
 
 /// The workloads' slices of a run's `sched_slices` (`names[span.workload]` names each span's
 /// workload), read as the four columns drawn, never as rows. A span that starts within
@@ -319,6 +316,17 @@ pub(crate) struct Frame<'a> {
 }
 
 impl<'a> Frame<'a> {
+    /// The frame of a bar chart of `bars` bars.
+    pub(crate) fn of_bars(title: &'a str, legend: &'a [LegendEntry], bars: usize) -> Self {
+        Frame {
+            width: bar_chart_width(bars),
+            height: 440,
+            title,
+            legend,
+            notes: &[],
+        }
+    }
+
     /// The frame of a plot of `lanes` horizontal lanes (a CPU or a workload each), 30 px a lane.
     pub(crate) fn of_lanes(title: &'a str, legend: &'a [LegendEntry], lanes: usize) -> Self {
         Frame {
@@ -433,63 +441,31 @@ pub(crate) fn background_spans(
                 end_ns: end.value(row),
                 workload: kind,
             };
-            extend_or_push(&mut spans, &mut last, (span.cpu, kind), span, gap_ns);
+            extend_or_push(&mut spans, &mut last, span, gap_ns);
         }
         Ok(())
     })?;
     Ok(spans)
 }
 
-/// Adds `span` to `spans`, or extends the last span of its `key` with it where it starts no
-/// more than `gap_ns` after that one ends (and not before it starts).
-fn extend_or_push<K: Ord, S: Copy + SpanTimes>(
-    spans: &mut Vec<S>,
-    last: &mut BTreeMap<K, usize>,
-    key: K,
-    span: S,
+/// Adds `span` to `spans`, or extends the last span of its CPU and workload with it where it
+/// starts no more than `gap_ns` after that one ends (and not before it starts).
+fn extend_or_push<W: Copy + Ord>(
+    spans: &mut Vec<Span<W>>,
+    last: &mut BTreeMap<(i32, W), usize>,
+    span: Span<W>,
     gap_ns: i64,
 ) {
-    match last.get(&key).map(|&i| &mut spans[i]) {
+    match last.get(&(span.cpu, span.workload)).map(|&i| &mut spans[i]) {
         Some(previous)
-            if span.start() - previous.end() <= gap_ns && span.start() >= previous.start() =>
+            if span.start_ns - previous.end_ns <= gap_ns && span.start_ns >= previous.start_ns =>
         {
-            previous.set_end(previous.end().max(span.end()));
+            previous.end_ns = previous.end_ns.max(span.end_ns);
         }
         _ => {
-            last.insert(key, spans.len());
+            last.insert((span.cpu, span.workload), spans.len());
             spans.push(span);
         }
-    }
-}
-
-/// A span's times, for [`extend_or_push`].
-trait SpanTimes {
-    fn start(&self) -> i64;
-    fn end(&self) -> i64;
-    fn set_end(&mut self, end_ns: i64);
-}
-
-impl SpanTimes for Occupancy<'_> {
-    fn start(&self) -> i64 {
-        self.start_ns
-    }
-    fn end(&self) -> i64 {
-        self.end_ns
-    }
-    fn set_end(&mut self, end_ns: i64) {
-        self.end_ns = end_ns;
-    }
-}
-
-impl SpanTimes for TracedSpan {
-    fn start(&self) -> i64 {
-        self.start_ns
-    }
-    fn end(&self) -> i64 {
-        self.end_ns
-    }
-    fn set_end(&mut self, end_ns: i64) {
-        self.end_ns = end_ns;
     }
 }
 
@@ -696,15 +672,14 @@ pub fn residency(
     };
     let notes = idle_blind_notes(&lanes, run, &drawn);
     let frame = Frame {
+        // The notes are a line of text each, wider than a chart of a few bars.
         width: if notes.is_empty() {
             bar_chart_width(lanes.len())
         } else {
             WIDTH
         },
-        height: 440,
-        title,
-        legend: &legend,
         notes: &notes,
+        ..Frame::of_bars(title, &legend, lanes.len())
     };
     stacked_bars(&frame, &bars, "seconds on the CPU").map(Some)
 }
@@ -850,17 +825,7 @@ mod tests {
     }
 
     fn cpu(cpu: i32, class: &str) -> CpuRow {
-        CpuRow {
-            run_id: "r".into(),
-            cpu,
-            core_id: None,
-            package_id: None,
-            class: class.into(),
-            class_source: "declared".into(),
-            capacity: None,
-            max_khz: None,
-            class_rank: None,
-        }
+        CpuRow::declared("r", cpu, class, None)
     }
 
     fn residency_row(cpu: i32, source: &str, run_ns: i64) -> ResidencyRollupRow {
