@@ -11,7 +11,7 @@ default:
 # Build schedlab and run pipelines/quickstart.yaml on this machine (all four stages).
 quickstart: build
     target/release/schedlab run pipelines/quickstart.yaml
-    @echo "report: data/quickstart/report/summary.md (and index.html, with plots)   tables: data/quickstart/tables/<table>/run_id=<run>/"
+    @echo "tables: data/quickstart/tables/<table>/run_id=<run>/   aggregates: data/quickstart/aggregates/"
 
 # Build the release binary.
 build:
