@@ -227,6 +227,42 @@ impl Table for CpuTimeRow {
     const NAME: &'static str = "cpu_time";
 }
 
+/// One of the threads that ran longest in a run whose trace names no workload (an import
+/// without `--workload`): what the summary shows instead of an empty per-thread table. Written
+/// beside `cpu_time`, for those runs only.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BusiestThreadRow {
+    pub run_id: String,
+    /// 1 for the thread with the most CPU time.
+    pub rank: i32,
+    pub pid: i32,
+    pub tid: i32,
+    /// The command name of its last slice.
+    pub comm: String,
+    /// The kernel's accounting where the trace has it for the thread, its slices otherwise.
+    pub cpu_time_ns: i64,
+    /// Its time by its slices (too long on an idle-blind CPU: see `traces.idle_blind_cpus`).
+    pub slice_ns: i64,
+    /// Its time by the kernel's own accounting (sched_stat_runtime; null where the trace has
+    /// none for the thread).
+    pub kernel_ns: Option<i64>,
+    /// `kernel` or `slices`: which figure `cpu_time_ns` is.
+    pub headline: String,
+    pub slices: i64,
+    /// The CPUs it ran on, as a CPU list (`0-1,4`).
+    pub cpus: String,
+    /// `cpu_time_ns` against the trace's span (first to last slice of any thread): the share
+    /// of one CPU it had.
+    pub cpu_share: f64,
+}
+
+impl Table for BusiestThreadRow {
+    const NAME: &'static str = "busiest_threads";
+}
+
+/// How many threads `busiest_threads` keeps per run.
+pub const BUSIEST_THREADS: usize = 10;
+
 /// Throughput a workload reported against what it achieved in wall-clock time: `openssl speed`
 /// measures CPU time unless `-elapsed`, so a descheduled process reports more than it delivered.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -86,6 +86,16 @@ fn perf_summary(perf_data: &Path) -> BTreeMap<i32, (f64, i64)> {
         .collect()
 }
 
+/// Whether perf's run time for a thread (`perf_ms`, as its summary prints it) agrees with ours,
+/// `ns`, of which `after_exit_ns` ran after the thread's exit event. perf files those slices'
+/// switch-outs under the fake `:-1` task whenever the sample's tid reads -1, which the kernel
+/// decides switch by switch, so perf counts all, some or none of them for the thread.
+fn agrees_with_perf(perf_ms: f64, ns: i64, after_exit_ns: i64) -> bool {
+    // perf prints milliseconds to three places.
+    let ms = |ns: i64| ns as f64 / 1e6;
+    ms(ns - after_exit_ns) - 0.0015 <= perf_ms && perf_ms <= ms(ns) + 0.0015
+}
+
 /// The number openssl printed on its result line (`sha256  1169370.76k`), in bytes per second.
 fn openssl_bytes_per_s(output: &str) -> f64 {
     let line = (output.lines())
@@ -273,7 +283,7 @@ fn an_imported_recording_gives_perfs_and_the_tools_figures() {
     // perf files an exiting thread's last switch-outs (after its exit event) under a fake `:-1`
     // task, in its summary and in its listing; schedlab keeps them with the thread that ran
     // (schedlab-perf's timehist module says why). So perf's figure for a thread is ours, or
-    // ours without those slices.
+    // ours without some or all of those slices.
     let after_exit = |tid: i32| -> i64 {
         let exit = threads.iter().find(|t| t.tid == tid).and_then(|t| t.end_ns);
         (slices.iter())
@@ -298,9 +308,8 @@ fn an_imported_recording_gives_perfs_and_the_tools_figures() {
         }
         let after_exit = after_exit(row.tid);
         let (perf_ms, _) = perf[&row.tid];
-        let close = |ns: i64| (ns as f64 / 1e6 - perf_ms).abs() < 0.0015;
         assert!(
-            close(all) || close(all - after_exit),
+            agrees_with_perf(perf_ms, all, after_exit),
             "tid {}: {all} ns ({after_exit} ns after its exit), perf {perf_ms} ms",
             row.tid
         );
@@ -1338,4 +1347,101 @@ fn a_bare_pipeline_takes_the_command_lines_workloads_and_the_next_hint_runs_as_g
         .find(|m| m.workload == "app" && m.metric == "wall_time_s")
         .unwrap_or_else(|| panic!("no wall time of app in {metrics:?}"));
     assert_eq!(wall.value, 1.503);
+}
+
+const BUSIEST_TEST: &str =
+    "a_trace_imported_without_a_workload_is_summarized_by_its_busiest_threads_as_perf_counts_them";
+
+/// A `perf sched record -a` imported into a pipeline with nothing but a name, and no
+/// `--workload`: no thread is a workload's, so the summary lists the trace's busiest threads,
+/// each with the run time perf's own `perf sched timehist -s` gives it and the kernel's
+/// accounting as `perf script` sums it; and `schedlab analyze` takes the bare pipeline as the
+/// import took it.
+#[test]
+fn a_trace_imported_without_a_workload_is_summarized_by_its_busiest_threads_as_perf_counts_them() {
+    let needs = [Need::TraceAllCpus, Need::Program("stress-ng")];
+    if !can_run(BUSIEST_TEST, &needs) {
+        return;
+    }
+    let sandbox = Sandbox::new();
+    let hand = sandbox.path("hand");
+    std::fs::create_dir_all(&hand).unwrap();
+    // The switchers' rate is bounded so that no machine overruns perf's buffers.
+    let perf = Command::new("perf")
+        .args(["sched", "record", "-a", "-o", "perf.data", "--"])
+        .args([
+            "stress-ng",
+            "--cpu",
+            "1",
+            "--switch",
+            "1",
+            "--switch-freq",
+            "1000",
+        ])
+        .args(["--timeout", "1", "-q"])
+        .current_dir(&hand)
+        .output()
+        .expect("perf runs");
+    assert!(
+        perf.status.success(),
+        "{}",
+        String::from_utf8_lossy(&perf.stderr)
+    );
+    let pipeline = sandbox.write("busy.yaml", "name: busy\n");
+    let pipeline = pipeline.to_str().unwrap();
+    let import = sandbox.schedlab(&["import", pipeline, "hand/perf.data"]);
+    assert_eq!(import.code, 0, "{}", import.stderr);
+    let analyze = sandbox.schedlab(&["analyze", pipeline]);
+    assert_eq!(analyze.code, 0, "{}", analyze.stderr);
+
+    let rows: Vec<schedlab_tables::BusiestThreadRow> =
+        read_table(&sandbox.data("busy", "aggregates")).unwrap();
+    assert!(
+        !rows.is_empty() && rows.len() <= schedlab_tables::BUSIEST_THREADS,
+        "{rows:?}"
+    );
+    let ranks: Vec<i32> = rows.iter().map(|r| r.rank).collect();
+    assert_eq!(ranks, (1..=rows.len() as i32).collect::<Vec<_>>());
+    assert!(
+        rows.windows(2)
+            .all(|w| w[0].cpu_time_ns >= w[1].cpu_time_ns),
+        "most CPU time first: {rows:?}"
+    );
+    let perf_runs = perf_summary(&hand.join("perf.data"));
+    let kernel = perf_script_runtime(&hand.join("perf.data"));
+    // perf files some of an exiting thread's switch-outs after its exit under a `:-1` task.
+    let tables = sandbox.data("busy", "tables");
+    let threads: Vec<ThreadRow> = read_table(&tables).unwrap();
+    let slices: Vec<SchedSliceRow> = read_table(&tables).unwrap();
+    let after_exit = |tid: i32| -> i64 {
+        let exit = threads.iter().find(|t| t.tid == tid).and_then(|t| t.end_ns);
+        (slices.iter())
+            .filter(|s| s.tid == tid && exit.is_some_and(|exit| s.end_ns > exit))
+            .map(|s| s.run_ns)
+            .sum()
+    };
+    for r in &rows {
+        let (perf_ms, _) = perf_runs
+            .get(&r.tid)
+            .unwrap_or_else(|| panic!("tid {} in perf's summary: {perf_runs:?}", r.tid));
+        assert!(
+            agrees_with_perf(*perf_ms, r.slice_ns, after_exit(r.tid)),
+            "{r:?}: perf says {perf_ms} ms"
+        );
+        assert_eq!(r.kernel_ns, kernel.get(&r.tid).copied(), "{r:?}");
+        let headline = r.kernel_ns.unwrap_or(r.slice_ns);
+        assert_eq!(r.cpu_time_ns, headline, "{r:?}");
+    }
+    // The cpu stressor ran all second: whatever else the machine did, it is among them.
+    assert!(
+        rows.iter().any(|r| r.comm == "stress-ng-cpu"),
+        "the cpu stressor in {rows:?}"
+    );
+
+    let summary = std::fs::read_to_string(sandbox.data("busy", "report/summary.md")).unwrap();
+    assert!(summary.contains("## Busiest threads"), "{summary}");
+    for r in &rows {
+        let line = format!("| {} | {} | {} | {} |", r.run_id, r.rank, r.pid, r.tid);
+        assert!(summary.contains(&line), "{line} in:\n{summary}");
+    }
 }
