@@ -255,8 +255,8 @@ mod tests {
         assert!(
             message.ends_with(
                 "notes.txt: not recognisably the output of any parser's tool; hint: name its \
-                 parser instead of `auto` (perf-sched, trace-cmd, timehist, turbostat, \
-                 stress-ng, openssl, time, perf-stat)"
+                 parser instead of `auto` (perf-sched, trace-cmd, perfetto, timehist, \
+                 turbostat, stress-ng, openssl, time, perf-stat)"
             ),
             "{message}"
         );

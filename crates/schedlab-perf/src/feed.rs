@@ -81,6 +81,12 @@ impl Renames {
             }
             _ => return None,
         };
+        self.name(tid, comm)
+    }
+
+    /// The rename to feed when an event names thread `tid` `comm` (for readers whose other
+    /// events name threads too, as a wakeup names the woken one).
+    pub fn name(&mut self, tid: i32, comm: Comm) -> Option<Body> {
         let before = self.0.insert(tid, comm)?;
         (tid > 0 && before != comm).then_some(Body::Comm { pid: -1, tid, comm })
     }

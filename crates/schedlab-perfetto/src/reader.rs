@@ -389,7 +389,15 @@ impl Merge<'_> {
             tid,
             body,
         };
-        if let Some(renamed) = self.names.rename(&body) {
+        // A wakeup and a migration name their thread too: the first name of a thread the
+        // process tree made is the one its first event gives.
+        let renamed = match body {
+            Body::Wake { pid, comm, .. } | Body::Migrate { pid, comm, .. } => {
+                self.names.name(pid, comm)
+            }
+            _ => self.names.rename(&body),
+        };
+        if let Some(renamed) = renamed {
             self.feed.event(&event(renamed));
         }
         self.feed.event(&event(body));
@@ -532,13 +540,16 @@ impl Merge<'_> {
                     ptid,
                 },
             );
-            // Unnamed, the thread is named by its first event, as a rename.
-            let named = Body::Comm {
+            // Named by its first event, as a rename: the tree may hold a later name (the
+            // export writes each thread's last), and a workload's `comm:` applies from the
+            // event that names it so, as for perf. The tree's name is for threads no event
+            // names.
+            let unnamed = Body::Comm {
                 pid: tgid,
                 tid,
-                comm: comm(t.name.as_deref().unwrap_or("")),
+                comm: [0; 16],
             };
-            self.body(0, 0, tid, named);
+            self.body(0, 0, tid, unnamed);
         }
     }
 }
@@ -659,7 +670,12 @@ pub(crate) fn run(
         read.fetch_add(read_bytes, Ordering::Relaxed);
     }
     let file_name = path.display().to_string();
-    let summary = merge.feed.finish(&file_name);
+    let mut summary = merge.feed.finish(&file_name);
+    for t in summary.threads.iter_mut().filter(|t| t.comm.is_empty()) {
+        if let Some(name) = index.tree.get(&t.tid).and_then(|t| t.name.as_deref()) {
+            t.comm = name.into();
+        }
+    }
     let losses = (notes.lost.iter())
         .map(|&(cpu, since, until)| LossRow {
             run_id: opts.run_id.clone(),

@@ -1424,16 +1424,28 @@ fn trace_tables(sandbox: &Sandbox, pipeline: &str) -> TraceTables {
                 })
                 .collect(),
         ),
-        // A thread's start and parent: the export writes no fork events (see perfetto.md).
+        // A tid's last row: the trace's process tree names a thread once (a perf.data may
+        // hold two rows of a tid, perf's record of an existing task and its fork). Not its
+        // start and parent: the export writes no fork events (see perfetto.md).
         threads: rows(
-            (threads.iter())
-                .map(|t| {
-                    format!(
-                        "{} {} {} end {:?} {:?} ran {:?}..{:?}",
-                        t.tid, t.pid, t.comm, t.end_ns, t.workload, t.first_run_ns, t.last_run_ns
-                    )
-                })
-                .collect(),
+            (threads
+                .iter()
+                .map(|t| (t.tid, t))
+                .collect::<BTreeMap<_, _>>()
+                .values())
+            .map(|t| {
+                // perf names a kernel worker as /proc does, with its workqueue
+                // (`kworker/1:0-events`); its events name the task (`kworker/1:0`).
+                let comm = match t.comm.split_once('-') {
+                    Some((task, _)) if t.comm.starts_with("kworker/") => task,
+                    _ => &t.comm,
+                };
+                format!(
+                    "{} {} {} end {:?} {:?} ran {:?}..{:?}",
+                    t.tid, t.pid, comm, t.end_ns, t.workload, t.first_run_ns, t.last_run_ns
+                )
+            })
+            .collect(),
         ),
     }
 }
