@@ -3,7 +3,11 @@ Perfetto's own Python protos (PyPI `perfetto`): an FtraceEventBundle per CPU of 
 (sched_switch, sched_waking, sched_wakeup, sched_wakeup_new, sched_migrate_task,
 sched_process_fork, each from its print format's text), and a ProcessTree naming each thread's process.
 
-usage: perf_script_to_pftrace.py SCRIPT_TEXT OUT.pftrace
+With --compact, switches and wakings go into each bundle's compact_sched arrays instead, as
+Perfetto's recorder writes them by default: timestamps delta-encoded (the first absolute), names
+as indexes into the bundle's intern table, no prev task and no waker (the CPU's task).
+
+usage: perf_script_to_pftrace.py SCRIPT_TEXT OUT.pftrace [--compact]
 """
 
 import re
@@ -60,7 +64,35 @@ def event(kind, payload, out):
     return True
 
 
-def main(script, path):
+def compact(bundle, events):
+    cs = bundle.compact_sched
+    names = {}
+    last_switch = last_waking = 0
+    for e in events:
+        kind = e.WhichOneof("event")
+        if kind == "sched_switch":
+            s = e.sched_switch
+            cs.switch_timestamp.append(e.timestamp - last_switch)
+            last_switch = e.timestamp
+            cs.switch_prev_state.append(s.prev_state)
+            cs.switch_next_pid.append(s.next_pid)
+            cs.switch_next_prio.append(s.next_prio)
+            cs.switch_next_comm_index.append(names.setdefault(s.next_comm, len(names)))
+        elif kind == "sched_waking":
+            w = e.sched_waking
+            cs.waking_timestamp.append(e.timestamp - last_waking)
+            last_waking = e.timestamp
+            cs.waking_pid.append(w.pid)
+            cs.waking_target_cpu.append(w.target_cpu)
+            cs.waking_prio.append(w.prio)
+            cs.waking_comm_index.append(names.setdefault(w.comm, len(names)))
+            cs.waking_common_flags.append(0)
+        else:
+            bundle.event.append(e)
+    cs.intern_table.extend(sorted(names, key=names.get))
+
+
+def main(script, path, compact_sched):
     trace = pb.Trace()
     tgids = {}
     per_cpu = {}
@@ -88,10 +120,13 @@ def main(script, path):
         for start in range(0, len(events), 1000):
             bundle = trace.packet.add().ftrace_events
             bundle.cpu = cpu
-            bundle.event.extend(events[start:start + 1000])
+            if compact_sched:
+                compact(bundle, events[start:start + 1000])
+            else:
+                bundle.event.extend(events[start:start + 1000])
     with open(path, "wb") as out:
         out.write(trace.SerializeToString())
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2])
+    main(sys.argv[1], sys.argv[2], "--compact" in sys.argv[3:])
