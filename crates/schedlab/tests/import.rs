@@ -1534,6 +1534,26 @@ fn a_perfetto_export_of_an_imported_recording_imports_again_to_the_same_tables()
     assert_eq!(done.code, 0, "{}", done.stderr);
     import_and_analyze(&sandbox, "frompftrace", "hand/trace.pftrace", "perfetto");
 
+    // The trace cut inside its last packet: refused whole, naming the file and the byte.
+    let bytes = std::fs::read(&exported).unwrap();
+    std::fs::write(sandbox.path("hand/cut.pftrace"), &bytes[..bytes.len() - 3]).unwrap();
+    let pipeline = sandbox.path("frompftrace.yaml");
+    let args = ["import", pipeline.to_str().unwrap(), "hand/cut.pftrace"];
+    let refused = sandbox.schedlab(&args);
+    assert_eq!(refused.code, 2, "{}", refused.stderr);
+    assert!(
+        refused.stderr.contains("hand/cut.pftrace: byte ")
+            && refused.stderr.contains("the file is truncated")
+            && refused.stderr.contains("--salvage"),
+        "{}",
+        refused.stderr
+    );
+    assert_eq!(
+        sandbox.runs("frompftrace").len(),
+        1,
+        "nothing left by the refusal"
+    );
+
     let perf = trace_tables(&sandbox, "fromperf");
     let pftrace = trace_tables(&sandbox, "frompftrace");
     assert!(
