@@ -193,13 +193,18 @@ impl Index {
                         last: last.time,
                     });
                 } else if b.lost_events == Some(true) {
-                    // A bundle that says only that events were lost: kept for its note.
+                    // A bundle that says only that events were lost: kept for its note, in
+                    // its place after the CPU's bundle before it.
+                    let cpu = b.cpu.unwrap_or(0) as i32;
+                    let after = (self.bundles.iter().rev())
+                        .find(|b| b.cpu == cpu)
+                        .map_or(0, |b| b.last);
                     self.bundles.push(BundleRef {
                         start: range.start,
                         end: range.end,
-                        cpu: b.cpu.unwrap_or(0) as i32,
-                        first: 0,
-                        last: 0,
+                        cpu,
+                        first: after,
+                        last: after,
                     });
                 }
             }
