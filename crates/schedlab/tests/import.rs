@@ -1445,3 +1445,244 @@ fn a_trace_imported_without_a_workload_is_summarized_by_its_busiest_threads_as_p
         assert!(summary.contains(&line), "{line} in:\n{summary}");
     }
 }
+
+/// A pipeline that names the workload of a switching stress-ng recording.
+const SWITCHING: &str = "\
+name: NAME
+import:
+  workloads:
+    stress: \"comm:stress-ng*\"
+";
+
+/// The tables of a pipeline's one run that a trace gives, keyed so that two readings compare
+/// row for row (run ids aside).
+#[derive(Debug, PartialEq)]
+struct TraceTables {
+    slices: Vec<String>,
+    wakeups: Vec<String>,
+    migrations: Vec<String>,
+    threads: Vec<String>,
+}
+
+fn trace_tables(sandbox: &Sandbox, pipeline: &str) -> TraceTables {
+    let run_id = sandbox.runs(pipeline).pop().expect("the imported run");
+    let root = sandbox.data(pipeline, "tables");
+    let partition = schedlab_tables::Partition {
+        root: &root,
+        run_id: &run_id,
+    };
+    let rows = |lines: Vec<String>| {
+        let mut lines = lines;
+        lines.sort();
+        lines
+    };
+    let slices: Vec<SchedSliceRow> = read_table(&partition).unwrap();
+    let wakeups: Vec<schedlab_tables::WakeupRow> = read_table(&partition).unwrap();
+    let migrations: Vec<MigrationRow> = read_table(&partition).unwrap();
+    let threads: Vec<ThreadRow> = read_table(&partition).unwrap();
+    TraceTables {
+        slices: rows(
+            (slices.iter())
+                .map(|s| {
+                    format!(
+                        "{} {} {} {} {}..{} run {} wait {} delay {} preempt {} {} {:?} {:?}",
+                        s.cpu,
+                        s.pid,
+                        s.tid,
+                        s.comm,
+                        s.start_ns,
+                        s.end_ns,
+                        s.run_ns,
+                        s.wait_ns,
+                        s.sched_delay_ns,
+                        s.preempt_wait_ns,
+                        s.prev_state,
+                        s.workload,
+                        s.prio
+                    )
+                })
+                .collect(),
+        ),
+        wakeups: rows(
+            (wakeups.iter())
+                .map(|w| {
+                    format!(
+                        "{} {} {} {} {} {:?} {} {:?}",
+                        w.time_ns,
+                        w.pid,
+                        w.tid,
+                        w.comm,
+                        w.target_cpu,
+                        w.waker_tid,
+                        w.kind,
+                        w.workload
+                    )
+                })
+                .collect(),
+        ),
+        migrations: rows(
+            (migrations.iter())
+                .map(|m| {
+                    format!(
+                        "{} {} {} {} {}->{} {:?}",
+                        m.time_ns, m.pid, m.tid, m.comm, m.from_cpu, m.to_cpu, m.workload
+                    )
+                })
+                .collect(),
+        ),
+        // A tid's last row: the trace's process tree names a thread once (a perf.data may
+        // hold two rows of a tid, perf's record of an existing task and its fork). Not its
+        // start and parent: the export writes no fork events (see perfetto.md).
+        threads: rows(
+            (threads
+                .iter()
+                .map(|t| (t.tid, t))
+                .collect::<BTreeMap<_, _>>()
+                .values())
+            .map(|t| {
+                // perf names a kernel worker as /proc does, with its workqueue
+                // (`kworker/1:0-events`); its events name the task (`kworker/1:0`).
+                let comm = match t.comm.split_once('-') {
+                    Some((task, _)) if t.comm.starts_with("kworker/") => task,
+                    _ => &t.comm,
+                };
+                format!(
+                    "{} {} {} end {:?} {:?} ran {:?}..{:?}",
+                    t.tid, t.pid, comm, t.end_ns, t.workload, t.first_run_ns, t.last_run_ns
+                )
+            })
+            .collect(),
+        ),
+    }
+}
+
+/// The first rows of `a` that `b` lacks, counting repeats.
+fn only_in<'a>(a: &'a [String], b: &[String]) -> Vec<&'a String> {
+    let mut left: BTreeMap<&String, usize> = BTreeMap::new();
+    for row in b {
+        *left.entry(row).or_default() += 1;
+    }
+    (a.iter())
+        .filter(|row| match left.get_mut(row) {
+            Some(n) if *n > 0 => {
+                *n -= 1;
+                false
+            }
+            _ => true,
+        })
+        .take(5)
+        .collect()
+}
+
+/// Imports `file` as the one run of pipeline `name` and analyses it.
+fn import_and_analyze(sandbox: &Sandbox, name: &str, file: &str, kind: &str) {
+    let pipeline = sandbox.write(&format!("{name}.yaml"), &SWITCHING.replace("NAME", name));
+    let pipeline = pipeline.to_str().unwrap();
+    let import = sandbox.schedlab(&["import", pipeline, file]);
+    assert_eq!(import.code, 0, "{}", import.stderr);
+    assert!(
+        import.stderr.contains(&format!("{file}: {kind} (")),
+        "the file's kind is told from its content: {}",
+        import.stderr
+    );
+    let analyze = sandbox.schedlab(&["analyze", pipeline]);
+    assert_eq!(analyze.code, 0, "{}", analyze.stderr);
+}
+
+/// A perf.data imported, exported as a Perfetto trace, and that trace imported again: the same
+/// slices, wakeups, migrations and threads.
+#[test]
+fn a_perfetto_export_of_an_imported_recording_imports_again_to_the_same_tables() {
+    const TEST: &str =
+        "a_perfetto_export_of_an_imported_recording_imports_again_to_the_same_tables";
+    if !can_run(TEST, &[Need::TraceAllCpus, Need::Program("stress-ng")]) {
+        return;
+    }
+    let sandbox = Sandbox::new();
+    let hand = sandbox.path("hand");
+    std::fs::create_dir_all(&hand).unwrap();
+    // A bounded event rate (2000 switches a second), so no ring buffer overruns.
+    let perf = Command::new("perf")
+        .args([
+            "sched",
+            "record",
+            "-a",
+            "-k",
+            "CLOCK_MONOTONIC",
+            "-o",
+            "perf.data",
+            "--",
+        ])
+        .args([
+            "stress-ng",
+            "--cpu",
+            "1",
+            "--switch",
+            "1",
+            "--switch-freq",
+            "2000",
+        ])
+        .args(["--timeout", "1"])
+        .current_dir(&hand)
+        .output()
+        .expect("perf runs");
+    assert!(
+        perf.status.success(),
+        "{}",
+        String::from_utf8_lossy(&perf.stderr)
+    );
+    import_and_analyze(&sandbox, "fromperf", "hand/perf.data", "perf-sched");
+    let run_id = sandbox.runs("fromperf").pop().unwrap();
+    let run_dir = sandbox.data("fromperf", &format!("runs/{run_id}"));
+    let exported = sandbox.path("hand/trace.pftrace");
+    let args = ["export", "perfetto", run_dir.to_str().unwrap(), "--out"];
+    let done = sandbox.schedlab(&[&args[..], &[exported.to_str().unwrap()]].concat());
+    assert_eq!(done.code, 0, "{}", done.stderr);
+    import_and_analyze(&sandbox, "frompftrace", "hand/trace.pftrace", "perfetto");
+
+    // The trace cut inside its last packet: refused whole, naming the file and the byte.
+    let bytes = std::fs::read(&exported).unwrap();
+    std::fs::write(sandbox.path("hand/cut.pftrace"), &bytes[..bytes.len() - 3]).unwrap();
+    let pipeline = sandbox.path("frompftrace.yaml");
+    let args = ["import", pipeline.to_str().unwrap(), "hand/cut.pftrace"];
+    let refused = sandbox.schedlab(&args);
+    assert_eq!(refused.code, 2, "{}", refused.stderr);
+    assert!(
+        refused.stderr.contains("hand/cut.pftrace: byte ")
+            && refused.stderr.contains("the file is truncated")
+            && refused.stderr.contains("--salvage"),
+        "{}",
+        refused.stderr
+    );
+    assert_eq!(
+        sandbox.runs("frompftrace").len(),
+        1,
+        "nothing left by the refusal"
+    );
+
+    let perf = trace_tables(&sandbox, "fromperf");
+    let pftrace = trace_tables(&sandbox, "frompftrace");
+    assert!(
+        perf.slices.len() > 1000 && !perf.wakeups.is_empty(),
+        "the recording holds the switching: {} slices",
+        perf.slices.len()
+    );
+    assert!(
+        perf.slices.iter().any(|s| s.contains("Some(\"stress\")")),
+        "the workload is found"
+    );
+    for (what, a, b) in [
+        ("sched_slices", &perf.slices, &pftrace.slices),
+        ("wakeups", &perf.wakeups, &pftrace.wakeups),
+        ("migrations", &perf.migrations, &pftrace.migrations),
+        ("threads", &perf.threads, &pftrace.threads),
+    ] {
+        let (only_a, only_b) = (only_in(a, b), only_in(b, a));
+        assert!(
+            only_a.is_empty() && only_b.is_empty(),
+            "{what}: {} rows from perf.data, {} from the .pftrace; only in perf.data: {only_a:#?}; only in the .pftrace: {only_b:#?}",
+            a.len(),
+            b.len()
+        );
+    }
+}
