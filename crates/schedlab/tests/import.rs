@@ -1686,3 +1686,80 @@ fn a_perfetto_export_of_an_imported_recording_imports_again_to_the_same_tables()
         );
     }
 }
+
+/// The Arm big.LITTLE trace.dat (../shared) exported as a Perfetto trace and imported again: its
+/// CPUs' frequency and idle spans (cpu_frequency and cpu_idle events, what Arm boards record
+/// instead of turbostat) and its slices come back the same.
+#[test]
+fn an_arm_trace_dat_exported_to_perfetto_keeps_its_frequency_and_idle_spans() {
+    let dir = schedlab_testkit::shared_fixtures_or_skip!("trace-dat");
+    let sandbox = Sandbox::new();
+    let hand = sandbox.path("hand");
+    std::fs::create_dir_all(&hand).unwrap();
+    // Outputs of other machines stay in ../shared: the import copies it into the data directory.
+    let fixture = dir.join("arm-sched-load-v6.dat");
+    let fixture = fixture.to_str().unwrap();
+    import_and_analyze(&sandbox, "fromdat", fixture, "trace-cmd");
+    let run_id = sandbox.runs("fromdat").pop().unwrap();
+    let run_dir = sandbox.data("fromdat", &format!("runs/{run_id}"));
+    let exported = sandbox.path("hand/arm.pftrace");
+    let args = ["export", "perfetto", run_dir.to_str().unwrap(), "--out"];
+    let done = sandbox.schedlab(&[&args[..], &[exported.to_str().unwrap()]].concat());
+    assert_eq!(done.code, 0, "{}", done.stderr);
+    import_and_analyze(&sandbox, "frompftrace", "hand/arm.pftrace", "perfetto");
+
+    let spans = |pipeline: &str| -> Vec<(i32, i64, i64, Option<i64>, Option<i32>)> {
+        let mut rows: Vec<_> =
+            (read_table::<schedlab_tables::CpuFreqIdleRow>(&sandbox.data(pipeline, "tables"))
+                .unwrap()
+                .into_iter())
+            .map(|r| (r.cpu, r.start_ns, r.end_ns, r.freq_khz, r.idle_state))
+            .collect();
+        rows.sort();
+        rows
+    };
+    let (dat, pftrace) = (spans("fromdat"), spans("frompftrace"));
+    assert!(
+        dat.iter().any(|s| s.3.is_some()) && dat.iter().any(|s| s.4.is_some()),
+        "the Arm trace has frequency and idle spans: {} rows",
+        dat.len()
+    );
+    // A span open at the end of a file ends at the file's last event, and the export carries
+    // the sched and power events, not every event of the trace.dat: the exported trace ends
+    // sooner, so its spans are the trace.dat's cut where it ends.
+    let ends = pftrace.iter().map(|s| s.2).max().unwrap();
+    assert!(ends <= dat.iter().map(|s| s.2).max().unwrap());
+    let dat: Vec<_> = (dat.into_iter())
+        .filter(|s| s.1 < ends)
+        .map(|(cpu, start, end, freq, idle)| (cpu, start, end.min(ends), freq, idle))
+        .collect();
+    // Told by the first span that differs: the tables are hundreds of rows.
+    let first_difference = (dat.iter().zip(&pftrace)).find(|(a, b)| a != b);
+    assert_eq!(first_difference, None, "cpu_freq_idle");
+    assert_eq!(dat.len(), pftrace.len(), "cpu_freq_idle");
+    let (a, b) = (
+        trace_tables(&sandbox, "fromdat"),
+        trace_tables(&sandbox, "frompftrace"),
+    );
+    assert!(!a.slices.is_empty());
+    // This board's kernel predates Linux 4.14's task states: it marks a task switched out dead
+    // as `x`, which Perfetto's state bits cannot say, and the export says how many it wrote
+    // without a state (read back as `R`). Every other slice is the same.
+    let stateless: usize = (done.stderr.lines())
+        .find_map(|l| l.split("written without one: ").nth(1))
+        .map_or(0, |n| n.trim().parse().unwrap());
+    let (only_dat, only_pftrace) = (only_in(&a.slices, &b.slices), only_in(&b.slices, &a.slices));
+    assert_eq!(
+        (only_dat.len(), only_pftrace.len()),
+        (stateless, stateless),
+        "{only_dat:?} {only_pftrace:?}"
+    );
+    for slice in only_dat {
+        assert!(
+            slice.contains(" x "),
+            "{slice}: only the old dead state is lost"
+        );
+        let read_back = slice.replace(" x ", " R ");
+        assert!(only_pftrace.contains(&&read_back), "{slice} as {read_back}");
+    }
+}
