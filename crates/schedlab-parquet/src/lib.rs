@@ -21,6 +21,7 @@
 mod background;
 mod column_chunk;
 mod concat;
+mod encoding;
 mod text_column;
 mod time_column;
 mod writer;
@@ -29,6 +30,7 @@ use std::path::{Path, PathBuf};
 
 pub use background::{BackgroundWriter, Sink};
 pub use concat::concat_parts;
+pub use encoding::{ColumnEncoding, Encodings};
 pub use text_column::{KeyedText, NULL_KEY, TableBatch, TableColumn};
 pub(crate) use writer::temp_table_beside;
 pub use writer::{
