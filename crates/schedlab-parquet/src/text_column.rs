@@ -20,7 +20,9 @@
 //! Where a row group's texts are mostly distinct (messages, command lines), a dictionary saves
 //! nothing and holds every text twice: once its dictionary passes [`DICTIONARY_BYTES`], the
 //! chunk falls back, as the `parquet` crate's writer does, to PLAIN pages for its remaining
-//! rows, and the whole chunk is snappy-compressed.
+//! rows, and the whole chunk is snappy-compressed. The column's later row groups in the file
+//! are plain from their first row: its texts are mostly distinct, and numbering them for a
+//! dictionary each row group would keep every one of them for the rest of the file.
 
 use std::sync::Arc;
 
@@ -158,9 +160,9 @@ pub(crate) struct TextColumn {
     indices: Vec<u32>,
     /// Pages of this row group's chunk encoded as dictionary indices.
     dictionary_pages: usize,
-    /// This row group's chunk fell back from its dictionary: its remaining pages are PLAIN,
-    /// `plain` holding the values of the page being filled, and the min and max of the texts
-    /// written so (with `statistics` only).
+    /// The column fell back from its dictionary (in this row group or an earlier one): the
+    /// remaining pages are PLAIN, `plain` holding the values of the page being filled, and the
+    /// min and max of the texts this row group wrote so (with `statistics` only).
     fallen_back: bool,
     plain: Vec<u8>,
     plain_range: Option<(Box<str>, Box<str>)>,
@@ -442,7 +444,6 @@ impl TextColumn {
         self.dictionary.clear();
         self.dictionary_bytes = 0;
         self.dictionary_pages = 0;
-        self.fallen_back = false;
         self.plain_range = None;
         Ok(closed)
     }

@@ -129,3 +129,67 @@ pub trait Table: serde::Serialize + serde::de::DeserializeOwned {
     /// rows read from a file share them. Tables of `String` fields keep this default.
     fn share_strings(&mut self, _strings: &mut SharedStrings) {}
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every table's declared encodings fit its schema: an empty file of each is written
+    /// (a declaration of a column the table lacks, or of a type its encoding cannot take, is
+    /// refused when the writer is created).
+    #[test]
+    fn every_tables_declared_encodings_fit_its_schema() {
+        fn fits<T: Table>(dir: &std::path::Path) {
+            let path = dir.join(format!("{}.parquet", T::NAME));
+            if let Err(err) = write_rows::<T>(&path, &[]) {
+                panic!("table {}: {err}", T::NAME);
+            }
+        }
+        macro_rules! every {
+            ($($table:ty),* $(,)?) => {{
+                let dir = tempfile::tempdir().unwrap();
+                $(fits::<$table>(dir.path());)*
+            }};
+        }
+        every!(
+            RunRow,
+            CpuRow,
+            ProcessRow,
+            SchedSliceRow,
+            MigrationRow,
+            WakeupRow,
+            ThreadRow,
+            TraceRow,
+            LossRow,
+            CpuFreqIdleRow,
+            PlacementRow,
+            CpuSampleRow,
+            WorkloadMetricRow,
+            QualityRow,
+            PerfStatRow,
+            TimehistSummaryRow,
+            SchedRuntimeRow,
+            ResidencyRow,
+            MigrationSummaryRow,
+            SchedDelayRow,
+            SchedDelayWorkloadRow,
+            SchedDelayCdfRow,
+            MigrationClassRow,
+            CpuTimeRow,
+            ThroughputRow,
+            ResidencyRollupRow,
+            TotalsRow,
+            CpuActivityRow,
+            CpuActivityIntervalRow,
+            CpuShareRow,
+            PowerStepRow,
+            CpuTimelineRow,
+            PlacementCostRow,
+            PlacementCostWorkloadRow,
+            WakeupPlacementRow,
+            ComparisonRow,
+            ObservationRow,
+            ExpectationRow,
+        );
+    }
+}

@@ -92,8 +92,16 @@ fn page_encoding_stats_count_the_pages_of_every_chunk_and_survive_concatenation(
     let dir = tempfile::tempdir().unwrap();
     let rows = 70_000;
     let part = |name: &str, at: usize, n: usize| {
+        // In batches, so that row groups end by their bytes.
         let path = dir.path().join(name);
-        write_batch(&path, &mixed(rows).slice(at, n), MIXED).unwrap();
+        let batch = mixed(rows).slice(at, n);
+        let mut writer = ParquetWriter::create(&path, batch.schema(), MIXED).unwrap();
+        for start in (0..n).step_by(5_000) {
+            writer
+                .write(&batch.slice(start, 5_000.min(n - start)))
+                .unwrap();
+        }
+        writer.finish().unwrap();
         path
     };
     let parts = [
@@ -116,24 +124,26 @@ fn page_encoding_stats_count_the_pages_of_every_chunk_and_survive_concatenation(
             }
         }
     }
-    // Several data pages of dictionary indices and of deltas.
+    // Data pages of dictionary indices and of deltas, over the part's row groups.
     let first = metadata(&parts[0]);
-    let stats = |c: usize| {
-        first
-            .row_group(0)
-            .column(c)
-            .page_encoding_stats()
-            .unwrap()
-            .clone()
-    };
     let pages = |c: usize, encoding: Encoding| {
-        (stats(c).iter())
+        (first.row_groups().iter())
+            .flat_map(|g| g.column(c).page_encoding_stats().unwrap().clone())
             .filter(|s| s.page_type == PageType::DATA_PAGE && s.encoding == encoding)
             .map(|s| s.count)
             .sum::<i32>()
     };
     assert!(pages(1, Encoding::RLE_DICTIONARY) > 1);
     assert!(pages(3, Encoding::DELTA_BINARY_PACKED) > 1);
+    // The messages fell back in the first row group, so the later ones are plain throughout.
+    assert!(first.num_row_groups() > 1);
+    for g in 1..first.num_row_groups() {
+        let kinds = pages_of(&parts[0], g, 2);
+        assert!(
+            kinds.iter().all(|(k, _)| k == "DATA_PAGE PLAIN"),
+            "group {g}: {kinds:?}"
+        );
+    }
 }
 
 #[test]
