@@ -264,7 +264,11 @@ impl Parsed {
             let path =
                 schedlab_tables::table_path_named(dir, schedlab_tables::turbostat::TURBOSTAT);
             schedlab_tables::create_parent(&path)?;
-            schedlab_tables::write_batch(&path, &concat_turbostat(&self.turbostat))?;
+            schedlab_tables::write_batch(
+                &path,
+                &concat_turbostat(&self.turbostat),
+                schedlab_tables::turbostat::TURBOSTAT_ENCODINGS,
+            )?;
             written.push(path);
         }
         written.push(write_table(dir, &self.quality)?);
