@@ -112,6 +112,27 @@ pub struct FeedSummary {
     pub bad_cpu: u64,
 }
 
+impl FeedSummary {
+    /// The warnings of what the state machine noticed, each with the CPU it is about: CPUs
+    /// whose idle went untraced, and events skipped for an impossible CPU. `file` names the
+    /// trace.
+    pub fn warnings(&self, file: &str) -> Vec<(String, Option<i32>)> {
+        let mut warnings: Vec<(String, Option<i32>)> = (self.idle_blind.iter())
+            .map(|(cpu, message)| (message.clone(), Some(*cpu)))
+            .collect();
+        if self.bad_cpu > 0 {
+            warnings.push((
+                format!(
+                    "{file}: {} events named an impossible CPU and were skipped",
+                    self.bad_cpu
+                ),
+                None,
+            ));
+        }
+        warnings
+    }
+}
+
 impl SchedFeed {
     /// A state machine for the run `opts` names; `task_states` are the `prev_state` letters of
     /// the recording kernel (from its sched_switch print format).

@@ -148,6 +148,15 @@ pub struct SchedBatch {
     pub wakeups: Vec<WakeupRow>,
 }
 
+impl SchedBatch {
+    /// Adds `other`'s rows after this batch's: what a reader that keeps every batch does.
+    pub fn append(&mut self, mut other: SchedBatch) {
+        self.sched_slices.append(&mut other.sched_slices);
+        self.migrations.append(&mut other.migrations);
+        self.wakeups.append(&mut other.wakeups);
+    }
+}
+
 /// What the header of a perf.data file says about the recording (machine, perf, CPUs, hybrid
 /// core PMUs), without reading its records: what `schedlab import` records of a trace made
 /// elsewhere. With `salvage`, a file cut short is read as far as it goes (see

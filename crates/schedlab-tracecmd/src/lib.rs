@@ -96,9 +96,7 @@ pub fn read_sched(path: &Path, opts: &SchedOptions) -> Result<TraceCmdTables, Tr
     let mut all = SchedBatch::default();
     let mut spans = Vec::new();
     let mut tables = stream_sched(path, opts, |b, s| {
-        all.sched_slices.extend(b.sched_slices);
-        all.migrations.extend(b.migrations);
-        all.wakeups.extend(b.wakeups);
+        all.append(b);
         spans.extend(s);
     })?;
     tables.sched.sched_slices = all.sched_slices;

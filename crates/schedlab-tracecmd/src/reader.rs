@@ -587,19 +587,8 @@ impl Notes {
                 None,
             ));
         }
-        for (cpu, message) in &summary.idle_blind {
-            rows.push(row(Severity::Warning, message.clone(), None, Some(*cpu)));
-        }
-        if summary.bad_cpu > 0 {
-            rows.push(row(
-                Severity::Warning,
-                format!(
-                    "{file}: {} events named an impossible CPU and were skipped",
-                    summary.bad_cpu
-                ),
-                None,
-                None,
-            ));
+        for (message, cpu) in summary.warnings(file) {
+            rows.push(row(Severity::Warning, message, None, cpu));
         }
         if let Some(cpus) = meta.cpu_count.filter(|&n| n <= 1 << 14) {
             let silent: Vec<String> = (0..cpus as i32)
