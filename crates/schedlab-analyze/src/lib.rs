@@ -375,7 +375,8 @@ pub fn compute(
 
 /// The "why here" aggregates that `why` asks for, over the whole of each run with a trace: what
 /// every CPU did when (written to `timeline`, a CPU at a time), and what that meant for each
-/// workload thread (added to `out`).
+/// workload thread (added to `out`). The wakeups are counted while the costs are computed
+/// and the timeline written: both only read the run's timeline.
 fn why_here(
     runs: &[RunTables<'_>],
     why: WhyHere,
@@ -385,17 +386,25 @@ fn why_here(
     for run in runs.iter().filter(|run| !run.sched_slices.is_empty()) {
         let cpus = Timeline::new(run.all_slices);
         let threads = placement_cost::workload_threads(run);
-        let (costs, idle_while_waiting) = placement_cost::placement_cost(run, &cpus, &threads);
-        if let Some(writer) = timeline {
-            // Encoded in the pool while the next CPU's rows are made.
-            cpus.write_rows(run, &idle_while_waiting, |rows| {
-                writer.send(rows);
-                Ok::<(), TableError>(())
-            })?;
-        }
-        if why.placement {
+        let (costs, wakeups) = rayon::join(
+            || {
+                let (costs, idle_while_waiting) =
+                    placement_cost::placement_cost(run, &cpus, &threads);
+                if let Some(writer) = timeline {
+                    // Encoded in the pool while the next CPU's rows are made.
+                    cpus.write_rows(run, &idle_while_waiting, |rows| {
+                        writer.send(rows);
+                        Ok::<(), TableError>(())
+                    })?;
+                }
+                Ok::<_, TableError>(costs)
+            },
+            || (why.placement).then(|| wakeup_placement::wakeup_placement(run, &cpus, &threads)),
+        );
+        let costs = costs?;
+        if let Some(wakeups) = wakeups {
             out.placement_cost.extend(costs);
-            (out.wakeup_placement).extend(wakeup_placement::wakeup_placement(run, &cpus, &threads));
+            out.wakeup_placement.extend(wakeups);
         }
     }
     Ok(())
