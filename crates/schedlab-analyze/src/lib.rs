@@ -14,6 +14,7 @@
 //! Aggregation reads only `tables/` and writes only `aggregates/`: it never looks at raw files, so
 //! it reruns in a notebook-sized moment after an edit to the aggregate section.
 
+pub mod busiest;
 pub mod classes;
 pub mod compare;
 pub mod cpu_activity;
@@ -525,6 +526,21 @@ pub fn aggregate(
             asked(StepKind::Migrations).then_some(all.migrations.as_slice()),
         );
         written.push(write_table(out_dir, &rows)?);
+    }
+    if asked(StepKind::CpuTime) {
+        let with_workload: BTreeSet<&str> = (runs.iter())
+            .filter(|run| !run.sched_slices.is_empty())
+            .map(|run| run.run_id)
+            .collect();
+        let without: BTreeSet<String> = (tables.traces.iter())
+            .map(|t| t.run_id.as_str())
+            .filter(|run| !with_workload.contains(run))
+            .map(str::to_owned)
+            .collect();
+        let rows = busiest::busiest_threads(tables_dir, &without)?;
+        if !rows.is_empty() {
+            written.push(write_table(out_dir, &rows)?);
+        }
     }
 
     let windows: Vec<String> = (step_workloads(steps, StepKind::CpuActivity).into_iter())

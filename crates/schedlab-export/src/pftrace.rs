@@ -18,7 +18,9 @@
 //! switch that ended it: a CPU's slices follow one another, so that switch also starts the
 //! next. Where a CPU's next slice starts later than the last ended (its first slice, or a gap
 //! in the trace), the idle task fills the gap: a switch to it at the end, and from it at the
-//! next start, so every slice's times come back as they are in the table. `prev_state` goes
+//! next start, so every slice's times come back as they are in the table. An empty first slice
+//! (the CPU's first switch, before which the trace saw nothing) is that switch alone, so that a
+//! reader of the trace gives the same slices as the table. `prev_state` goes
 //! back to the kernel's bits through [`TaskStates::bits`] (the letters of Linux 4.14 and
 //! later, which Perfetto decodes for such kernels).
 //!
@@ -173,10 +175,12 @@ fn stamp(time_ns: i64) -> Option<u64> {
     Some(time_ns.max(0) as u64)
 }
 
-fn ftrace_event(time_ns: i64, pid: i32, event: Event) -> FtraceEvent {
+/// An event of task `pid`; `None` where the table does not know it (a waker perf could not
+/// name), which a reader takes for unknown rather than for the idle task.
+fn ftrace_event(time_ns: i64, pid: Option<i32>, event: Event) -> FtraceEvent {
     FtraceEvent {
         timestamp: stamp(time_ns),
-        pid: Some(pid.max(0) as u32),
+        pid: pid.map(|pid| pid.max(0) as u32),
         common_flags: None,
         event: Some(event),
     }
@@ -287,6 +291,9 @@ impl Trace {
                 self.switch_out(row.cpu, &previous, idle(row.cpu).as_task())?;
                 self.switch_in(row.cpu, row.start_ns, next)?;
             }
+            // An empty first slice is the CPU's first switch, whose start the trace did not
+            // see: that switch alone gives it back, as it gave it to the reader.
+            None if row.start_ns == row.end_ns => {}
             None => self.switch_in(row.cpu, row.start_ns, next)?,
         }
         self.pending.insert(
@@ -347,7 +354,7 @@ impl Trace {
             next_prio,
         });
         self.summary.switches += 1;
-        self.push(cpu, ftrace_event(time_ns, prev_pid, event))
+        self.push(cpu, ftrace_event(time_ns, Some(prev_pid), event))
     }
 
     /// A wakeup, as the event of its kind, from its waker (the event's pid).
@@ -382,8 +389,10 @@ impl Trace {
             }),
         };
         self.summary.wakeups += 1;
-        let waker = row.waker_tid.unwrap_or(0);
-        self.push(row.target_cpu, ftrace_event(row.time_ns, waker, event))
+        self.push(
+            row.target_cpu,
+            ftrace_event(row.time_ns, row.waker_tid, event),
+        )
     }
 
     fn migration(&mut self, row: &MigrationRow) -> Result<(), ExportError> {
@@ -397,7 +406,7 @@ impl Trace {
             load: None,
         });
         self.summary.migrations += 1;
-        self.push(row.to_cpu, ftrace_event(row.time_ns, 0, event))
+        self.push(row.to_cpu, ftrace_event(row.time_ns, Some(0), event))
     }
 
     /// sched_process_exit of every thread the trace saw end.
@@ -414,7 +423,7 @@ impl Trace {
             });
             let cpu = self.last_cpu.get(&thread.tid).copied().unwrap_or(0);
             self.summary.exits += 1;
-            self.push(cpu, ftrace_event(end_ns, thread.tid, event))?;
+            self.push(cpu, ftrace_event(end_ns, Some(thread.tid), event))?;
         }
         Ok(())
     }
@@ -434,14 +443,14 @@ impl Trace {
                 let state = Some(u32::try_from(khz).unwrap_or(u32::MAX));
                 let event = Event::CpuFrequency(CpuFrequencyFtraceEvent { state, cpu_id });
                 self.summary.cpu_frequency += 1;
-                self.push(row.cpu, ftrace_event(row.start_ns, 0, event))?;
+                self.push(row.cpu, ftrace_event(row.start_ns, Some(0), event))?;
             }
             if let Some(state) = new_idle {
                 // The kernel's exit value, -1, is (u32)-1 in the event.
                 let state = Some(state as u32);
                 let event = Event::CpuIdle(CpuIdleFtraceEvent { state, cpu_id });
                 self.summary.cpu_idle += 1;
-                self.push(row.cpu, ftrace_event(row.start_ns, 0, event))?;
+                self.push(row.cpu, ftrace_event(row.start_ns, Some(0), event))?;
             }
         }
         Ok(())

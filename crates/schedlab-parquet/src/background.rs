@@ -233,7 +233,8 @@ mod tests {
     }
 
     fn writer(path: &Path) -> BackgroundWriter<ParquetWriter> {
-        BackgroundWriter::new(ParquetWriter::create(path, schema()).unwrap())
+        let encodings = [("note", crate::ColumnEncoding::Dictionary)];
+        BackgroundWriter::new(ParquetWriter::create(path, schema(), &encodings).unwrap())
     }
 
     fn send(writer: &BackgroundWriter<ParquetWriter>, numbers: &[i64]) {

@@ -3,17 +3,20 @@
 //! the time columns ([`TimeColumn`](crate::time_column::TimeColumn)).
 //!
 //! A chunk is a row group's part of one column: an optional dictionary page, then data pages
-//! (format v1, up to [`PAGE_ROWS`] rows each, uncompressed), each holding the definition levels
-//! of its rows (if the column has nulls) and the encoded values of its non-null rows. Pages go
-//! through the `parquet` crate's `SerializedPageWriter`, and the chunk is appended to the row
-//! group with `SerializedRowGroupWriter::append_column`, with an offset index per page.
+//! (format v1, up to [`PAGE_ROWS`] rows each), each holding the definition levels of its rows
+//! (if the column has nulls) and the encoded values of its non-null rows, each page in its own
+//! encoding (a text chunk that falls back from its dictionary has both). The chunk is
+//! uncompressed or, where its column asks, every page of it snappy-compressed. Pages go through
+//! the `parquet` crate's `SerializedPageWriter`, and the chunk is appended to the row group with
+//! `SerializedRowGroupWriter::append_column`, with an offset index per page and the chunk's
+//! page encoding stats (how many pages of each kind and encoding) in its metadata.
 
 use bytes::Bytes;
-use parquet::basic::{Compression, Encoding};
+use parquet::basic::{Compression, Encoding, PageType};
 use parquet::column::page::{CompressedPage, Page, PageWriter};
 use parquet::column::writer::ColumnCloseResult;
 use parquet::errors::{ParquetError, Result};
-use parquet::file::metadata::{ColumnChunkMetaData, OffsetIndexBuilder};
+use parquet::file::metadata::{ColumnChunkMetaData, OffsetIndexBuilder, PageEncodingStats};
 use parquet::file::statistics::Statistics;
 use parquet::file::writer::{SerializedPageWriter, TrackedWrite};
 use parquet::schema::types::ColumnDescPtr;
@@ -39,18 +42,19 @@ pub(crate) struct ChunkPages {
     pub encoded_bytes: usize,
 }
 
-/// An encoded data page: levels and values.
+/// An encoded data page: levels and values, the values in `encoding`.
 struct DataPage {
     body: Vec<u8>,
     rows: usize,
+    encoding: Encoding,
 }
 
 /// What a column adds to its chunk besides the data pages.
 pub(crate) struct ChunkParts {
     /// A PLAIN dictionary page's bytes and its number of values.
     pub dictionary: Option<(Vec<u8>, u32)>,
-    /// The encoding of the data pages' values.
-    pub encoding: Encoding,
+    /// `UNCOMPRESSED` or `SNAPPY`, for every page of the chunk.
+    pub compression: Compression,
     pub statistics: Option<Statistics>,
 }
 
@@ -92,6 +96,16 @@ impl ChunkPages {
         Ok(())
     }
 
+    /// The column's name.
+    pub(crate) fn column_name(&self) -> &str {
+        self.descr.name()
+    }
+
+    /// The page being filled holds rows.
+    pub(crate) fn rows_pending(&self) -> bool {
+        self.page_rows > 0
+    }
+
     /// The page being filled holds [`PAGE_ROWS`] rows.
     pub(crate) fn page_full(&self) -> bool {
         self.page_rows >= PAGE_ROWS
@@ -116,8 +130,12 @@ impl ChunkPages {
     }
 
     /// Ends the page being filled: its definition levels (if the column has nulls), then the
-    /// values `encode_values` appends.
-    pub(crate) fn end_page(&mut self, encode_values: impl FnOnce(&mut Vec<u8>)) {
+    /// values `encode_values` appends in `encoding`.
+    pub(crate) fn end_page(
+        &mut self,
+        encoding: Encoding,
+        encode_values: impl FnOnce(&mut Vec<u8>),
+    ) {
         let mut body = Vec::new();
         if self.nullable {
             let mut levels = Vec::new();
@@ -130,6 +148,7 @@ impl ChunkPages {
         self.pages.push(DataPage {
             body,
             rows: self.page_rows,
+            encoding,
         });
         self.defined.clear();
         self.page_rows = 0;
@@ -146,13 +165,25 @@ impl ChunkPages {
     pub(crate) fn close(&mut self, parts: ChunkParts) -> Result<(Bytes, ColumnCloseResult)> {
         let mut sink = TrackedWrite::new(Vec::new());
         let mut writer = SerializedPageWriter::new(&mut sink);
-        let mut dictionary_offset = None;
-        let mut encodings = vec![Encoding::RLE];
-        if let Some((buf, num_values)) = parts.dictionary {
+        let compressed = |buf: Vec<u8>| -> Result<(Bytes, usize)> {
             let len = buf.len();
+            if parts.compression == Compression::SNAPPY {
+                let packed = snap::raw::Encoder::new()
+                    .compress_vec(&buf)
+                    .map_err(|err| ParquetError::External(Box::new(err)))?;
+                return Ok((Bytes::from(packed), len));
+            }
+            Ok((Bytes::from(buf), len))
+        };
+        let mut stats = PageStats::default();
+        let mut saved = 0;
+        let mut dictionary_offset = None;
+        if let Some((buf, num_values)) = parts.dictionary {
+            let (buf, len) = compressed(buf)?;
+            saved += len as i64 - buf.len() as i64;
             let spec = writer.write_page(CompressedPage::new(
                 Page::DictionaryPage {
-                    buf: Bytes::from(buf),
+                    buf,
                     num_values,
                     encoding: Encoding::PLAIN,
                     is_sorted: false,
@@ -160,36 +191,39 @@ impl ChunkPages {
                 len,
             ))?;
             dictionary_offset = Some(spec.offset as i64);
-            encodings.insert(0, Encoding::PLAIN);
+            stats.count(PageType::DICTIONARY_PAGE, Encoding::PLAIN);
         }
-        encodings.push(parts.encoding);
         let mut offsets = OffsetIndexBuilder::new();
         let mut first_data_page = None;
         for page in self.pages.drain(..) {
-            let len = page.body.len();
+            let (buf, len) = compressed(page.body)?;
+            saved += len as i64 - buf.len() as i64;
             let spec = writer.write_page(CompressedPage::new(
                 Page::DataPage {
-                    buf: Bytes::from(page.body),
+                    buf,
                     num_values: page.rows as u32,
-                    encoding: parts.encoding,
+                    encoding: page.encoding,
                     def_level_encoding: Encoding::RLE,
                     rep_level_encoding: Encoding::RLE,
                     statistics: None,
                 },
                 len,
             ))?;
+            stats.count(PageType::DATA_PAGE, page.encoding);
             first_data_page.get_or_insert(spec.offset as i64);
             offsets.append_offset_and_size(spec.offset as i64, spec.compressed_size as i32);
             offsets.append_row_count(page.rows as i64);
         }
         writer.close()?;
+        let uncompressed = sink.bytes_written() as i64 + saved;
         let bytes = Bytes::from(sink.into_inner()?);
 
         let mut builder = ColumnChunkMetaData::builder(self.descr.clone())
-            .set_compression(Compression::UNCOMPRESSED)
-            .set_encodings(encodings)
+            .set_compression(parts.compression)
+            .set_encodings(stats.encodings())
+            .set_page_encoding_stats(stats.pages)
             .set_total_compressed_size(bytes.len() as i64)
-            .set_total_uncompressed_size(bytes.len() as i64)
+            .set_total_uncompressed_size(uncompressed)
             .set_num_values(self.rows as i64)
             .set_dictionary_page_offset(dictionary_offset)
             .set_data_page_offset(first_data_page.unwrap_or_default());
@@ -206,6 +240,37 @@ impl ChunkPages {
         };
         (self.rows, self.nulls, self.encoded_bytes) = (0, 0, 0);
         Ok((bytes, close))
+    }
+}
+
+/// The pages of a chunk by kind and encoding, in the order each first appears.
+#[derive(Default)]
+struct PageStats {
+    pages: Vec<PageEncodingStats>,
+}
+
+impl PageStats {
+    fn count(&mut self, page_type: PageType, encoding: Encoding) {
+        let same = |s: &&mut PageEncodingStats| s.page_type == page_type && s.encoding == encoding;
+        match self.pages.iter_mut().find(same) {
+            Some(stats) => stats.count += 1,
+            None => self.pages.push(PageEncodingStats {
+                page_type,
+                encoding,
+                count: 1,
+            }),
+        }
+    }
+
+    /// Every encoding of the chunk: RLE (the definition levels'), then its pages'.
+    fn encodings(&self) -> Vec<Encoding> {
+        let mut encodings = vec![Encoding::RLE];
+        for stats in &self.pages {
+            if !encodings.contains(&stats.encoding) {
+                encodings.push(stats.encoding);
+            }
+        }
+        encodings
     }
 }
 

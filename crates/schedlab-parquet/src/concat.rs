@@ -10,7 +10,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use parquet::column::writer::ColumnCloseResult;
-use parquet::file::metadata::{PageIndexPolicy, ParquetMetaData, ParquetMetaDataReader};
+use parquet::file::metadata::{
+    PageIndexPolicy, ParquetMetaData, ParquetMetaDataOptions, ParquetMetaDataReader,
+};
 use parquet::file::properties::WriterProperties;
 use parquet::file::writer::SerializedFileWriter;
 
@@ -30,8 +32,12 @@ pub fn concat_parts(parts: &[PathBuf], dest: &Path) -> Result<(), TableError> {
     let inputs = (parts.iter())
         .map(|path| {
             let file = File::open(path).map_err(|source| TableError::io(path, source))?;
+            // Page encoding stats in full, not as the mask the reader makes by default: the
+            // writer copies only the full form into the joined file.
+            let options = ParquetMetaDataOptions::new().with_encoding_stats_as_mask(false);
             let metadata = ParquetMetaDataReader::new()
                 .with_page_index_policy(PageIndexPolicy::Optional)
+                .with_metadata_options(Some(options))
                 .parse_and_finish(&file)
                 .map_err(|err| TableError::parquet(path, err))?;
             Ok((path, file, metadata))
@@ -101,6 +107,12 @@ mod tests {
     use arrow_schema::{DataType, Field, Schema, SchemaRef};
     use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 
+    const NOTES: &crate::Encodings = &[
+        ("run_id", crate::ColumnEncoding::DictionaryWithRange),
+        ("message", crate::ColumnEncoding::Dictionary),
+        ("time_ns", crate::ColumnEncoding::Delta),
+    ];
+
     fn schema() -> SchemaRef {
         Arc::new(Schema::new(vec![
             Field::new("run_id", DataType::Utf8, false),
@@ -141,7 +153,7 @@ mod tests {
             .enumerate()
             .map(|(i, range)| {
                 let path = dir.path().join(format!("part{i}.parquet"));
-                write_batch(&path, &notes(range)).unwrap();
+                write_batch(&path, &notes(range), NOTES).unwrap();
                 path
             })
             .collect();
@@ -185,9 +197,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let a = dir.path().join("a.parquet");
         let b = dir.path().join("b.parquet");
-        write_batch(&a, &notes(1..2)).unwrap();
+        write_batch(&a, &notes(1..2), NOTES).unwrap();
         let other = Arc::new(Schema::new(vec![Field::new("cpu", DataType::Int32, false)]));
-        write_batch(&b, &RecordBatch::new_empty(other)).unwrap();
+        write_batch(&b, &RecordBatch::new_empty(other), &[]).unwrap();
         let dest = dir.path().join("quality.parquet");
         let err = concat_parts(&[a, b.clone()], &dest)
             .unwrap_err()

@@ -4,10 +4,11 @@
 //!
 //! [`ParquetWriter`] writes a file a batch at a time under a temporary name beside its
 //! destination and renames it into place when finished ([`write_batch`] writes one batch
-//! whole). Text columns are dictionary-encoded by `text_column` (a dictionary keyed by what the
-//! caller already knows of each row's text, [`KeyedText`] in a [`TableBatch`], or by the string
-//! itself), time columns delta-encoded by `time_column`, both as column chunks built by
-//! `column_chunk`; the other columns go through the `parquet` crate's Arrow column writers.
+//! whole), each column as the caller declares it ([`ColumnEncoding`]): dictionary text by
+//! `text_column` (a dictionary keyed by what the caller already knows of each row's text,
+//! [`KeyedText`] in a [`TableBatch`], or by the string itself; plain compressed pages where a
+//! row group's texts are too many), delta times by `time_column`, both as column chunks built
+//! by `column_chunk`; the other columns go through the `parquet` crate's Arrow column writers.
 //! [`BackgroundWriter`] feeds a writer from any thread and encodes in rayon's pool;
 //! [`concat_parts`] joins files of one table by copying their encoded row groups;
 //! [`write_file_atomic`] and [`temp_file_beside`] give any other file the same
@@ -16,11 +17,13 @@
 //! # Key design decision
 //!
 //! The engine knows Arrow schemas, not row types: schedlab-tables derives a table's schema from
-//! its row type and hands batches of it here, so the row contract and the encoding are apart.
+//! its row type and hands batches of it here, with the encodings the table declares, so the row
+//! contract and the encoding are apart. Nothing is encoded by its column's name or type.
 
 mod background;
 mod column_chunk;
 mod concat;
+mod encoding;
 mod text_column;
 mod time_column;
 mod writer;
@@ -29,6 +32,7 @@ use std::path::{Path, PathBuf};
 
 pub use background::{BackgroundWriter, Sink};
 pub use concat::concat_parts;
+pub use encoding::{ColumnEncoding, Encodings};
 pub use text_column::{KeyedText, NULL_KEY, TableBatch, TableColumn};
 pub(crate) use writer::temp_table_beside;
 pub use writer::{

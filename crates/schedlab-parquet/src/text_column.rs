@@ -15,13 +15,20 @@
 //! (format v1, up to [`PAGE_ROWS`] rows each) of RLE/bit-packed indices into them,
 //! uncompressed: the indices take a few bits a row and compress no further. Every reader of
 //! Parquet reads these as it reads the `parquet` crate's own (the tests read them back with the
-//! `parquet` crate, pyarrow, DuckDB, polars and DataFusion).
+//! `parquet` crate, pyarrow, DuckDB and polars).
+//!
+//! Where a row group's texts are mostly distinct (messages, command lines), a dictionary saves
+//! nothing and holds every text twice: once its dictionary passes [`DICTIONARY_BYTES`], the
+//! chunk falls back, as the `parquet` crate's writer does, to PLAIN pages for its remaining
+//! rows, and the whole chunk is snappy-compressed. The column's later row groups in the file
+//! are plain from their first row: its texts are mostly distinct, and numbering them for a
+//! dictionary each row group would keep every one of them for the rest of the file.
 
 use std::sync::Arc;
 
 use ahash::AHashMap;
 use bytes::Bytes;
-use parquet::basic::Encoding;
+use parquet::basic::{Compression, Encoding};
 use parquet::column::writer::ColumnCloseResult;
 use parquet::data_type::ByteArray;
 use parquet::errors::Result;
@@ -30,12 +37,23 @@ use parquet::schema::types::ColumnDescPtr;
 
 use crate::column_chunk::{ChunkPages, ChunkParts, PAGE_ROWS, encode_hybrid};
 
+/// The bytes of a row group's dictionary (texts and their lengths) past which its chunk falls
+/// back to plain pages. The dictionaries the encoding is for (command names, states, kinds,
+/// workloads, the run id) hold a few KiB; an eighth of a row group of distinct texts is no
+/// dictionary worth its indices.
+pub(crate) const DICTIONARY_BYTES: usize = 128 * 1024;
+
+/// Bytes of PLAIN values past which a page ends before it holds [`PAGE_ROWS`] rows: long texts
+/// would otherwise make pages of many megabytes.
+const PLAIN_PAGE_BYTES: usize = 1 << 20;
+
 /// A key no text has: the row is null.
 pub const NULL_KEY: u128 = u128::MAX;
 
 /// Text rows given by key: `keys[i]` names row `i`'s text (or is [`NULL_KEY`]), and `text`
 /// gives the text of a key the column has not seen yet. A key must name the same text
-/// throughout a file: the writer asks for each key's text once.
+/// throughout a file: the writer asks for each key's text once (debug builds ask again, once a
+/// batch, and panic where a key's text changed).
 pub struct KeyedText {
     pub keys: Vec<u128>,
     pub text: Arc<dyn Fn(u128) -> String + Send + Sync>,
@@ -140,6 +158,14 @@ pub(crate) struct TextColumn {
     place: Vec<u32>,
     dictionary_bytes: usize,
     indices: Vec<u32>,
+    /// Pages of this row group's chunk encoded as dictionary indices.
+    dictionary_pages: usize,
+    /// The column fell back from its dictionary (in this row group or an earlier one): the
+    /// remaining pages are PLAIN, `plain` holding the values of the page being filled, and the
+    /// min and max of the texts this row group wrote so (with `statistics` only).
+    fallen_back: bool,
+    plain: Vec<u8>,
+    plain_range: Option<(Box<str>, Box<str>)>,
 }
 
 /// A text the current row group does not use yet.
@@ -159,26 +185,88 @@ impl TextColumn {
             place: Vec::new(),
             dictionary_bytes: 0,
             indices: Vec::new(),
+            dictionary_pages: 0,
+            fallen_back: false,
+            plain: Vec::new(),
+            plain_range: None,
         }
     }
 
     /// Encodes the page being filled once it is full.
     fn end_page_if_full(&mut self) {
-        if self.chunk.page_full() {
+        if self.chunk.page_full() || self.plain.len() >= PLAIN_PAGE_BYTES {
             self.encode_page();
         }
     }
 
     /// Encodes the page being filled: the indices' bit width, with the dictionary so far (every
-    /// page says its own), and the indices.
+    /// page says its own), and the indices; or, once the chunk fell back, the PLAIN values.
     fn encode_page(&mut self) {
+        if self.fallen_back {
+            let plain = &self.plain;
+            (self.chunk).end_page(Encoding::PLAIN, |body| body.extend_from_slice(plain));
+            self.plain.clear();
+            return;
+        }
         let bits = bit_width(self.dictionary.len());
         let indices = &self.indices;
-        self.chunk.end_page(|body| {
+        self.chunk.end_page(Encoding::RLE_DICTIONARY, |body| {
             body.push(bits);
             encode_hybrid(indices, bits, body);
         });
         self.indices.clear();
+        self.dictionary_pages += 1;
+    }
+
+    /// Adds `rows` non-null rows of text number `n`: indices into this row group's dictionary,
+    /// or plain values once the dictionary would pass [`DICTIONARY_BYTES`].
+    fn push_text(&mut self, n: u32, rows: usize) {
+        let text_bytes = self.texts[n as usize].len() + 4;
+        if !self.fallen_back
+            && self.place[n as usize] == UNUSED
+            && self.dictionary_bytes + text_bytes > DICTIONARY_BYTES
+        {
+            self.fall_back();
+        }
+        if self.fallen_back {
+            let text = self.texts[n as usize].clone();
+            self.push_plain(&text, rows);
+        } else {
+            let index = self.index_of(n);
+            self.push_indices(index, rows);
+        }
+    }
+
+    /// Ends the dictionary's last page: the chunk's remaining rows are plain.
+    fn fall_back(&mut self) {
+        if self.chunk.rows_pending() {
+            self.encode_page();
+        }
+        self.fallen_back = true;
+    }
+
+    /// Adds `rows` non-null rows of `text` as PLAIN values (the chunk has fallen back).
+    fn push_plain(&mut self, text: &str, rows: usize) {
+        for take in self.chunk.page_pieces(rows) {
+            for _ in 0..take {
+                self.plain
+                    .extend_from_slice(&(text.len() as u32).to_le_bytes());
+                self.plain.extend_from_slice(text.as_bytes());
+            }
+            self.chunk.values(take);
+            self.end_page_if_full();
+        }
+        if self.statistics {
+            let range = self
+                .plain_range
+                .get_or_insert_with(|| (text.into(), text.into()));
+            if text.as_bytes() < range.0.as_bytes() {
+                range.0 = text.into();
+            }
+            if text.as_bytes() > range.1.as_bytes() {
+                range.1 = text.into();
+            }
+        }
     }
 
     /// The number of `text` in the file, numbering it if new.
@@ -225,6 +313,12 @@ impl TextColumn {
             return n;
         }
         let n = match self.by_key.get(&key) {
+            #[cfg(debug_assertions)]
+            Some(&n) => {
+                self.check_text_of_key(key, n, text);
+                n
+            }
+            #[cfg(not(debug_assertions))]
             Some(&n) => n,
             None => {
                 let n = self.number(&text(key));
@@ -234,6 +328,20 @@ impl TextColumn {
         };
         self.recent[slot] = (key, n);
         n
+    }
+
+    /// Panics where `key`, which named text number `n`, now names another text: the rule of
+    /// [`KeyedText`], checked in debug builds each time a key is looked up past the cache of
+    /// the last keys (once a batch at least, as [`push_keyed`](Self::push_keyed) clears it).
+    #[cfg(debug_assertions)]
+    fn check_text_of_key(&self, key: u128, n: u32, text: &dyn Fn(u128) -> String) {
+        let (then, now) = (&self.texts[n as usize], text(key));
+        assert!(
+            **then == *now,
+            "text column {}: key {key:#x} named {then:?} earlier in this file and now {now:?}: \
+             a key must name one text throughout a file (see KeyedText)",
+            self.chunk.column_name(),
+        );
     }
 
     /// Adds `rows` null rows: an error in a column that has none.
@@ -256,6 +364,10 @@ impl TextColumn {
         text: &dyn Fn(u128) -> String,
     ) -> Result<()> {
         self.indices.reserve(keys.len().min(PAGE_ROWS));
+        if cfg!(debug_assertions) {
+            // Every key of the batch is looked up in the file's map, which checks its text.
+            self.recent.fill((NULL_KEY, 0));
+        }
         let mut rest = keys;
         while let Some(&key) = rest.first() {
             let run = rest.iter().position(|&k| k != key).unwrap_or(rest.len());
@@ -263,8 +375,7 @@ impl TextColumn {
                 self.push_nulls(run)?;
             } else {
                 let n = self.number_of_key(key, text);
-                let index = self.index_of(n);
-                self.push_indices(index, run);
+                self.push_text(n, run);
             }
             rest = &rest[run..];
         }
@@ -278,10 +389,12 @@ impl TextColumn {
     ) -> Result<()> {
         for text in rows {
             match text {
+                // Texts given as strings are not numbered once the chunk falls back: a column
+                // of distinct texts would hold them all.
+                Some(text) if self.fallen_back => self.push_plain(text, 1),
                 Some(text) => {
                     let n = self.number(text);
-                    let index = self.index_of(n);
-                    self.push_indices(index, 1);
+                    self.push_text(n, 1);
                 }
                 None => self.push_nulls(1)?,
             }
@@ -295,6 +408,7 @@ impl TextColumn {
         self.chunk.encoded_bytes
             + self.dictionary_bytes
             + self.indices.len() * bits / 8
+            + self.plain.len()
             + self.chunk.pending_level_bytes()
     }
 
@@ -304,16 +418,24 @@ impl TextColumn {
         if self.chunk.page_pending() {
             self.encode_page();
         }
-        let mut dictionary = Vec::with_capacity(self.dictionary_bytes);
-        for &n in &self.dictionary {
-            let text = &self.texts[n as usize];
-            dictionary.extend_from_slice(&(text.len() as u32).to_le_bytes());
-            dictionary.extend_from_slice(text.as_bytes());
-        }
+        // A chunk that fell back before its first page has no dictionary page.
+        let dictionary = (self.dictionary_pages > 0).then(|| {
+            let mut dictionary = Vec::with_capacity(self.dictionary_bytes);
+            for &n in &self.dictionary {
+                let text = &self.texts[n as usize];
+                dictionary.extend_from_slice(&(text.len() as u32).to_le_bytes());
+                dictionary.extend_from_slice(text.as_bytes());
+            }
+            (dictionary, self.dictionary.len() as u32)
+        });
         let statistics = (self.statistics).then(|| self.statistics(self.chunk.nulls as u64));
+        let compression = match self.fallen_back {
+            true => Compression::SNAPPY,
+            false => Compression::UNCOMPRESSED,
+        };
         let closed = self.chunk.close(ChunkParts {
-            dictionary: Some((dictionary, self.dictionary.len() as u32)),
-            encoding: Encoding::RLE_DICTIONARY,
+            dictionary,
+            compression,
             statistics,
         })?;
         for &n in &self.dictionary {
@@ -321,13 +443,19 @@ impl TextColumn {
         }
         self.dictionary.clear();
         self.dictionary_bytes = 0;
+        self.dictionary_pages = 0;
+        self.plain_range = None;
         Ok(closed)
     }
 
-    /// Min and max of the texts the row group uses (its dictionary), by their bytes
-    /// (Parquet's order for UTF-8).
+    /// Min and max of the texts the row group uses (its dictionary and its plain values), by
+    /// their bytes (Parquet's order for UTF-8).
     fn statistics(&self, nulls: u64) -> Statistics {
-        let texts = (self.dictionary.iter()).map(|&n| self.texts[n as usize].as_bytes());
+        let plain = (self.plain_range.iter()).flat_map(|(min, max)| [min, max]);
+        let texts = (self.dictionary.iter())
+            .map(|&n| &self.texts[n as usize])
+            .chain(plain)
+            .map(|text| text.as_bytes());
         let min = texts.clone().min().map(|v| ByteArray::from(v.to_vec()));
         let max = texts.max().map(|v| ByteArray::from(v.to_vec()));
         Statistics::ByteArray(ValueStatistics::new(min, max, None, Some(nulls), false))

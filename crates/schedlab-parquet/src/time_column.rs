@@ -1,5 +1,6 @@
-//! Time columns (`*_ns`, Int64), delta-encoded as Parquet column chunks by schedlab rather than
-//! by the `parquet` crate's column writer.
+//! Time columns (Int64 columns a table declares [`Delta`](crate::ColumnEncoding::Delta)),
+//! delta-encoded as Parquet column chunks by schedlab rather than by the `parquet` crate's
+//! column writer.
 //!
 //! Times are nearly sorted and nearly all distinct, durations are small: Parquet's
 //! DELTA_BINARY_PACKED encoding stores each value as its difference from the one before, minus
@@ -14,7 +15,7 @@
 
 use arrow_array::{Array, Int64Array};
 use bytes::Bytes;
-use parquet::basic::Encoding;
+use parquet::basic::{Compression, Encoding};
 use parquet::column::writer::ColumnCloseResult;
 use parquet::errors::Result;
 use parquet::file::statistics::{Statistics, ValueStatistics};
@@ -94,7 +95,7 @@ impl TimeColumn {
 
     fn encode_page(&mut self) {
         let deltas = &mut self.deltas;
-        self.chunk.end_page(|body| deltas.finish(body));
+        (self.chunk).end_page(Encoding::DELTA_BINARY_PACKED, |body| deltas.finish(body));
     }
 
     /// Bytes the current row group's chunk will take, about.
@@ -113,7 +114,7 @@ impl TimeColumn {
         let statistics = Statistics::Int64(ValueStatistics::new(min, max, None, nulls, false));
         self.chunk.close(ChunkParts {
             dictionary: None,
-            encoding: Encoding::DELTA_BINARY_PACKED,
+            compression: Compression::UNCOMPRESSED,
             statistics: Some(statistics),
         })
     }

@@ -1,6 +1,7 @@
 //! A Parquet file of a table, written under a temporary name beside its destination and renamed
-//! into place when complete: text columns by [`TextColumn`], time columns by [`TimeColumn`], the
-//! others by the `parquet` crate's Arrow column writers, row groups cut by rows and bytes.
+//! into place when complete: each column as the table declares ([`ColumnEncoding`]), dictionary
+//! text by [`TextColumn`], delta times by [`TimeColumn`], the others by the `parquet` crate's
+//! Arrow column writers; row groups cut by rows and bytes.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -9,7 +10,7 @@ use std::sync::Arc;
 use arrow_array::cast::AsArray;
 use arrow_array::types::Int64Type;
 use arrow_array::{Array, RecordBatch};
-use arrow_schema::{DataType, FieldRef, SchemaRef};
+use arrow_schema::SchemaRef;
 use bytes::Bytes;
 use parquet::arrow::arrow_writer::{ArrowColumnWriter, ArrowRowGroupWriterFactory, compute_leaves};
 use parquet::arrow::{ArrowSchemaConverter, add_encoded_arrow_schema_to_metadata};
@@ -21,12 +22,18 @@ use parquet::file::writer::SerializedFileWriter;
 use tempfile::NamedTempFile;
 
 use crate::TableError;
+use crate::encoding::{ColumnEncoding, Encodings};
 use crate::text_column::{TableBatch, TableColumn, TextColumn};
 use crate::time_column::TimeColumn;
 
-/// Writes one Arrow batch as the Parquet file `path`, atomically (temporary file + rename).
-pub fn write_batch(path: &Path, batch: &RecordBatch) -> Result<(), TableError> {
-    let mut file = ParquetWriter::create(path, batch.schema())?;
+/// Writes one Arrow batch as the Parquet file `path`, atomically (temporary file + rename), its
+/// columns encoded as `encodings` declares.
+pub fn write_batch(
+    path: &Path,
+    batch: &RecordBatch,
+    encodings: &Encodings,
+) -> Result<(), TableError> {
+    let mut file = ParquetWriter::create(path, batch.schema(), encodings)?;
     file.write(batch)?;
     file.finish()
 }
@@ -42,23 +49,20 @@ pub const ROW_GROUP_ROWS: usize = 256 * 1024;
 /// overhead stays small.
 pub const ROW_GROUP_BYTES: usize = 1 << 20;
 
-/// How every table is encoded, chosen by timing `schedlab parse perf-sched` on the `just bench`
-/// trace (the commit messages have the figures):
+/// How the columns a table declares [`Plain`](ColumnEncoding::Plain) are written, chosen by
+/// timing `schedlab parse perf-sched` on the `just bench` trace (the commit messages have the
+/// figures; docs/src/parquet.md says why each table's columns are declared as they are):
 ///
-/// - Text columns (`run_id`, `comm`, states, kinds, workloads) are dictionary-encoded, by
-///   [`TextColumn`] rather than these properties (see `text_column` for why): a trace has a
-///   handful of distinct values, so a page holds small indices instead of every string again.
-///   Plain strings cost as much to copy and compress, and their page buffers hold more memory.
-/// - Other columns are not dictionary-encoded: integers are nearly all distinct or compress as
-///   well without one, and building the dictionary costs a hash per value.
+/// - Not dictionary-encoded: integers are nearly all distinct or compress as well without one,
+///   and building the dictionary costs a hash per value. Text that should have a dictionary is
+///   declared [`Dictionary`](ColumnEncoding::Dictionary) and written by [`TextColumn`].
 /// - Snappy, not zstd: zstd makes files a little smaller but costs more CPU time, and the
 ///   parquet crate creates a zstd compression and a decompression context for every column of
 ///   every row group, each holding about a megabyte while its group is written.
-/// - Time columns (`*_ns`, Int64) are delta-encoded (nearly sorted, nearly all distinct) and
-///   not compressed: nothing is left to squeeze in the deltas. [`TimeColumn`] encodes them
-///   (see `time_column` for why), with min/max statistics per row group: with `run_id`'s, the
-///   only statistics written, since analyses filter on them; elsewhere (command names, thread
-///   ids) a row group spans every value anyway, and computing them is a comparison per value.
+/// - No statistics: a row group spans every value of a thread id or a CPU anyway, and
+///   computing them is a comparison per value. The columns analyses filter on are declared
+///   [`DictionaryWithRange`](ColumnEncoding::DictionaryWithRange) or
+///   [`Delta`](ColumnEncoding::Delta), which keep each row group's min and max.
 ///
 /// Parquet files written with zstd by older versions are still read (the `zstd` feature stays).
 fn writer_properties() -> WriterProperties {
@@ -69,16 +73,12 @@ fn writer_properties() -> WriterProperties {
         .build()
 }
 
-/// A time column: written by [`TimeColumn`].
-fn is_time(field: &FieldRef) -> bool {
-    field.name().ends_with("_ns") && field.data_type() == &DataType::Int64
-}
-
 /// A Parquet file being written under a temporary name in its final directory, a batch at a
 /// time; [`finish`](Self::finish) renames it into place, and dropping it unfinished deletes it.
 ///
-/// Text columns are encoded by [`TextColumn`] and time columns by [`TimeColumn`] (see their
-/// modules for why), the others by the `parquet` crate's Arrow column writers; row groups are
+/// Each column is encoded as the table declares: [`Dictionary`](ColumnEncoding::Dictionary)
+/// text by [`TextColumn`] and [`Delta`](ColumnEncoding::Delta) times by [`TimeColumn`] (see
+/// their modules for why), the others by the `parquet` crate's Arrow column writers; row groups are
 /// cut as [`ROW_GROUP_ROWS`] and [`ROW_GROUP_BYTES`] say, a batch split across two groups where
 /// needed.
 pub struct ParquetWriter {
@@ -124,7 +124,19 @@ impl FieldColumns {
 }
 
 impl ParquetWriter {
-    pub fn create(path: &Path, schema: SchemaRef) -> Result<Self, TableError> {
+    /// Starts the table `path` of `schema`, its columns encoded as `encodings` declares (an
+    /// error if a declaration does not fit the schema).
+    pub fn create(
+        path: &Path,
+        schema: SchemaRef,
+        encodings: &Encodings,
+    ) -> Result<Self, TableError> {
+        if let Some(why) = crate::encoding::mismatch(encodings, &schema) {
+            return Err(TableError::Schema {
+                path: path.to_owned(),
+                message: why,
+            });
+        }
         let pq = |err| TableError::parquet(path, err);
         let tmp = temp_table_beside(path)?;
         let mut props = writer_properties();
@@ -142,12 +154,15 @@ impl ParquetWriter {
                     .count();
                 let leaf = leaves[first].clone();
                 first += n;
-                if field.data_type() == &DataType::Utf8 {
-                    FieldColumns::Text(Box::new(TextColumn::new(leaf, field.name() == "run_id")))
-                } else if is_time(field) {
-                    FieldColumns::Time(Box::new(TimeColumn::new(leaf)))
-                } else {
-                    FieldColumns::Leaves(n)
+                match ColumnEncoding::of(encodings, field.name()) {
+                    ColumnEncoding::Dictionary => {
+                        FieldColumns::Text(Box::new(TextColumn::new(leaf, false)))
+                    }
+                    ColumnEncoding::DictionaryWithRange => {
+                        FieldColumns::Text(Box::new(TextColumn::new(leaf, true)))
+                    }
+                    ColumnEncoding::Delta => FieldColumns::Time(Box::new(TimeColumn::new(leaf))),
+                    ColumnEncoding::Plain => FieldColumns::Leaves(n),
                 }
             })
             .collect();
@@ -252,7 +267,7 @@ impl ParquetWriter {
                 }
                 (FieldColumns::Leaves(_) | FieldColumns::Time(_), TableColumn::Text(_)) => {
                     return Err(ParquetError::General(format!(
-                        "keyed text for column {}, which is not text",
+                        "keyed text for column {}, which is not declared a dictionary",
                         field.name()
                     )));
                 }
@@ -354,7 +369,7 @@ pub fn write_file_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use arrow_schema::Schema;
+    use arrow_schema::{DataType, Schema};
     use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
     use std::fs::File;
 
@@ -394,7 +409,11 @@ mod tests {
         let end: Vec<Option<i64>> = (0..rows as i64)
             .map(|i| (i % 3 != 1).then_some(i64::MAX - i * i))
             .collect();
-        let mut file = ParquetWriter::create(&path, schema.clone()).unwrap();
+        let times = [
+            ("start_ns", ColumnEncoding::Delta),
+            ("end_ns", ColumnEncoding::Delta),
+        ];
+        let mut file = ParquetWriter::create(&path, schema.clone(), &times).unwrap();
         let mut at = 0;
         for size in [1, 127, 129, 40_000].into_iter().cycle() {
             let n = size.min(rows - at);
@@ -489,7 +508,11 @@ mod tests {
                 keyed(workloads),
             ],
         };
-        let mut file = ParquetWriter::create(&path, schema.clone()).unwrap();
+        let texts = [
+            ("run_id", ColumnEncoding::DictionaryWithRange),
+            ("workload", ColumnEncoding::Dictionary),
+        ];
+        let mut file = ParquetWriter::create(&path, schema.clone(), &texts).unwrap();
         // 20 rows of w1, w2 and nulls (runs and literals), then a row group of w3 alone.
         let first: Vec<u128> = (0..20).map(|i| [1, 1, NULL_KEY, 2][i % 4]).collect();
         file.write_table(&batch((0..20).collect(), first.clone()))
@@ -579,7 +602,8 @@ mod tests {
             assert!(group.column(2).statistics().is_none());
         }
 
-        let mut file = ParquetWriter::create(&dir.path().join("bad.parquet"), schema).unwrap();
+        let mut file =
+            ParquetWriter::create(&dir.path().join("bad.parquet"), schema, &texts).unwrap();
         let mut bad = batch(vec![1], vec![1]);
         bad.columns[0] = keyed(vec![NULL_KEY]);
         let err = file.write_table(&bad).unwrap_err().to_string();
@@ -599,7 +623,7 @@ mod permission_tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("quality.parquet");
         let schema = std::sync::Arc::new(arrow_schema::Schema::empty());
-        super::write_batch(&path, &arrow_array::RecordBatch::new_empty(schema)).unwrap();
+        super::write_batch(&path, &arrow_array::RecordBatch::new_empty(schema), &[]).unwrap();
         let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode & 0o044, 0o044, "mode {mode:o}");
     }

@@ -1,7 +1,8 @@
 //! Which parser reads a file, told from its content: a recording made by hand comes without a
 //! pipeline saying what each file is (`schedlab parse auto FILE…`).
 //!
-//! Each kind is recognised by what its tool always prints: perf.data's and trace.dat's magic, the column header
+//! Each kind is recognised by what its tool always prints: perf.data's and trace.dat's magic, a
+//! Perfetto trace's packet records (the first must decode as a TracePacket), the column header
 //! of `perf sched timehist` (or its runtime summary), turbostat's column names, GNU time's
 //! labels or the shell's `real`/`user`/`sys`, perf stat's banner or its `-x,` interval rows,
 //! openssl speed's banner and result lines, stress-ng's `stress-ng:` prefix. Rules are tried in
@@ -32,6 +33,12 @@ pub fn detect(head: &[u8]) -> Option<Detected> {
     }
     if head.starts_with(schedlab_tracecmd::MAGIC) {
         return found(ParserKind::TraceCmd, "trace.dat magic \\x17\\x08Dtracing");
+    }
+    if schedlab_perfetto::looks_like_trace(head) {
+        return found(
+            ParserKind::Perfetto,
+            "Perfetto TracePacket records (the first decodes)",
+        );
     }
     let text = String::from_utf8_lossy(&head[..head.len().min(HEAD_BYTES)]);
     let lines = || text.lines().map(str::trim);
@@ -248,8 +255,8 @@ mod tests {
         assert!(
             message.ends_with(
                 "notes.txt: not recognisably the output of any parser's tool; hint: name its \
-                 parser instead of `auto` (perf-sched, trace-cmd, timehist, turbostat, \
-                 stress-ng, openssl, time, perf-stat)"
+                 parser instead of `auto` (perf-sched, trace-cmd, perfetto, timehist, \
+                 turbostat, stress-ng, openssl, time, perf-stat)"
             ),
             "{message}"
         );

@@ -22,7 +22,7 @@ pub fn parse_files_to(
         }
         return Ok(all.write_to(dir, &[kind])?);
     }
-    let cpu_freq_idle = kind == ParserKind::TraceCmd;
+    let cpu_freq_idle = matches!(kind, ParserKind::TraceCmd | ParserKind::Perfetto);
     let (per_file, mut written) =
         EventParts::parse_each(dir, paths, cpu_freq_idle, |path, events| {
             parse_file_streaming(kind, path, ctx, events)
@@ -32,8 +32,8 @@ pub fn parse_files_to(
     Ok(written)
 }
 
-/// Parses the file at `path` with parser `kind` into memory. perf.data and trace.dat are mapped
-/// and read natively by schedlab-perf and schedlab-tracecmd; every other kind is text read
+/// Parses the file at `path` with parser `kind` into memory. perf.data, trace.dat and Perfetto
+/// traces are mapped and read natively by schedlab-perf, schedlab-tracecmd and schedlab-perfetto; every other kind is text read
 /// whole (tool outputs are small).
 pub fn parse_file(kind: ParserKind, path: &Path, ctx: &ParseContext) -> Result<Parsed, ParseError> {
     if kind == ParserKind::PerfSched {
@@ -44,6 +44,13 @@ pub fn parse_file(kind: ParserKind, path: &Path, ctx: &ParseContext) -> Result<P
     }
     if kind == ParserKind::TraceCmd {
         let tables = schedlab_tracecmd::read_sched(path, &sched_options(ctx))?;
+        return Ok(Parsed {
+            cpu_freq_idle: tables.cpu_freq_idle,
+            ..from_trace(tables.sched)
+        });
+    }
+    if kind == ParserKind::Perfetto {
+        let tables = schedlab_perfetto::read_sched(path, &sched_options(ctx))?;
         return Ok(Parsed {
             cpu_freq_idle: tables.cpu_freq_idle,
             ..from_trace(tables.sched)
@@ -73,6 +80,14 @@ pub fn parse_file_streaming(
     if kind == ParserKind::TraceCmd {
         let tables =
             schedlab_tracecmd::stream_sched_compact(path, &sched_options(ctx), |batch, spans| {
+                events.add(batch);
+                events.add_cpu_freq_idle(spans);
+            })?;
+        return Ok(from_trace(tables.sched));
+    }
+    if kind == ParserKind::Perfetto {
+        let tables =
+            schedlab_perfetto::stream_sched_compact(path, &sched_options(ctx), |batch, spans| {
                 events.add(batch);
                 events.add_cpu_freq_idle(spans);
             })?;

@@ -56,6 +56,7 @@ pub mod turbostat;
 pub use events::{EventParts, EventTables};
 pub use file::{parse_file, parse_file_streaming, parse_files_to};
 pub use schedlab_perf::{HeaderFacts, header_facts as perf_header_facts};
+pub use schedlab_perfetto::header_facts as perfetto_header_facts;
 pub use schedlab_tables::selector::{Select, WorkloadSelector};
 pub use schedlab_tracecmd::header_facts as trace_cmd_header_facts;
 pub use turbostat::concat_turbostat;
@@ -68,6 +69,8 @@ pub enum ParserKind {
     /// trace.dat written by `trace-cmd record` or `trace-cmd extract`, file format v6 or v7
     /// (read natively, trace-cmd not needed).
     TraceCmd,
+    /// A Perfetto protobuf trace with ftrace sched events (read natively).
+    Perfetto,
     /// Text printed by `perf sched timehist [-M] [-V] [-w]`.
     Timehist,
     Turbostat,
@@ -79,9 +82,10 @@ pub enum ParserKind {
 }
 
 impl ParserKind {
-    pub const ALL: [ParserKind; 8] = [
+    pub const ALL: [ParserKind; 9] = [
         ParserKind::PerfSched,
         ParserKind::TraceCmd,
+        ParserKind::Perfetto,
         ParserKind::Timehist,
         ParserKind::Turbostat,
         ParserKind::StressNg,
@@ -94,6 +98,7 @@ impl ParserKind {
         match self {
             ParserKind::PerfSched => "perf-sched",
             ParserKind::TraceCmd => "trace-cmd",
+            ParserKind::Perfetto => "perfetto",
             ParserKind::Timehist => "timehist",
             ParserKind::Turbostat => "turbostat",
             ParserKind::StressNg => "stress-ng",
@@ -112,14 +117,20 @@ impl ParserKind {
     pub fn has_events(self) -> bool {
         matches!(
             self,
-            ParserKind::PerfSched | ParserKind::TraceCmd | ParserKind::Timehist
+            ParserKind::PerfSched
+                | ParserKind::TraceCmd
+                | ParserKind::Perfetto
+                | ParserKind::Timehist
         )
     }
 
-    /// Whether the parser reads a binary trace (perf.data, trace.dat) from its path, mapped,
+    /// Whether the parser reads a binary trace (perf.data, trace.dat, .pftrace) from its path, mapped,
     /// rather than text: such files are big, so `schedlab parse` shows the bytes read.
     pub fn is_trace_file(self) -> bool {
-        matches!(self, ParserKind::PerfSched | ParserKind::TraceCmd)
+        matches!(
+            self,
+            ParserKind::PerfSched | ParserKind::TraceCmd | ParserKind::Perfetto
+        )
     }
 }
 
@@ -253,7 +264,11 @@ impl Parsed {
             let path =
                 schedlab_tables::table_path_named(dir, schedlab_tables::turbostat::TURBOSTAT);
             schedlab_tables::create_parent(&path)?;
-            schedlab_tables::write_batch(&path, &concat_turbostat(&self.turbostat))?;
+            schedlab_tables::write_batch(
+                &path,
+                &concat_turbostat(&self.turbostat),
+                schedlab_tables::turbostat::TURBOSTAT_ENCODINGS,
+            )?;
             written.push(path);
         }
         written.push(write_table(dir, &self.quality)?);
@@ -274,14 +289,16 @@ pub fn parse(
 ) -> Result<Parsed, ParseError> {
     let text = String::from_utf8_lossy(bytes);
     match kind {
-        ParserKind::PerfSched | ParserKind::TraceCmd => Err(ParseError::Binary {
-            source_name: source_name.to_owned(),
-            offset: 0,
-            message: format!(
-                "{kind} files are read by `parse_file(path)`, not from bytes (hint: use the \
+        ParserKind::PerfSched | ParserKind::TraceCmd | ParserKind::Perfetto => {
+            Err(ParseError::Binary {
+                source_name: source_name.to_owned(),
+                offset: 0,
+                message: format!(
+                    "{kind} files are read by `parse_file(path)`, not from bytes (hint: use the \
                  timehist parser for text printed by `perf sched timehist`)"
-            ),
-        }),
+                ),
+            })
+        }
         ParserKind::Timehist => timehist::parse(&text, source_name, ctx),
         ParserKind::Turbostat => turbostat::parse(&text, source_name, ctx),
         ParserKind::StressNg => stress_ng::parse(&text, source_name, ctx),
@@ -358,6 +375,9 @@ pub enum ParseError {
     /// A trace.dat file the native reader rejected (its message names the file and offset).
     #[error(transparent)]
     TraceCmd(#[from] schedlab_tracecmd::TraceCmdError),
+    /// A Perfetto trace the native reader rejected (its message names the file and offset).
+    #[error(transparent)]
+    Perfetto(#[from] schedlab_perfetto::PerfettoError),
     /// A table could not be written (its message names the file).
     #[error(transparent)]
     Table(#[from] TableError),

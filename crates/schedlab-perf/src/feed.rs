@@ -18,6 +18,7 @@ use crate::threads::Threads;
 use crate::timehist::Timehist;
 use crate::{SchedBatch, SchedOptions, ThreadRow};
 
+pub use crate::cpu_states::CpuStates;
 pub use crate::decode::{Body, Event};
 pub use crate::le::Comm;
 pub use crate::metadata::{Tracepoint, WakeKind};
@@ -36,6 +37,58 @@ impl Tracepoint {
     /// field outside the payload).
     pub fn decode(&self, payload: &[u8]) -> Result<Body, &'static str> {
         crate::decode::payload_body(self, payload)
+    }
+}
+
+/// A task name as the kernel stores it (its first 16 bytes, NUL-padded), from a name given as
+/// text.
+pub fn comm(name: &str) -> Comm {
+    crate::le::comm_from(name.as_bytes())
+}
+
+/// The command name each thread had last, to tell the state machine when it changes.
+///
+/// perf writes a COMM record when a task execs or renames itself, and the state machine renames
+/// the thread (and a thread of no workload joins the one that selects the new name). ftrace
+/// has no such records, but every sched_switch names the task it switches out, as
+/// sched_process_exec does the task that execs: where that name differs from the one the
+/// thread had, [`Renames::rename`] gives the rename to feed first, as perf's COMM record would.
+#[derive(Debug, Default)]
+pub struct Renames(std::collections::HashMap<i32, Comm>);
+
+impl Renames {
+    /// The rename to feed before `body`, if it names a thread by a new name (a rename fed
+    /// as such, [`Body::Comm`], is noted and needs none).
+    pub fn rename(&mut self, body: &Body) -> Option<Body> {
+        let (tid, comm) = match *body {
+            Body::Switch {
+                prev_pid,
+                prev_comm,
+                ..
+            } => (prev_pid, prev_comm),
+            Body::ProcessExec { pid, comm } => (pid, comm),
+            Body::ProcessFork {
+                child_pid,
+                child_comm,
+                ..
+            } => {
+                self.0.insert(child_pid, child_comm);
+                return None;
+            }
+            Body::Comm { tid, comm, .. } => {
+                self.0.insert(tid, comm);
+                return None;
+            }
+            _ => return None,
+        };
+        self.name(tid, comm)
+    }
+
+    /// The rename to feed when an event names thread `tid` `comm` (for readers whose other
+    /// events name threads too, as a wakeup names the woken one).
+    pub fn name(&mut self, tid: i32, comm: Comm) -> Option<Body> {
+        let before = self.0.insert(tid, comm)?;
+        (tid > 0 && before != comm).then_some(Body::Comm { pid: -1, tid, comm })
     }
 }
 

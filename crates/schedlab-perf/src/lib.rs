@@ -66,6 +66,7 @@
 //! ```
 
 mod compact;
+mod cpu_states;
 mod decode;
 mod error;
 pub mod feed;

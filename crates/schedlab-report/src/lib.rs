@@ -16,6 +16,7 @@
 
 mod activity;
 mod bar_plots;
+mod busiest;
 mod comparison;
 mod comparison_plot;
 mod delay_plot;
@@ -40,10 +41,11 @@ use std::path::{Path, PathBuf};
 use schedlab_spec::{PlotKind, ReportFormat, Summarize};
 use schedlab_tables::manifest::RunStatus;
 use schedlab_tables::{
-    CpuActivityRow, CpuRow, CpuShareRow, CpuTimeRow, MigrationClassRow, MigrationSummaryRow,
-    PlacementCostWorkloadRow, PlacementRow, PowerStepRow, ProcessRow, QualityRow,
-    ResidencyRollupRow, ResidencyRow, RunRow, SchedDelayRow, SchedDelayWorkloadRow, Severity,
-    TableDir, TableError, ThroughputRow, TotalsRow, TraceRow, WorkloadMetricRow, read_table,
+    BusiestThreadRow, CpuActivityRow, CpuRow, CpuShareRow, CpuTimeRow, MigrationClassRow,
+    MigrationSummaryRow, PlacementCostWorkloadRow, PlacementRow, PowerStepRow, ProcessRow,
+    QualityRow, ResidencyRollupRow, ResidencyRow, RunRow, SchedDelayRow, SchedDelayWorkloadRow,
+    Severity, TableDir, TableError, ThroughputRow, TotalsRow, TraceRow, WorkloadMetricRow,
+    read_table,
 };
 use schedlab_topology::parse_cpu_list;
 
@@ -151,6 +153,7 @@ pub struct SummaryPaths<'a> {
 /// The rows a summary formats.
 struct Inputs {
     cpu_time: Vec<CpuTimeRow>,
+    busiest: Vec<BusiestThreadRow>,
     residency: Vec<ResidencyRow>,
     residency_rollup: Vec<ResidencyRollupRow>,
     totals: Vec<TotalsRow>,
@@ -178,6 +181,7 @@ impl Inputs {
     fn read(paths: &SummaryPaths<'_>) -> Result<Inputs, ReportError> {
         Ok(Inputs {
             cpu_time: read_table(paths.aggregates)?,
+            busiest: read_table(paths.aggregates)?,
             residency: read_table(paths.aggregates)?,
             residency_rollup: read_table(paths.aggregates)?,
             totals: read_table(paths.aggregates)?,
@@ -507,6 +511,16 @@ fn untraced_runs(inputs: &Inputs) -> Vec<&str> {
 fn sections(inputs: &Inputs) -> Vec<Section> {
     let parts = [
         (
+            "Busiest threads",
+            format!(
+                "Runs whose trace names no workload (imported without `--workload`): their {} \
+                 threads with the most CPU time, by the kernel's own accounting where the trace \
+                 has it (`busiest_threads`). Name a workload to get its figures.",
+                schedlab_tables::BUSIEST_THREADS
+            ),
+            busiest::busiest_table(&inputs.busiest),
+        ),
+        (
             "CPU activity (turbostat)",
             activity::activity_note(&inputs.cpu_activity),
             activity::activity_table(&inputs.cpu_activity),
@@ -614,7 +628,11 @@ pub fn summarize(
     expectations: &[schedlab_tables::ExpectationRow],
 ) -> Result<Summary, ReportError> {
     let inputs = Inputs::read(paths)?;
-    let table = thread_table(&inputs);
+    let table = if inputs.cpu_time.is_empty() && !inputs.busiest.is_empty() {
+        "No run has a workload thread in its trace: its busiest threads are below.\n".to_owned()
+    } else {
+        thread_table(&inputs)
+    };
     let mut sections = sections(&inputs);
     if let Some(body) = expectations_table(expectations) {
         let intro = "Each `expect:` entry per label: its figure in each run, the mean over the \

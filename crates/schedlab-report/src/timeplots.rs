@@ -682,6 +682,7 @@ pub fn migrations(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use schedlab_tables::turbostat::{TURBOSTAT_ENCODINGS, read_turbostat};
 
     #[test]
     fn a_long_line_is_thinned_to_every_kth_point_and_keeps_its_last() {
@@ -797,8 +798,9 @@ mod tests {
         let parsed = schedlab_parse::turbostat::parse(&text, "turbostat.txt", &ctx).unwrap();
         let dir = tempfile::tempdir().unwrap();
         let batch = schedlab_parse::turbostat::concat_turbostat(&parsed.turbostat);
-        schedlab_tables::write_batch(&dir.path().join("turbostat.parquet"), &batch).unwrap();
-        let samples = schedlab_tables::turbostat::read_turbostat(dir.path()).unwrap();
+        let path = dir.path().join("turbostat.parquet");
+        schedlab_tables::write_batch(&path, &batch, TURBOSTAT_ENCODINGS).unwrap();
+        let samples = read_turbostat(dir.path()).unwrap();
         let cpus: Vec<CpuRow> = (0..16)
             .map(|c| cpu(c, if c < 8 { "P" } else { "E" }))
             .collect();

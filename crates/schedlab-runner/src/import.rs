@@ -599,6 +599,10 @@ fn host_facts(kinded: &[Kinded], salvage: bool) -> Result<(HostFacts, Vec<String
             schedlab_parse::trace_cmd_header_facts(&k.file.path, salvage)
                 .map_err(|err| import_error(err.to_string()))?,
         ),
+        Some(k) if k.kind == ParserKind::Perfetto => Some(
+            schedlab_parse::perfetto_header_facts(&k.file.path, salvage)
+                .map_err(|err| import_error(err.to_string()))?,
+        ),
         Some(k) => Some(
             schedlab_parse::perf_header_facts(&k.file.path, salvage)
                 .map_err(|err| import_error(err.to_string()))?,
@@ -691,16 +695,21 @@ fn unknown(
                 .into(),
         );
     }
-    if !has(ParserKind::PerfSched) && !has(ParserKind::TraceCmd) && !has(ParserKind::Timehist) {
+    let traced = [
+        ParserKind::PerfSched,
+        ParserKind::TraceCmd,
+        ParserKind::Perfetto,
+    ];
+    if !traced.into_iter().any(has) && !has(ParserKind::Timehist) {
         unknown.push(
             "a scheduler trace: no perf.data, trace.dat or timehist file was imported, so the \
              per-CPU and per-thread figures are empty"
                 .into(),
         );
     }
-    if has(ParserKind::TraceCmd) && !has(ParserKind::Turbostat) {
+    if (has(ParserKind::TraceCmd) || has(ParserKind::Perfetto)) && !has(ParserKind::Turbostat) {
         unknown.push(
-            "frequency and idle states come from the trace.dat's cpu_frequency and cpu_idle \
+            "frequency and idle states come from the trace's cpu_frequency and cpu_idle \
              events where it has them (`cpu_freq_idle`); package power and temperature are not \
              recorded there"
                 .into(),

@@ -65,29 +65,26 @@ pub fn load_plan(
     };
     let imported = match (options.importing, options.data_dir) {
         (None, Some(data_dir)) => imported_workloads(data_dir, &source, options.short),
-        _ => Vec::new(),
+        _ => None,
     };
     let options = LoadOptions {
-        importing: options
-            .importing
-            .or((!imported.is_empty()).then_some(&imported[..])),
+        importing: options.importing.or(imported.as_deref()),
         ..*options
     };
     compile(path, &source, &classes, &options)
 }
 
 /// The workloads named on the command lines of the runs imported into the pipeline of `source`
-/// under `data_dir` (the latest import's selector where two named one workload). A manifest that
-/// cannot be read is left to the parse stage to report.
-fn imported_workloads(data_dir: &Path, source: &str, short: bool) -> Vec<WorkloadSelector> {
-    let Some(name) = schedlab_spec::name_of(source) else {
-        return Vec::new();
-    };
+/// under `data_dir` (the latest import's selector where two named one workload); `None` when no
+/// run was imported there. Then the pipeline is compiled as `schedlab import` compiled it: a
+/// pipeline with neither `collect` nor `import` is an import, and analysing what was imported
+/// into it must not refuse it. A manifest that cannot be read is left to the parse stage to
+/// report.
+fn imported_workloads(data_dir: &Path, source: &str, short: bool) -> Option<Vec<WorkloadSelector>> {
+    let name = schedlab_spec::name_of(source)?;
     let name = if short { format!("{name}-short") } else { name };
     let layout = Layout::new(data_dir, &name);
-    let Ok(entries) = std::fs::read_dir(layout.runs()) else {
-        return Vec::new();
-    };
+    let entries = std::fs::read_dir(layout.runs()).ok()?;
     let runs: Vec<PathBuf> = (entries.flatten())
         .filter(|e| Layout::is_complete_run_name(&e.file_name().to_string_lossy()))
         .map(|e| e.path())
@@ -97,6 +94,9 @@ fn imported_workloads(data_dir: &Path, source: &str, short: bool) -> Vec<Workloa
         .filter_map(|bytes| serde_json::from_slice::<Manifest>(&bytes).ok())
         .filter_map(|m| Some((m.started_at, m.imported?)))
         .collect();
+    if imports.is_empty() {
+        return None;
+    }
     imports.sort_by(|a, b| a.0.cmp(&b.0));
     let mut named: Vec<WorkloadSelector> = Vec::new();
     for (_, imported) in imports {
@@ -108,7 +108,7 @@ fn imported_workloads(data_dir: &Path, source: &str, short: bool) -> Vec<Workloa
             }
         }
     }
-    named
+    Some(named)
 }
 
 /// `source` (the text of `path`) compiled for a machine with these core classes.

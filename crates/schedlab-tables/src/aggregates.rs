@@ -9,8 +9,6 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use crate::{SharedStrings, Table};
-
 /// Share of a thread's CPU time on one CPU.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ResidencyRow {
@@ -39,9 +37,21 @@ pub struct ResidencyRow {
     pub idle_blind: bool,
 }
 
-impl Table for ResidencyRow {
-    const NAME: &'static str = "residency";
-}
+table!(
+    ResidencyRow,
+    "residency",
+    encodings {
+        run_id: DictionaryWithRange,
+        workload: Dictionary,
+        comm: Dictionary,
+        class: Dictionary,
+        run_ns: Delta,
+        source: Dictionary,
+        slice_ns: Delta,
+        kernel_ns: Delta,
+        headline: Dictionary,
+    },
+);
 
 /// Migrations of one thread, split at the end of the start-up window.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -64,9 +74,16 @@ pub struct MigrationSummaryRow {
     pub lost_events: Option<i64>,
 }
 
-impl Table for MigrationSummaryRow {
-    const NAME: &'static str = "migrations";
-}
+table!(
+    MigrationSummaryRow,
+    "migrations",
+    encodings {
+        run_id: DictionaryWithRange,
+        workload: Dictionary,
+        comm: Dictionary,
+        source: Dictionary,
+    },
+);
 
 /// Scheduling delay (wakeup to run) of one thread.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -99,9 +116,23 @@ pub struct SchedDelayRow {
     pub preempt_wait_max_ns: Option<i64>,
 }
 
-impl Table for SchedDelayRow {
-    const NAME: &'static str = "sched_delay";
-}
+table!(
+    SchedDelayRow,
+    "sched_delay",
+    encodings {
+        run_id: DictionaryWithRange,
+        workload: Dictionary,
+        comm: Dictionary,
+        max_ns: Delta,
+        p50_ns: Delta,
+        p90_ns: Delta,
+        p99_ns: Delta,
+        preempt_wait_p50_ns: Delta,
+        preempt_wait_p90_ns: Delta,
+        preempt_wait_p99_ns: Delta,
+        preempt_wait_max_ns: Delta,
+    },
+);
 
 /// The `sched_delay` figures of a workload: over every wakeup delay and every wait after a
 /// preemption of all its threads together (a percentile of the workload is not a mean of its
@@ -130,9 +161,23 @@ pub struct SchedDelayWorkloadRow {
     pub lost_events: Option<i64>,
 }
 
-impl Table for SchedDelayWorkloadRow {
-    const NAME: &'static str = "sched_delay_workloads";
-}
+table!(
+    SchedDelayWorkloadRow,
+    "sched_delay_workloads",
+    encodings {
+        run_id: DictionaryWithRange,
+        workload: Dictionary,
+        p50_ns: Delta,
+        p90_ns: Delta,
+        p99_ns: Delta,
+        max_ns: Delta,
+        preempt_wait_p50_ns: Delta,
+        preempt_wait_p90_ns: Delta,
+        preempt_wait_p99_ns: Delta,
+        preempt_wait_max_ns: Delta,
+        source: Dictionary,
+    },
+);
 
 /// One point of a workload's wakeup-delay distribution (beside `sched_delay_workloads`): the
 /// delay at a fixed cumulative share of its wakeups, so the report draws the CDF without the
@@ -150,9 +195,15 @@ pub struct SchedDelayCdfRow {
     pub wakeups: i64,
 }
 
-impl Table for SchedDelayCdfRow {
-    const NAME: &'static str = "sched_delay_cdf";
-}
+table!(
+    SchedDelayCdfRow,
+    "sched_delay_cdf",
+    encodings {
+        run_id: DictionaryWithRange,
+        workload: Dictionary,
+        delay_ns: Delta,
+    },
+);
 
 /// A workload's migrations from one core class to another (a row for every pair of the run's
 /// classes, 0 where it did not move that way), by what the thread was doing when it moved (from its `sched_slices`): waking (`at_wakeup`), waiting runnable (`runnable`), or
@@ -178,9 +229,17 @@ pub struct MigrationClassRow {
     pub lost_events: Option<i64>,
 }
 
-impl Table for MigrationClassRow {
-    const NAME: &'static str = "migration_classes";
-}
+table!(
+    MigrationClassRow,
+    "migration_classes",
+    encodings {
+        run_id: DictionaryWithRange,
+        workload: Dictionary,
+        from_class: Dictionary,
+        to_class: Dictionary,
+        source: Dictionary,
+    },
+);
 
 /// CPU time against wall time of one thread.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -223,9 +282,60 @@ pub struct CpuTimeRow {
     pub idle_blind_cpus: String,
 }
 
-impl Table for CpuTimeRow {
-    const NAME: &'static str = "cpu_time";
+table!(
+    CpuTimeRow,
+    "cpu_time",
+    encodings {
+        run_id: DictionaryWithRange,
+        workload: Dictionary,
+        comm: Dictionary,
+        cpu_time_ns: Delta,
+        wall_ns: Delta,
+        source: Dictionary,
+        proc_check_ns: Delta,
+        trace_check_ns: Delta,
+        slice_ns: Delta,
+        kernel_ns: Delta,
+        headline: Dictionary,
+        idle_blind_cpus: Dictionary,
+    },
+);
+
+/// One of the threads that ran longest in a run whose trace names no workload (an import
+/// without `--workload`): what the summary shows instead of an empty per-thread table. Written
+/// beside `cpu_time`, for those runs only.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BusiestThreadRow {
+    pub run_id: String,
+    /// 1 for the thread with the most CPU time.
+    pub rank: i32,
+    pub pid: i32,
+    pub tid: i32,
+    /// The command name of its last slice.
+    pub comm: String,
+    /// The kernel's accounting where the trace has it for the thread, its slices otherwise.
+    pub cpu_time_ns: i64,
+    /// Its time by its slices (too long on an idle-blind CPU: see `traces.idle_blind_cpus`).
+    pub slice_ns: i64,
+    /// Its time by the kernel's own accounting (sched_stat_runtime; null where the trace has
+    /// none for the thread).
+    pub kernel_ns: Option<i64>,
+    /// `kernel` or `slices`: which figure `cpu_time_ns` is.
+    pub headline: String,
+    pub slices: i64,
+    /// The CPUs it ran on, as a CPU list (`0-1,4`).
+    pub cpus: String,
+    /// `cpu_time_ns` against the trace's span (first to last slice of any thread): the share
+    /// of one CPU it had.
+    pub cpu_share: f64,
 }
+
+impl Table for BusiestThreadRow {
+    const NAME: &'static str = "busiest_threads";
+}
+
+/// How many threads `busiest_threads` keeps per run.
+pub const BUSIEST_THREADS: usize = 10;
 
 /// Throughput a workload reported against what it achieved in wall-clock time: `openssl speed`
 /// measures CPU time unless `-elapsed`, so a descheduled process reports more than it delivered.
@@ -276,9 +386,18 @@ pub struct ResidencyRollupRow {
     pub lost_events: Option<i64>,
 }
 
-impl Table for ResidencyRollupRow {
-    const NAME: &'static str = "residency_rollup";
-}
+table!(
+    ResidencyRollupRow,
+    "residency_rollup",
+    encodings {
+        run_id: DictionaryWithRange,
+        workload: Dictionary,
+        scope: Dictionary,
+        class: Dictionary,
+        run_ns: Delta,
+        source: Dictionary,
+    },
+);
 
 /// A workload's threads' "why here" figures summed, per run: `placement_cost` (thread-seconds)
 /// and `wakeup_placement` over every class pair. What the summary's "Why here?" part states.
@@ -313,9 +432,22 @@ pub struct PlacementCostWorkloadRow {
     pub idle_blind_cpus: String,
 }
 
-impl Table for PlacementCostWorkloadRow {
-    const NAME: &'static str = "placement_cost_workloads";
-}
+table!(
+    PlacementCostWorkloadRow,
+    "placement_cost_workloads",
+    encodings {
+        run_id: DictionaryWithRange,
+        workload: Dictionary,
+        run_ns: Delta,
+        slower_run_ns: Delta,
+        faster_idle_ns: Delta,
+        faster_lower_prio_ns: Delta,
+        wait_ns: Delta,
+        wait_idle_ns: Delta,
+        headline: Dictionary,
+        idle_blind_cpus: Dictionary,
+    },
+);
 
 /// A process's or a workload's threads together: how many, their CPU time and their migrations
 /// summed (the summary's per-worker migrations, and its one line for a workload of many threads).
@@ -341,13 +473,28 @@ pub struct TotalsRow {
     pub lost_events: Option<i64>,
 }
 
-impl Table for TotalsRow {
-    const NAME: &'static str = "totals";
-}
+table!(
+    TotalsRow,
+    "totals",
+    encodings {
+        run_id: DictionaryWithRange,
+        workload: Dictionary,
+        scope: Dictionary,
+        cpu_time_ns: Delta,
+        source: Dictionary,
+    },
+);
 
-impl Table for ThroughputRow {
-    const NAME: &'static str = "throughput";
-}
+table!(
+    ThroughputRow,
+    "throughput",
+    encodings {
+        run_id: DictionaryWithRange,
+        workload: Dictionary,
+        test: Dictionary,
+        measured_clock: Dictionary,
+    },
+);
 
 /// One figure of one run as `schedlab compare` grouped it: the values a comparison's means,
 /// intervals and trends are made of, for plotting each run in collection order.
@@ -364,9 +511,19 @@ pub struct ObservationRow {
     pub value: f64,
 }
 
-impl Table for ObservationRow {
-    const NAME: &'static str = "observations";
-}
+table!(
+    ObservationRow,
+    "observations",
+    encodings {
+        run_id: DictionaryWithRange,
+        started_at: Dictionary,
+        group: Dictionary,
+        context: Dictionary,
+        workload: Dictionary,
+        metric: Dictionary,
+        unit: Dictionary,
+    },
+);
 
 /// One figure of one group of runs against the baseline group (`schedlab compare`): the mean over
 /// the group's repetitions with its 95 % confidence interval, and the difference from the
@@ -467,9 +624,25 @@ word_enum! {
     }
 }
 
-impl Table for ComparisonRow {
-    const NAME: &'static str = "comparison";
-}
+table!(
+    ComparisonRow,
+    "comparison",
+    encodings {
+        run_ids: Dictionary,
+        by: Dictionary,
+        context: Dictionary,
+        group: Dictionary,
+        baseline: Dictionary,
+        workload: Dictionary,
+        metric: Dictionary,
+        unit: Dictionary,
+        verdict: Dictionary,
+        verdict_note: Dictionary,
+        ci_method: Dictionary,
+        diff_ci_method: Dictionary,
+        stands_for: Dictionary,
+    },
+);
 
 /// How many runs a comparison needs to resolve a difference of a given size: `schedlab plan`'s
 /// answer, printed as a table or as JSON (not written as a file).
@@ -553,9 +726,19 @@ pub struct CpuActivityRow {
 /// seed page 2 reads "no other CPU exceeded 10 % utilisation".
 pub const BUSY_CPU_PCT: f64 = 10.0;
 
-impl Table for CpuActivityRow {
-    const NAME: &'static str = "cpu_activity";
-}
+table!(
+    CpuActivityRow,
+    "cpu_activity",
+    encodings {
+        run_id: DictionaryWithRange,
+        window: Dictionary,
+        window_start_ns: Delta,
+        window_end_ns: Delta,
+        scope: Dictionary,
+        class: Dictionary,
+        source: Dictionary,
+    },
+);
 
 /// turbostat's figures per core class and interval (beside `cpu_activity`, over every interval
 /// of the run): what the report's activity plot draws as a class's line.
@@ -580,9 +763,16 @@ pub struct CpuActivityIntervalRow {
     pub source: String,
 }
 
-impl Table for CpuActivityIntervalRow {
-    const NAME: &'static str = "cpu_activity_intervals";
-}
+table!(
+    CpuActivityIntervalRow,
+    "cpu_activity_intervals",
+    encodings {
+        run_id: DictionaryWithRange,
+        time_ns: Delta,
+        class: Dictionary,
+        source: Dictionary,
+    },
+);
 
 /// How many CPUs a workload received in one phase of a run: before, during and after a
 /// reference workload (seed page 8: the background had 15.96 CPUs before the foreground started
@@ -611,9 +801,21 @@ pub struct CpuShareRow {
     pub change_cpu_s: Option<f64>,
 }
 
-impl Table for CpuShareRow {
-    const NAME: &'static str = "cpu_share";
-}
+table!(
+    CpuShareRow,
+    "cpu_share",
+    encodings {
+        run_id: DictionaryWithRange,
+        reference: Dictionary,
+        phase: Dictionary,
+        phase_start_ns: Delta,
+        phase_end_ns: Delta,
+        workload: Dictionary,
+        class: Dictionary,
+        cpu_ns: Delta,
+        source: Dictionary,
+    },
+);
 
 /// The largest step in package power over a window (seed page 8: "the transition occurred
 /// approximately 35 seconds after OpenSSL started", the processor leaving its short-term turbo
@@ -644,9 +846,16 @@ pub struct PowerStepRow {
     pub source: String,
 }
 
-impl Table for PowerStepRow {
-    const NAME: &'static str = "power_step";
-}
+table!(
+    PowerStepRow,
+    "power_step",
+    encodings {
+        run_id: DictionaryWithRange,
+        reference: Dictionary,
+        time_ns: Delta,
+        source: Dictionary,
+    },
+);
 
 /// A stretch of one CPU's time in one state, from `sched_slices`: consecutive slices of the same
 /// state and priority (and, for a workload, the same thread) merged. Time a CPU's trace does not
@@ -677,18 +886,21 @@ pub struct CpuTimelineRow {
     pub waiting: Option<Arc<str>>,
 }
 
-impl Table for CpuTimelineRow {
-    const NAME: &'static str = "cpu_timeline";
-
-    fn share_strings(&mut self, strings: &mut SharedStrings) {
-        strings.share(&mut self.run_id);
-        strings.share(&mut self.class);
-        strings.share(&mut self.state);
-        strings.share(&mut self.workload);
-        strings.share(&mut self.comm);
-        strings.share(&mut self.waiting);
-    }
-}
+table!(
+    CpuTimelineRow,
+    "cpu_timeline",
+    encodings {
+        run_id: DictionaryWithRange,
+        class: Dictionary,
+        start_ns: Delta,
+        end_ns: Delta,
+        state: Dictionary,
+        workload: Dictionary,
+        comm: Dictionary,
+        waiting: Dictionary,
+    },
+    shares [run_id, class, state, workload, comm, waiting],
+);
 
 /// What a workload thread's placement cost it (seed page 8: openssl on E-cores while nice-19
 /// workers held the P-cores): time on a slower class than it could have had, and time waiting
@@ -735,9 +947,26 @@ pub struct PlacementCostRow {
     pub lost_events: Option<i64>,
 }
 
-impl Table for PlacementCostRow {
-    const NAME: &'static str = "placement_cost";
-}
+table!(
+    PlacementCostRow,
+    "placement_cost",
+    encodings {
+        run_id: DictionaryWithRange,
+        workload: Dictionary,
+        comm: Dictionary,
+        allowed_cpus: Dictionary,
+        allowed_source: Dictionary,
+        run_ns: Delta,
+        slower_run_ns: Delta,
+        faster_idle_ns: Delta,
+        faster_idle_cpus: Dictionary,
+        faster_lower_prio_ns: Delta,
+        faster_lower_prio_cpus: Dictionary,
+        wait_ns: Delta,
+        wait_idle_ns: Delta,
+        wait_idle_cpus: Dictionary,
+    },
+);
 
 /// Where a workload thread's wakeups placed it, per pair of classes: the class of the CPU it
 /// last ran on and that of the CPU it ran on next (the CPU the wakeup chose, unless a load
@@ -772,6 +1001,14 @@ pub struct WakeupPlacementRow {
 /// `wakeup_placement.from_class` of a thread's first wakeup in the trace: it had not run before.
 pub const NO_EARLIER_RUN: &str = "none";
 
-impl Table for WakeupPlacementRow {
-    const NAME: &'static str = "wakeup_placement";
-}
+table!(
+    WakeupPlacementRow,
+    "wakeup_placement",
+    encodings {
+        run_id: DictionaryWithRange,
+        workload: Dictionary,
+        comm: Dictionary,
+        from_class: Dictionary,
+        to_class: Dictionary,
+    },
+);

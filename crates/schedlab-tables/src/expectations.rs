@@ -4,8 +4,6 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::Table;
-
 word_enum! {
     /// What an expectation came to.
     pub enum Judgement {
@@ -52,6 +50,19 @@ pub struct ExpectationRow {
     pub reason: Option<String>,
 }
 
-impl Table for ExpectationRow {
-    const NAME: &'static str = "expectations";
-}
+table!(
+    ExpectationRow,
+    "expectations",
+    encodings {
+        figure: Dictionary,
+        bound: Dictionary,
+        label: Dictionary,
+        scope: Dictionary,
+        run_id: DictionaryWithRange,
+        group: Dictionary,
+        run_ids: Dictionary,
+        unit: Dictionary,
+        judgement: Dictionary,
+        reason: Dictionary,
+    },
+);

@@ -59,6 +59,31 @@ macro_rules! word_enum {
     };
 }
 
+/// Declares a row type a table of the contract: its file name, how each of its columns is
+/// encoded (`encodings { column: ColumnEncoding variant, … }`; a column not named is `Plain`),
+/// and, optionally, which `Arc<str>` fields rows read from a file share.
+///
+/// A declared column is named by its field, so renaming a field without its declaration does
+/// not compile: a column's encoding follows its declaration, never its name.
+macro_rules! table {
+    ($ty:ident, $name:literal, encodings { $($column:ident: $encoding:ident),* $(,)? }
+        $(, shares [$($shared:ident),*])? $(,)?) => {
+        impl $crate::Table for $ty {
+            const NAME: &'static str = $name;
+            const ENCODINGS: &'static $crate::Encodings =
+                &[$((stringify!($column), $crate::ColumnEncoding::$encoding)),*];
+
+            $(fn share_strings(&mut self, strings: &mut $crate::SharedStrings) {
+                $(strings.share(&mut self.$shared);)*
+            })?
+        }
+
+        const _: fn(&$ty) = |_row| {
+            $(let _ = &_row.$column;)*
+        };
+    };
+}
+
 pub mod aggregates;
 mod background;
 pub mod columns;
@@ -87,8 +112,8 @@ pub use expectations::{ExpectationRow, Judgement};
 pub use parquet_io::{TableWriter, read_batches, read_rows, row_batches, schema_of, write_rows};
 pub use rows::*;
 pub use schedlab_parquet::{
-    KeyedText, NULL_KEY, TableBatch, TableColumn, TableError, concat_parts, temp_file_beside,
-    write_batch, write_file_atomic,
+    ColumnEncoding, Encodings, KeyedText, NULL_KEY, TableBatch, TableColumn, TableError,
+    concat_parts, temp_file_beside, write_batch, write_file_atomic,
 };
 pub use shared::{Shareable, SharedStrings};
 
@@ -97,7 +122,74 @@ pub trait Table: serde::Serialize + serde::de::DeserializeOwned {
     /// File stem under `tables/`, e.g. `sched_slices` for `tables/sched_slices.parquet`.
     const NAME: &'static str;
 
+    /// How its columns are encoded (see `table!`, which declares it).
+    const ENCODINGS: &'static Encodings;
+
     /// Points the row's repeated strings (its `Arc<str>` fields) at `strings`' copies, so that
     /// rows read from a file share them. Tables of `String` fields keep this default.
     fn share_strings(&mut self, _strings: &mut SharedStrings) {}
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every table's declared encodings fit its schema: an empty file of each is written
+    /// (a declaration of a column the table lacks, or of a type its encoding cannot take, is
+    /// refused when the writer is created).
+    #[test]
+    fn every_tables_declared_encodings_fit_its_schema() {
+        fn fits<T: Table>(dir: &std::path::Path) {
+            let path = dir.join(format!("{}.parquet", T::NAME));
+            if let Err(err) = write_rows::<T>(&path, &[]) {
+                panic!("table {}: {err}", T::NAME);
+            }
+        }
+        macro_rules! every {
+            ($($table:ty),* $(,)?) => {{
+                let dir = tempfile::tempdir().unwrap();
+                $(fits::<$table>(dir.path());)*
+            }};
+        }
+        every!(
+            RunRow,
+            CpuRow,
+            ProcessRow,
+            SchedSliceRow,
+            MigrationRow,
+            WakeupRow,
+            ThreadRow,
+            TraceRow,
+            LossRow,
+            CpuFreqIdleRow,
+            PlacementRow,
+            CpuSampleRow,
+            WorkloadMetricRow,
+            QualityRow,
+            PerfStatRow,
+            TimehistSummaryRow,
+            SchedRuntimeRow,
+            ResidencyRow,
+            MigrationSummaryRow,
+            SchedDelayRow,
+            SchedDelayWorkloadRow,
+            SchedDelayCdfRow,
+            MigrationClassRow,
+            CpuTimeRow,
+            ThroughputRow,
+            ResidencyRollupRow,
+            TotalsRow,
+            CpuActivityRow,
+            CpuActivityIntervalRow,
+            CpuShareRow,
+            PowerStepRow,
+            CpuTimelineRow,
+            PlacementCostRow,
+            PlacementCostWorkloadRow,
+            WakeupPlacementRow,
+            ComparisonRow,
+            ObservationRow,
+            ExpectationRow,
+        );
+    }
 }

@@ -89,7 +89,7 @@ impl<T: Table> TableWriter<T> {
     pub fn create(path: &Path) -> Result<Self, TableError> {
         let schema = schema_of::<T>();
         Ok(TableWriter {
-            file: ParquetWriter::create(path, schema.clone())?,
+            file: ParquetWriter::create(path, schema.clone(), T::ENCODINGS)?,
             schema,
             rows: PhantomData,
         })
@@ -541,6 +541,7 @@ mod word_column_tests {
 
     impl Table for StringQualityRow {
         const NAME: &'static str = "quality";
+        const ENCODINGS: &'static crate::Encodings = QualityRow::ENCODINGS;
     }
 
     #[test]

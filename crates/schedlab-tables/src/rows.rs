@@ -14,25 +14,6 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use crate::manifest::RunStatus;
-use crate::{SharedStrings, Table};
-
-macro_rules! table {
-    ($ty:ident, $name:literal) => {
-        impl Table for $ty {
-            const NAME: &'static str = $name;
-        }
-    };
-    // A table whose `Arc<str>` fields `$shared` rows read from a file share.
-    ($ty:ident, $name:literal, shares [$($shared:ident),*]) => {
-        impl Table for $ty {
-            const NAME: &'static str = $name;
-
-            fn share_strings(&mut self, strings: &mut SharedStrings) {
-                $(strings.share(&mut self.$shared);)*
-            }
-        }
-    };
-}
 
 /// One run of a pipeline: one expansion of the matrix, one repetition.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -71,7 +52,27 @@ pub struct RunRow {
     /// then process lifetimes come from the trace and what the import lacked is in `quality`.
     pub imported: bool,
 }
-table!(RunRow, "runs");
+table!(
+    RunRow,
+    "runs",
+    encodings {
+        run_id: DictionaryWithRange,
+        pipeline: Dictionary,
+        label: Dictionary,
+        variant: Dictionary,
+        host: Dictionary,
+        kernel: Dictionary,
+        cpu_model: Dictionary,
+        started_at: Dictionary,
+        status: Dictionary,
+        duration_ns: Delta,
+        trace_window_start_ns: Delta,
+        trace_window_end_ns: Delta,
+        kernel_build: Dictionary,
+        kernel_config_digest: Dictionary,
+        sched_config: Dictionary,
+    },
+);
 
 /// One CPU of the run's machine and its core class.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -92,7 +93,15 @@ pub struct CpuRow {
     /// `class_order:` overrides it at aggregation.
     pub class_rank: Option<i32>,
 }
-table!(CpuRow, "cpus");
+table!(
+    CpuRow,
+    "cpus",
+    encodings {
+        run_id: DictionaryWithRange,
+        class: Dictionary,
+        class_source: Dictionary,
+    },
+);
 
 impl CpuRow {
     /// A CPU known only by the class a pipeline declared for it (`topology:`), with none of
@@ -131,7 +140,17 @@ pub struct ProcessRow {
     pub affinity: Option<String>,
     pub argv: Vec<String>,
 }
-table!(ProcessRow, "processes");
+table!(
+    ProcessRow,
+    "processes",
+    encodings {
+        run_id: DictionaryWithRange,
+        workload: Dictionary,
+        start_ns: Delta,
+        end_ns: Delta,
+        affinity: Dictionary,
+    },
+);
 
 /// A time a thread spent on a CPU, ended by its switch-out (perf sched timehist semantics).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -159,7 +178,23 @@ pub struct SchedSliceRow {
     /// source has no priorities (`perf sched timehist` text).
     pub prio: Option<i32>,
 }
-table!(SchedSliceRow, "sched_slices", shares [run_id, comm, prev_state, workload]);
+table!(
+    SchedSliceRow,
+    "sched_slices",
+    encodings {
+        run_id: DictionaryWithRange,
+        comm: Dictionary,
+        start_ns: Delta,
+        end_ns: Delta,
+        run_ns: Delta,
+        wait_ns: Delta,
+        sched_delay_ns: Delta,
+        preempt_wait_ns: Delta,
+        prev_state: Dictionary,
+        workload: Dictionary,
+    },
+    shares [run_id, comm, prev_state, workload],
+);
 
 /// A sched_migrate_task event.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -173,7 +208,17 @@ pub struct MigrationRow {
     pub to_cpu: i32,
     pub workload: Option<Arc<str>>,
 }
-table!(MigrationRow, "migrations", shares [run_id, comm, workload]);
+table!(
+    MigrationRow,
+    "migrations",
+    encodings {
+        run_id: DictionaryWithRange,
+        time_ns: Delta,
+        comm: Dictionary,
+        workload: Dictionary,
+    },
+    shares [run_id, comm, workload],
+);
 
 /// A wakeup (sched_waking, sched_wakeup or sched_wakeup_new).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -189,7 +234,18 @@ pub struct WakeupRow {
     pub kind: Arc<str>,
     pub workload: Option<Arc<str>>,
 }
-table!(WakeupRow, "wakeups", shares [run_id, comm, kind, workload]);
+table!(
+    WakeupRow,
+    "wakeups",
+    encodings {
+        run_id: DictionaryWithRange,
+        time_ns: Delta,
+        comm: Dictionary,
+        kind: Dictionary,
+        workload: Dictionary,
+    },
+    shares [run_id, comm, kind, workload],
+);
 
 /// A thread seen in a trace or in /proc, with its process and parent.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -209,7 +265,20 @@ pub struct ThreadRow {
     pub first_run_ns: Option<i64>,
     pub last_run_ns: Option<i64>,
 }
-table!(ThreadRow, "threads", shares [run_id, comm, workload]);
+table!(
+    ThreadRow,
+    "threads",
+    encodings {
+        run_id: DictionaryWithRange,
+        comm: Dictionary,
+        start_ns: Delta,
+        end_ns: Delta,
+        workload: Dictionary,
+        first_run_ns: Delta,
+        last_run_ns: Delta,
+    },
+    shares [run_id, comm, workload],
+);
 
 /// One perf.data file that was read: what recorded it, where, on which clock, over which span.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -261,7 +330,30 @@ pub struct TraceRow {
     /// too high on them (details in `quality`).
     pub idle_blind_cpus: String,
 }
-table!(TraceRow, "traces");
+table!(
+    TraceRow,
+    "traces",
+    encodings {
+        run_id: DictionaryWithRange,
+        file: Dictionary,
+        perf_version: Dictionary,
+        hostname: Dictionary,
+        os_release: Dictionary,
+        arch: Dictionary,
+        cpu_desc: Dictionary,
+        cmdline: Dictionary,
+        clock: Dictionary,
+        hybrid_pmus: Dictionary,
+        first_ns: Delta,
+        last_ns: Delta,
+        window_start_ns: Delta,
+        window_end_ns: Delta,
+        layout: Dictionary,
+        file_format: Dictionary,
+        trace_clock: Dictionary,
+        idle_blind_cpus: Dictionary,
+    },
+);
 
 /// One CPU's frequency and idle state over a span in which neither changed, from a trace.dat's
 /// `power:cpu_frequency` and `power:cpu_idle` events: what Arm (and Android) traces carry
@@ -281,7 +373,15 @@ pub struct CpuFreqIdleRow {
     /// (the event's exit value); null before its first cpu_idle event.
     pub idle_state: Option<i32>,
 }
-table!(CpuFreqIdleRow, "cpu_freq_idle");
+table!(
+    CpuFreqIdleRow,
+    "cpu_freq_idle",
+    encodings {
+        run_id: DictionaryWithRange,
+        start_ns: Delta,
+        end_ns: Delta,
+    },
+);
 
 /// The kernel's own accounting of one thread's CPU time on one CPU: the `runtime` of its
 /// sched_stat_runtime events summed. The kernel counts what the thread really ran (on its task
@@ -305,7 +405,18 @@ pub struct SchedRuntimeRow {
     pub last_ns: i64,
     pub workload: Option<String>,
 }
-table!(SchedRuntimeRow, "sched_runtime");
+table!(
+    SchedRuntimeRow,
+    "sched_runtime",
+    encodings {
+        run_id: DictionaryWithRange,
+        comm: Dictionary,
+        runtime_ns: Delta,
+        first_ns: Delta,
+        last_ns: Delta,
+        workload: Dictionary,
+    },
+);
 
 /// A ring-buffer overflow perf reported (PERF_RECORD_LOST): events of one CPU missing from the
 /// trace over a span. Numbers computed over a span that overlaps one are not exact.
@@ -324,7 +435,15 @@ pub struct LossRow {
     /// count).
     pub events: i64,
 }
-table!(LossRow, "losses");
+table!(
+    LossRow,
+    "losses",
+    encodings {
+        run_id: DictionaryWithRange,
+        since_ns: Delta,
+        until_ns: Delta,
+    },
+);
 
 /// A sample of the CPU a thread was on, read from /proc/PID/task/TID/stat.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -339,7 +458,17 @@ pub struct PlacementRow {
     pub cpu_time_ns: i64,
     pub workload: Option<String>,
 }
-table!(PlacementRow, "placement");
+table!(
+    PlacementRow,
+    "placement",
+    encodings {
+        run_id: DictionaryWithRange,
+        time_ns: Delta,
+        comm: Dictionary,
+        cpu_time_ns: Delta,
+        workload: Dictionary,
+    },
+);
 
 /// A built-in sampler row per CPU and interval.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -354,7 +483,14 @@ pub struct CpuSampleRow {
     /// Package energy counter delta over the interval (RAPL), on the first CPU of a package only.
     pub package_energy_uj: Option<i64>,
 }
-table!(CpuSampleRow, "cpu_samples");
+table!(
+    CpuSampleRow,
+    "cpu_samples",
+    encodings {
+        run_id: DictionaryWithRange,
+        time_ns: Delta,
+    },
+);
 
 /// A figure a workload reported (or that the runner measured for it).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -370,7 +506,17 @@ pub struct WorkloadMetricRow {
     pub value: f64,
     pub unit: String,
 }
-table!(WorkloadMetricRow, "workload_metrics");
+table!(
+    WorkloadMetricRow,
+    "workload_metrics",
+    encodings {
+        run_id: DictionaryWithRange,
+        workload: Dictionary,
+        tool: Dictionary,
+        metric: Dictionary,
+        unit: Dictionary,
+    },
+);
 
 word_enum! {
     /// How much a quality note weighs on a run's numbers.
@@ -395,7 +541,17 @@ pub struct QualityRow {
     pub time_ns: Option<i64>,
     pub cpu: Option<i32>,
 }
-table!(QualityRow, "quality");
+table!(
+    QualityRow,
+    "quality",
+    encodings {
+        run_id: DictionaryWithRange,
+        source: Dictionary,
+        severity: Dictionary,
+        message: Dictionary,
+        time_ns: Delta,
+    },
+);
 
 /// One counter value printed by `perf stat` (per interval with `-I`, per CPU with `-A`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -422,7 +578,20 @@ pub struct PerfStatRow {
     pub metric_unit: Option<String>,
     pub workload: Option<String>,
 }
-table!(PerfStatRow, "perf_stat");
+table!(
+    PerfStatRow,
+    "perf_stat",
+    encodings {
+        run_id: DictionaryWithRange,
+        time_ns: Delta,
+        offset_ns: Delta,
+        event: Dictionary,
+        pmu: Dictionary,
+        unit: Dictionary,
+        metric_unit: Dictionary,
+        workload: Dictionary,
+    },
+);
 
 /// One thread's line of the `perf sched timehist -s` runtime summary.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -447,4 +616,16 @@ pub struct TimehistSummaryRow {
     pub terminated: bool,
     pub workload: Option<String>,
 }
-table!(TimehistSummaryRow, "timehist_summary");
+table!(
+    TimehistSummaryRow,
+    "timehist_summary",
+    encodings {
+        run_id: DictionaryWithRange,
+        comm: Dictionary,
+        run_ns: Delta,
+        min_run_ns: Delta,
+        avg_run_ns: Delta,
+        max_run_ns: Delta,
+        workload: Dictionary,
+    },
+);

@@ -11,10 +11,16 @@ use arrow_array::cast::AsArray;
 use arrow_array::types::{ArrowPrimitiveType, Float64Type, Int32Type, Int64Type};
 use arrow_array::{Array, RecordBatch};
 
-use crate::{TableDir, TableError, read_batches};
+use crate::{ColumnEncoding, Encodings, TableDir, TableError, read_batches};
 
 /// The file stem of the turbostat table under `tables/`.
 pub const TURBOSTAT: &str = "turbostat";
+
+/// How the turbostat table's columns are encoded (those turbostat's header adds are plain).
+pub const TURBOSTAT_ENCODINGS: &Encodings = &[
+    ("run_id", ColumnEncoding::DictionaryWithRange),
+    ("time_ns", ColumnEncoding::Delta),
+];
 
 /// One turbostat row (one CPU, or the summary, in one interval) with the fields the seed
 /// articles read.

@@ -92,6 +92,13 @@ pub fn perfetto_python(test: &str) -> Option<PathBuf> {
     venv_python(test, &["perfetto.protos.perfetto.trace.perfetto_trace_pb2"])
 }
 
+/// The notebooks' Python when it has pyarrow, DuckDB and polars, the Parquet readers that check
+/// schedlab's files independently of the `parquet` crate; or `None` once `test` has been
+/// reported skipped.
+pub fn parquet_python(test: &str) -> Option<PathBuf> {
+    venv_python(test, &["pyarrow.parquet", "duckdb", "polars"])
+}
+
 /// The notebooks' Python when it imports every one of `modules`, else `None` once `test` has
 /// been reported skipped ([`unavailable`]).
 fn venv_python(test: &str, modules: &[&str]) -> Option<PathBuf> {

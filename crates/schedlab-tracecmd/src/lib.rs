@@ -58,7 +58,6 @@
 
 mod bytes;
 mod compress;
-mod cpu_states;
 mod decode;
 mod error;
 mod formats;

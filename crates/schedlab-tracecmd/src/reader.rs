@@ -9,14 +9,13 @@ use std::path::Path;
 use std::sync::atomic::Ordering;
 
 use memmap2::Mmap;
-use schedlab_perf::feed::{Body, Comm, Event, FeedSummary, SchedFeed};
+use schedlab_perf::feed::{Body, CpuStates, Event, FeedSummary, Renames, SchedFeed};
 use schedlab_perf::{
     HeaderFacts, LossRow, QualityRow, SchedOptions, SchedTables, Severity, TraceRow,
 };
 use schedlab_tables::CpuFreqIdleRow;
 
 use crate::TraceCmdTables;
-use crate::cpu_states::CpuStates;
 use crate::error::TraceCmdError;
 use crate::formats::{Events, Kind};
 use crate::framing::{CpuStream, Damage, Lost, PageLayout};
@@ -26,40 +25,6 @@ use crate::options::CpuStat;
 const SOURCE: &str = "trace-cmd";
 /// Events per block handed to the caller: a few megabytes of rows.
 const BLOCK_EVENTS: u64 = 1 << 18;
-
-/// The command name each thread had last, to tell the state machine when it changes.
-///
-/// perf writes a COMM record when a task execs or renames itself, and the state machine renames
-/// the thread (and a thread of no workload joins the one that selects the new name). A
-/// trace.dat has no such records, but every sched_switch names the task it switches out, as
-/// sched_process_exec does the task that execs: where that name differs from the one the
-/// thread had, a rename goes to the state machine first, as perf's COMM record would.
-#[derive(Default)]
-struct Names(HashMap<i32, Comm>);
-
-impl Names {
-    fn rename(&mut self, body: &Body) -> Option<Body> {
-        let (tid, comm) = match *body {
-            Body::Switch {
-                prev_pid,
-                prev_comm,
-                ..
-            } => (prev_pid, prev_comm),
-            Body::ProcessExec { pid, comm } => (pid, comm),
-            Body::ProcessFork {
-                child_pid,
-                child_comm,
-                ..
-            } => {
-                self.0.insert(child_pid, child_comm);
-                return None;
-            }
-            _ => return None,
-        };
-        let before = self.0.insert(tid, comm)?;
-        (tid > 0 && before != comm).then_some(Body::Comm { pid: -1, tid, comm })
-    }
-}
 
 /// Maps the file read-only; an empty file cannot be mapped and is refused here.
 fn map_file(path: &Path) -> Result<Mmap, TraceCmdError> {
@@ -139,7 +104,7 @@ pub(crate) fn run(
     let mut feed = SchedFeed::new(opts, events.task_states.clone());
     let mut states = CpuStates::new(&opts.run_id);
     let mut notes = Notes::default();
-    let mut names = Names::default();
+    let mut names = Renames::default();
 
     let mut heap: BinaryHeap<Reverse<(u64, usize)>> = (streams.iter().enumerate())
         .filter_map(|(i, s)| Some(Reverse((s.peek_time()?, i))))

@@ -186,6 +186,7 @@ pub enum Command {
     /// files are parsed in parallel. perf-sched reads perf.data natively (perf is not needed)
     /// and writes sched_slices, migrations, wakeups, threads, traces, losses and quality;
     /// trace-cmd reads trace.dat (v6, v7) natively into the same tables and cpu_freq_idle;
+    /// perfetto reads Perfetto protobuf traces (.pftrace) with ftrace sched events the same way;
     /// timehist reads the text of `perf sched timehist [-M] [-V] [-w] [-s]`. The tables appear
     /// together when every input was read, or not at all; the paths written are printed.
     #[command(verbatim_doc_comment)]
@@ -409,11 +410,12 @@ pub struct ImportArgs {
     #[arg(long = "var", value_name = "K=V", value_parser = parse_var)]
     pub vars: Vec<(String, String)>,
     /// The kind of every file, instead of telling it from the content: perf-sched,
-    /// trace-cmd, timehist, turbostat, stress-ng, openssl, time, perf-stat.
+    /// trace-cmd, perfetto, timehist, turbostat, stress-ng, openssl, time, perf-stat.
     #[arg(long = "as", value_name = "KIND", value_parser = parse_named_kind)]
     pub kind: Option<ParserKind>,
-    /// Read a perf.data cut short or left unfinished by perf, or a v6 trace.dat cut inside
-    /// its CPU data, as far as it goes (see `schedlab parse --salvage`).
+    /// Read a perf.data cut short or left unfinished by perf, a v6 trace.dat cut inside
+    /// its CPU data, or a Perfetto trace cut or damaged, as far as it goes (see `schedlab
+    /// parse --salvage`).
     #[arg(long)]
     pub salvage: bool,
 }
@@ -421,13 +423,13 @@ pub struct ImportArgs {
 /// The arguments of `schedlab parse`.
 #[derive(clap::Args)]
 pub struct ParseArgs {
-    /// perf-sched, trace-cmd, timehist, turbostat, stress-ng, openssl, time, perf-stat, or
-    /// `auto`: told
+    /// perf-sched, trace-cmd, perfetto, timehist, turbostat, stress-ng, openssl, time,
+    /// perf-stat, or `auto`: told
     /// from each file's content (one line per file says what was found, and why).
     #[arg(value_parser = parse_kind)]
     pub kind: ParserChoice,
-    /// Files to read (perf.data for perf-sched, trace.dat for trace-cmd, the tool's saved
-    /// output otherwise).
+    /// Files to read (perf.data for perf-sched, trace.dat for trace-cmd, .pftrace for
+    /// perfetto, the tool's saved output otherwise).
     #[arg(required = true)]
     pub inputs: Vec<PathBuf>,
     /// Directory for the tables (created if needed; existing tables are replaced).
@@ -438,8 +440,9 @@ pub struct ParseArgs {
     pub run_id: String,
     /// Read a perf.data that was cut short (interrupted copy, full disk) or that perf did
     /// not finish (killed: its header's data size is 0) up to its last complete record,
-    /// or a v6 trace.dat cut inside its CPU data up to each CPU's last complete page, with
-    /// a quality row saying how many bytes could not be read and what was lost.
+    /// a v6 trace.dat cut inside its CPU data up to each CPU's last complete page, or a
+    /// Perfetto trace up to the packet before a cut or damage, with a quality row saying how
+    /// many bytes could not be read and what was lost.
     #[arg(long)]
     pub salvage: bool,
 }

@@ -575,6 +575,21 @@ fn a_traced_run_exports_as_a_perfetto_trace_that_perfettos_protos_decode_to_its_
     let mut rebuilt = Vec::new();
     for (cpu, switches) in &mut by_cpu {
         switches.sort_by_key(|s| int(&s[1]));
+        // A CPU's first switch from a task, alone, is the empty slice of perf's first switch.
+        let first = switches[0];
+        if int(&first[2]) != 0 {
+            let at = int(&first[1]);
+            let state = text(&first[5]);
+            let prio = first[4].as_i64();
+            rebuilt.push((
+                *cpu as i32,
+                (at, at),
+                int(&first[2]) as i32,
+                text(&first[3]),
+                state,
+                prio,
+            ));
+        }
         for pair in switches.windows(2) {
             let (into, out) = (pair[0], pair[1]);
             assert_eq!(int(&into[6]), int(&out[2]), "CPU {cpu}: {into} then {out}");

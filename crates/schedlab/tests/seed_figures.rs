@@ -154,6 +154,7 @@ fn schemas() -> BTreeMap<String, BTreeSet<String>> {
     add::<SchedDelayWorkloadRow>("aggregates", &mut out);
     add::<MigrationClassRow>("aggregates", &mut out);
     add::<CpuTimeRow>("aggregates", &mut out);
+    add::<BusiestThreadRow>("aggregates", &mut out);
     add::<ThroughputRow>("aggregates", &mut out);
     add::<ResidencyRollupRow>("aggregates", &mut out);
     add::<TotalsRow>("aggregates", &mut out);

@@ -4,7 +4,7 @@
 
 use schedlab_parse::ParseContext;
 use schedlab_parse::turbostat::{TurbostatConfig, parse_with};
-use schedlab_tables::turbostat::{TurbostatSample, read_turbostat};
+use schedlab_tables::turbostat::{TURBOSTAT_ENCODINGS, TurbostatSample, read_turbostat};
 use schedlab_tables::{ProcessRow, write_batch};
 
 /// `file` under the real turbostat fixtures, run `run_id`, sampled every `interval_ns`; `None`
@@ -27,7 +27,8 @@ pub fn turbostat_fixture(
     };
     let parsed = parse_with(&text, "turbostat.txt", &ctx, &config).unwrap();
     let dir = tempfile::tempdir().unwrap();
-    write_batch(&dir.path().join("turbostat.parquet"), &parsed.turbostat[0]).unwrap();
+    let path = dir.path().join("turbostat.parquet");
+    write_batch(&path, &parsed.turbostat[0], TURBOSTAT_ENCODINGS).unwrap();
     Some(read_turbostat(dir.path()).unwrap())
 }
 

@@ -130,8 +130,13 @@ pub fn agrees_with_report(path: &Path, instances: &[&str]) -> TraceCmdTables {
 #[test]
 fn a_v7_recording_of_the_top_buffer_agrees_with_trace_cmd_report() {
     recording_or_skip!();
-    let rec = record(Buffer::Top, "mono", &["cpu", "yield"]);
+    // The switchers' rate is bounded so that the second fits the ring buffer on any machine:
+    // an overrun loses the oldest events, the forks among them, and with them the process
+    // tree the run time below is summed over (unbounded yield workers overran 32 MiB a CPU
+    // on a faster machine).
+    let rec = record(Buffer::Top, "mono", &["cpu", "switch --switch-freq 2000"]);
     let t = agrees_with_report(&rec.path, &[]);
+    assert_eq!(t.sched.losses, vec![], "the recording lost no events");
     let trace = t.sched.trace.as_ref().unwrap();
     assert_eq!(trace.file_format.as_deref(), Some("trace.dat v7 (zstd)"));
     assert_eq!(
@@ -165,7 +170,7 @@ fn a_v7_recording_of_the_top_buffer_agrees_with_trace_cmd_report() {
         .collect();
     assert!(
         stress.len() >= 5,
-        "stress-ng, 2 cpu and 2 yield workers: {stress:?}"
+        "stress-ng, 2 cpu and 2 switch workers with their children: {stress:?}"
     );
     assert!(
         stress.iter().all(|th| th.comm.starts_with("stress-ng")),

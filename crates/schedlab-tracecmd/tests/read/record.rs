@@ -104,7 +104,8 @@ pub struct Recorded {
 }
 
 /// Records `buffer` on `clock` (an ftrace clock: `mono`, `local`) while stress-ng runs
-/// `stressors` for a second, into `trace.dat` in a new directory.
+/// `stressors` for a second, into `trace.dat` in a new directory. Each stressor runs 2
+/// workers; words after its name are its options (`"switch --switch-freq 2000"`).
 ///
 /// Recording into an instance holds the top buffer's lock too and sets the top buffer's clock
 /// as well: `trace-cmd extract -B` writes the top buffer's clock as every buffer's, and the top
@@ -172,7 +173,9 @@ pub fn record_with(buffer: Buffer, clock: &str, stressors: &[&str], buffer_kb: &
         "-q".into(),
     ];
     for s in stressors {
-        args.extend([format!("--{s}"), "2".into()]);
+        let mut words = s.split_whitespace();
+        args.extend([format!("--{}", words.next().unwrap()), "2".into()]);
+        args.extend(words.map(str::to_owned));
     }
     let mut workload = Command::new("/usr/bin/time").args(&args).spawn();
     let root_pid = workload.as_ref().map_or(0, |child| child.id() as i32);

@@ -1,4 +1,4 @@
-//! `power:cpu_frequency` and `power:cpu_idle` events into the `cpu_freq_idle` table: per CPU,
+//! `power:cpu_frequency` and `power:cpu_idle` events (of a trace.dat or a Perfetto trace) into the `cpu_freq_idle` table: per CPU,
 //! spans in which its frequency and idle state stayed the same.
 
 use schedlab_tables::CpuFreqIdleRow;
@@ -16,14 +16,14 @@ struct State {
 }
 
 /// The CPUs' current states and the spans ended so far.
-pub(crate) struct CpuStates {
+pub struct CpuStates {
     run_id: String,
     cpus: Vec<Option<State>>,
     done: Vec<CpuFreqIdleRow>,
 }
 
 impl CpuStates {
-    pub(crate) fn new(run_id: &str) -> Self {
+    pub fn new(run_id: &str) -> Self {
         CpuStates {
             run_id: run_id.to_string(),
             cpus: Vec::new(),
@@ -32,12 +32,12 @@ impl CpuStates {
     }
 
     /// cpu_frequency: `cpu` runs at `khz` from `time` on. False when the CPU is impossible.
-    pub(crate) fn frequency(&mut self, time: u64, cpu: i64, khz: i64) -> bool {
+    pub fn frequency(&mut self, time: u64, cpu: i64, khz: i64) -> bool {
         self.change(time, cpu, |s| s.freq_khz = Some(khz))
     }
 
     /// cpu_idle: `cpu` enters idle state `state` (or leaves idle) at `time`.
-    pub(crate) fn idle(&mut self, time: u64, cpu: i64, state: i64) -> bool {
+    pub fn idle(&mut self, time: u64, cpu: i64, state: i64) -> bool {
         let state = if state == IDLE_EXIT {
             -1
         } else {
@@ -85,12 +85,12 @@ impl CpuStates {
     }
 
     /// The spans ended since the last take.
-    pub(crate) fn take(&mut self) -> Vec<CpuFreqIdleRow> {
+    pub fn take(&mut self) -> Vec<CpuFreqIdleRow> {
         std::mem::take(&mut self.done)
     }
 
     /// Ends every CPU's current span at `end` (the trace's last event) and returns the rest.
-    pub(crate) fn finish(&mut self, end: u64) -> Vec<CpuFreqIdleRow> {
+    pub fn finish(&mut self, end: u64) -> Vec<CpuFreqIdleRow> {
         for i in 0..self.cpus.len() {
             if let Some(s) = self.cpus[i].take()
                 && end > s.since

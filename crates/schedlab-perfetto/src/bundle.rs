@@ -1,0 +1,243 @@
+//! One `FtraceEventBundle` (a CPU's events of one ring-buffer read) into its events in time
+//! order: the plain `FtraceEvent`s and the `compact_sched` arrays, which Perfetto's recorder
+//! writes instead of sched_switch and sched_waking events by default.
+//!
+//! A compact switch names only the task switched in (its `prev` is the CPU's task before it)
+//! and a compact waking not its waker (the CPU's task at the time), so those stay open here
+//! and the reader fills them in from each CPU's state, in time order ([`Item`]).
+
+use schedlab_perf::feed::{Body, Comm, WakeKind, comm};
+use schedlab_perfetto_protos::ftrace_event::Event;
+use schedlab_perfetto_protos::ftrace_event_bundle::CompactSched;
+use schedlab_perfetto_protos::{FtraceEvent, FtraceEventBundle};
+
+/// `clone_flags` bit of a new thread of the same process (include/uapi/linux/sched.h).
+pub(crate) const CLONE_THREAD: u64 = 0x0001_0000;
+
+/// What an event says, with what only the CPU's state can tell left open.
+#[derive(Debug, Clone)]
+pub(crate) enum Item {
+    /// sched_switch; `prev` is `None` for a compact one: the CPU's task before it.
+    Switch {
+        prev: Option<(i32, Comm, i32)>,
+        prev_state: i64,
+        next: (i32, Comm, i32),
+    },
+    /// sched_waking, sched_wakeup, sched_wakeup_new, by the event's task (the waker).
+    Wake {
+        kind: WakeKind,
+        pid: i32,
+        target_cpu: i32,
+        comm: Comm,
+    },
+    /// task_newtask: `parent` (the event's task) made `child`.
+    NewTask {
+        child: i32,
+        comm: Comm,
+        clone_flags: u64,
+    },
+    Frequency {
+        cpu: i64,
+        khz: i64,
+    },
+    Idle {
+        cpu: i64,
+        state: i64,
+    },
+    /// Anything the state machine takes as it is.
+    Body(Body),
+}
+
+/// One event: when, which task the kernel ran it in (`None` for a compact one), what.
+#[derive(Debug, Clone)]
+pub(crate) struct Timed {
+    pub time: u64,
+    pub tid: Option<i32>,
+    pub item: Item,
+}
+
+/// A bundle's events, and what could not be read of it.
+#[derive(Debug, Default)]
+pub(crate) struct Decoded {
+    pub events: Vec<Timed>,
+    /// Events of kinds schedlab's copy of the protos leaves out (not used by the tables).
+    pub other: u64,
+    pub bad: u64,
+    pub first_bad: Option<&'static str>,
+}
+
+impl Decoded {
+    fn bad(&mut self, n: u64, why: &'static str) {
+        self.bad += n;
+        self.first_bad.get_or_insert(why);
+    }
+}
+
+/// The bundle's events in time order (events of equal time in the order the bundle gives them,
+/// plain events before compact ones), each time shifted by `shift` nanoseconds.
+pub(crate) fn decode(bundle: &FtraceEventBundle, shift: i64) -> Decoded {
+    let mut out = Decoded::default();
+    for event in &bundle.event {
+        plain(event, &mut out);
+    }
+    if let Some(compact) = &bundle.compact_sched {
+        compact_sched(compact, &mut out);
+    }
+    for e in &mut out.events {
+        e.time = e.time.saturating_add_signed(shift);
+    }
+    out.events.sort_by_key(|e| e.time);
+    out
+}
+
+fn text(s: &Option<String>) -> Comm {
+    comm(s.as_deref().unwrap_or(""))
+}
+
+fn plain(event: &FtraceEvent, out: &mut Decoded) {
+    let Some(time) = event.timestamp else {
+        return out.bad(1, "an event without a timestamp");
+    };
+    // A plain event without its task's pid says so (-1), as perf does of an exiting task.
+    let tid = Some(event.pid.map_or(-1, |p| p as i32));
+    let wake = |kind, pid: Option<i32>, target_cpu: Option<i32>, c: &Option<String>| {
+        Some(Item::Wake {
+            kind,
+            pid: pid?,
+            target_cpu: target_cpu?,
+            comm: text(c),
+        })
+    };
+    let item = match &event.event {
+        Some(Event::SchedSwitch(s)) => (|| {
+            Some(Item::Switch {
+                prev: Some((s.prev_pid?, text(&s.prev_comm), s.prev_prio.unwrap_or(0))),
+                prev_state: s.prev_state.unwrap_or(0),
+                next: (s.next_pid?, text(&s.next_comm), s.next_prio.unwrap_or(0)),
+            })
+        })(),
+        Some(Event::SchedWaking(w)) => wake(WakeKind::Waking, w.pid, w.target_cpu, &w.comm),
+        Some(Event::SchedWakeup(w)) => wake(WakeKind::Wakeup, w.pid, w.target_cpu, &w.comm),
+        Some(Event::SchedWakeupNew(w)) => wake(WakeKind::WakeupNew, w.pid, w.target_cpu, &w.comm),
+        Some(Event::SchedMigrateTask(m)) => (|| {
+            Some(Item::Body(Body::Migrate {
+                pid: m.pid?,
+                orig_cpu: m.orig_cpu?,
+                dest_cpu: m.dest_cpu?,
+                comm: text(&m.comm),
+            }))
+        })(),
+        Some(Event::TaskNewtask(t)) => (|| {
+            Some(Item::NewTask {
+                child: t.pid?,
+                comm: text(&t.comm),
+                clone_flags: t.clone_flags.unwrap_or(0),
+            })
+        })(),
+        Some(Event::TaskRename(r)) => (|| {
+            Some(Item::Body(Body::Comm {
+                pid: -1,
+                tid: r.pid?,
+                comm: text(&r.newcomm),
+            }))
+        })(),
+        Some(Event::SchedProcessFork(f)) => (|| {
+            Some(Item::Body(Body::ProcessFork {
+                parent_pid: f.parent_pid?,
+                child_pid: f.child_pid?,
+                child_comm: text(&f.child_comm),
+            }))
+        })(),
+        // The kernel names the task after the file it executes (`kbasename(filename)`).
+        Some(Event::SchedProcessExec(x)) => (|| {
+            let file = x.filename.as_deref().unwrap_or("");
+            Some(Item::Body(Body::ProcessExec {
+                pid: x.pid?,
+                comm: comm(file.rsplit('/').next().unwrap_or(file)),
+            }))
+        })(),
+        Some(Event::SchedProcessExit(x)) => x.pid.map(|pid| Item::Body(Body::ProcessExit { pid })),
+        Some(Event::SchedProcessFree(x)) => x.pid.map(|pid| Item::Body(Body::ProcessExit { pid })),
+        Some(Event::CpuFrequency(f)) => (|| {
+            Some(Item::Frequency {
+                cpu: i64::from(f.cpu_id?),
+                khz: i64::from(f.state?),
+            })
+        })(),
+        Some(Event::CpuIdle(i)) => (|| {
+            Some(Item::Idle {
+                cpu: i64::from(i.cpu_id?),
+                state: i64::from(i.state?),
+            })
+        })(),
+        None => {
+            out.other += 1;
+            return;
+        }
+    };
+    match item {
+        Some(item) => out.events.push(Timed { time, tid, item }),
+        None => out.bad(1, "an event lacks a field its kind needs (a pid or a CPU)"),
+    }
+}
+
+/// The compact arrays: timestamps are deltas, each from the one before (the first from 0),
+/// and command names indexes into the bundle's `intern_table`.
+fn compact_sched(c: &CompactSched, out: &mut Decoded) {
+    let name = |i: u32| c.intern_table.get(i as usize).map(|s| comm(s));
+    let n = c.switch_timestamp.len();
+    let lens = [
+        c.switch_prev_state.len(),
+        c.switch_next_pid.len(),
+        c.switch_next_prio.len(),
+        c.switch_next_comm_index.len(),
+    ];
+    if lens.iter().any(|&l| l != n) {
+        out.bad(n as u64, "compact_sched's switch arrays differ in length");
+    } else {
+        let mut time = 0u64;
+        for i in 0..n {
+            time = time.wrapping_add(c.switch_timestamp[i]);
+            let Some(next_comm) = name(c.switch_next_comm_index[i]) else {
+                out.bad(1, "a compact switch's name index is past the intern table");
+                continue;
+            };
+            out.events.push(Timed {
+                time,
+                tid: None,
+                item: Item::Switch {
+                    prev: None,
+                    prev_state: c.switch_prev_state[i],
+                    next: (c.switch_next_pid[i], next_comm, c.switch_next_prio[i]),
+                },
+            });
+        }
+    }
+    let n = c.waking_timestamp.len();
+    let lens = [
+        c.waking_pid.len(),
+        c.waking_target_cpu.len(),
+        c.waking_comm_index.len(),
+    ];
+    if lens.iter().any(|&l| l != n) {
+        return out.bad(n as u64, "compact_sched's waking arrays differ in length");
+    }
+    let mut time = 0u64;
+    for i in 0..n {
+        time = time.wrapping_add(c.waking_timestamp[i]);
+        let Some(comm) = name(c.waking_comm_index[i]) else {
+            out.bad(1, "a compact waking's name index is past the intern table");
+            continue;
+        };
+        out.events.push(Timed {
+            time,
+            tid: None,
+            item: Item::Wake {
+                kind: WakeKind::Waking,
+                pid: c.waking_pid[i],
+                target_cpu: c.waking_target_cpu[i],
+                comm,
+            },
+        });
+    }
+}

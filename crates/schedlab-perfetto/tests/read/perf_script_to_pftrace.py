@@ -1,0 +1,132 @@
+"""Writes a Perfetto trace from `perf script -F pid,tid,cpu,time,event,trace --ns` text, with
+Perfetto's own Python protos (PyPI `perfetto`): an FtraceEventBundle per CPU of up to 1000 events
+(sched_switch, sched_waking, sched_wakeup, sched_wakeup_new, sched_migrate_task,
+sched_process_fork, each from its print format's text), and a ProcessTree naming each thread's process.
+
+With --compact, switches and wakings go into each bundle's compact_sched arrays instead, as
+Perfetto's recorder writes them by default: timestamps delta-encoded (the first absolute), names
+as indexes into the bundle's intern table, no prev task and no waker (the CPU's task).
+
+usage: perf_script_to_pftrace.py SCRIPT_TEXT OUT.pftrace [--compact]
+"""
+
+import re
+import sys
+
+from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
+
+LINE = re.compile(r"^\s*(-?\d+)/(-?\d+)\s+\[(\d+)\]\s+(\d+)\.(\d{9}):\s+sched:(\w+):\s?(.*)$")
+SWITCH = re.compile(
+    r"prev_comm=(.*) prev_pid=(-?\d+) prev_prio=(-?\d+) prev_state=(\S+) ==> "
+    r"next_comm=(.*) next_pid=(-?\d+) next_prio=(-?\d+)$"
+)
+WAKE = re.compile(r"comm=(.*) pid=(-?\d+) prio=(-?\d+)(?: success=\d+)? target_cpu=(\d+)$")
+MIGRATE = re.compile(r"comm=(.*) pid=(-?\d+) prio=(-?\d+) orig_cpu=(\d+) dest_cpu=(\d+)$")
+FORK = re.compile(r"comm=(.*) pid=(-?\d+) child_comm=(.*) child_pid=(-?\d+)$")
+# The kernel's TASK_* report bits (Linux 4.14 and later), as sched_switch prints them.
+STATE_BITS = {"S": 1, "D": 2, "T": 4, "t": 8, "X": 16, "Z": 32, "P": 64, "I": 128}
+PREEMPTED = 256
+
+
+def prev_state(text):
+    bits = PREEMPTED if text.endswith("+") else 0
+    for letter in text.rstrip("+").split("|"):
+        if letter != "R":
+            bits |= STATE_BITS[letter]
+    return bits
+
+
+def event(kind, payload, out):
+    if kind == "sched_switch":
+        m = SWITCH.match(payload)
+        s = out.sched_switch
+        s.prev_comm, s.next_comm = m.group(1), m.group(5)
+        s.prev_pid, s.prev_prio = int(m.group(2)), int(m.group(3))
+        s.prev_state = prev_state(m.group(4))
+        s.next_pid, s.next_prio = int(m.group(6)), int(m.group(7))
+    elif kind in ("sched_waking", "sched_wakeup", "sched_wakeup_new"):
+        m = WAKE.match(payload)
+        w = getattr(out, kind)
+        w.comm, w.pid, w.prio = m.group(1), int(m.group(2)), int(m.group(3))
+        w.target_cpu, w.success = int(m.group(4)), 1
+    elif kind == "sched_migrate_task":
+        m = MIGRATE.match(payload)
+        g = out.sched_migrate_task
+        g.comm, g.pid, g.prio = m.group(1), int(m.group(2)), int(m.group(3))
+        g.orig_cpu, g.dest_cpu = int(m.group(4)), int(m.group(5))
+    elif kind == "sched_process_fork":
+        m = FORK.match(payload)
+        f = out.sched_process_fork
+        f.parent_comm, f.parent_pid = m.group(1), int(m.group(2))
+        f.child_comm, f.child_pid = m.group(3), int(m.group(4))
+    else:
+        return False
+    return True
+
+
+def compact(bundle, events):
+    cs = bundle.compact_sched
+    names = {}
+    last_switch = last_waking = 0
+    for e in events:
+        kind = e.WhichOneof("event")
+        if kind == "sched_switch":
+            s = e.sched_switch
+            cs.switch_timestamp.append(e.timestamp - last_switch)
+            last_switch = e.timestamp
+            cs.switch_prev_state.append(s.prev_state)
+            cs.switch_next_pid.append(s.next_pid)
+            cs.switch_next_prio.append(s.next_prio)
+            cs.switch_next_comm_index.append(names.setdefault(s.next_comm, len(names)))
+        elif kind == "sched_waking":
+            w = e.sched_waking
+            cs.waking_timestamp.append(e.timestamp - last_waking)
+            last_waking = e.timestamp
+            cs.waking_pid.append(w.pid)
+            cs.waking_target_cpu.append(w.target_cpu)
+            cs.waking_prio.append(w.prio)
+            cs.waking_comm_index.append(names.setdefault(w.comm, len(names)))
+            cs.waking_common_flags.append(0)
+        else:
+            bundle.event.append(e)
+    cs.intern_table.extend(sorted(names, key=names.get))
+
+
+def main(script, path, compact_sched):
+    trace = pb.Trace()
+    tgids = {}
+    per_cpu = {}
+    for line in open(script, encoding="utf-8", errors="replace"):
+        m = LINE.match(line)
+        if not m:
+            continue
+        pid, tid, cpu = int(m.group(1)), int(m.group(2)), int(m.group(3))
+        time = int(m.group(4)) * 1_000_000_000 + int(m.group(5))
+        # perf names an exiting task -1; the event then has no pid, as perf has none.
+        e = pb.FtraceEvent(timestamp=time)
+        if tid >= 0:
+            e.pid = tid
+        if not event(m.group(6), m.group(7), e):
+            continue
+        if tid > 0 and pid > 0:
+            tgids[tid] = pid
+        per_cpu.setdefault(cpu, []).append(e)
+    tree = trace.packet.add().process_tree
+    for pid in sorted(set(tgids.values())):
+        tree.processes.add(pid=pid)
+    for tid, pid in sorted(tgids.items()):
+        tree.threads.add(tid=tid, tgid=pid)
+    for cpu, events in sorted(per_cpu.items()):
+        for start in range(0, len(events), 1000):
+            bundle = trace.packet.add().ftrace_events
+            bundle.cpu = cpu
+            if compact_sched:
+                compact(bundle, events[start:start + 1000])
+            else:
+                bundle.event.extend(events[start:start + 1000])
+    with open(path, "wb") as out:
+        out.write(trace.SerializeToString())
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2], "--compact" in sys.argv[3:])
