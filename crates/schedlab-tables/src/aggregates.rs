@@ -330,9 +330,19 @@ pub struct BusiestThreadRow {
     pub cpu_share: f64,
 }
 
-impl Table for BusiestThreadRow {
-    const NAME: &'static str = "busiest_threads";
-}
+table!(
+    BusiestThreadRow,
+    "busiest_threads",
+    encodings {
+        run_id: DictionaryWithRange,
+        comm: Dictionary,
+        cpu_time_ns: Delta,
+        slice_ns: Delta,
+        kernel_ns: Delta,
+        headline: Dictionary,
+        cpus: Dictionary,
+    }
+);
 
 /// How many threads `busiest_threads` keeps per run.
 pub const BUSIEST_THREADS: usize = 10;
