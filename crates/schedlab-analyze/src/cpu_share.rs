@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 use schedlab_tables::CpuShareRow;
 
 use crate::RunTables;
-use crate::headline::{Headline, Headlines};
+use crate::headline::Headline;
 
 /// The one phase of a run without a reference workload.
 pub const RUN_PHASE: &str = "run";
@@ -69,7 +69,9 @@ fn cpu_time(
     };
     let mut sources = Sources::new();
     if !run.sched_slices.is_empty() {
-        let headlines = Headlines::of(run);
+        // Summed per CPU first: a slice's texts are compared, never copied.
+        let mut per_cpu: BTreeMap<(usize, &str, i32), i64> = BTreeMap::new();
+        let headlines = run.headlines();
         for &s in &run.sched_slices {
             let Some(workload) = s.workload() else {
                 continue;
@@ -81,17 +83,22 @@ fn cpu_time(
                 Some(Headline::Proc) => (1, "proc"),
                 _ => (0, "sched"),
             };
-            let known = sources
-                .entry(workload.to_string())
-                .or_insert((rank, source));
-            *known = (*known).max((rank, source));
+            match sources.get_mut(workload) {
+                Some(known) => *known = (*known).max((rank, source)),
+                None => {
+                    sources.insert(workload.to_owned(), (rank, source));
+                }
+            }
             for (i, (_, span)) in phases.iter().enumerate() {
                 let inside = s.overlap_ns(*span);
                 if inside > 0 {
                     let ns = time.map_or(inside, |t| t.scaled(s.cpu(), inside));
-                    book(i, workload, s.cpu(), ns);
+                    *per_cpu.entry((i, workload, s.cpu())).or_default() += ns;
                 }
             }
+        }
+        for ((phase, workload, cpu), ns) in per_cpu {
+            book(phase, workload, cpu, ns);
         }
         return (time, sources);
     }

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use schedlab_spec::Window;
 use schedlab_tables::{LossRow, PlacementRow};
 
-use crate::headline::{Headline, Headlines, proc_check};
+use crate::headline::{Headline, proc_check};
 use crate::migration_classes::migration_classes;
 use crate::sched_delay::Delays;
 use crate::slices::{Slice, Slices};
@@ -30,9 +30,9 @@ pub(crate) fn lost_between(losses: &[&LossRow], first_ns: i64, last_ns: i64) -> 
 pub fn aggregate(run: &RunTables<'_>, startup_ns: i64, window: Option<Window>) -> Aggregates {
     let span = window.and(run.trace_window);
     let clipped: Option<Slices> = span.map(|span| run.all_slices.clipped(&run.sched_slices, span));
-    let slices: Vec<Slice<'_>> = match &clipped {
-        Some(clipped) => clipped.iter().collect(),
-        None => run.sched_slices.clone(),
+    let slices: Box<dyn Iterator<Item = Slice<'_>>> = match &clipped {
+        Some(clipped) => Box::new(clipped.iter()),
+        None => Box::new(run.sched_slices.iter().copied()),
     };
     let inside = |t: i64| span.is_none_or(|(start, end)| start <= t && t <= end);
     let mut threads: BTreeMap<i32, (ThreadKey, Vec<Slice<'_>>)> = BTreeMap::new();
@@ -55,7 +55,7 @@ pub fn aggregate(run: &RunTables<'_>, startup_ns: i64, window: Option<Window>) -
     }
     // Decided over the whole run, whatever the window: a thread's figures inside it are the
     // same kind as outside.
-    let headlines = Headlines::of(run);
+    let headlines = run.headlines();
     let mut migrations: BTreeMap<i32, Vec<i64>> = BTreeMap::new();
     for m in run.migrations.iter().filter(|m| inside(m.time_ns)) {
         migrations.entry(m.tid).or_default().push(m.time_ns);
@@ -90,7 +90,11 @@ pub fn aggregate(run: &RunTables<'_>, startup_ns: i64, window: Option<Window>) -
         let lost_events = Some(lost);
         out.sched_delay
             .push(delays.thread(run.run_id, key, slices, lost));
-        counted.insert(*tid, (&key.workload, lost));
+        let workload = slices
+            .first()
+            .and_then(|s| s.workload())
+            .unwrap_or_default();
+        counted.insert(*tid, (workload, lost));
         ThreadUsage {
             key,
             per_cpu,
@@ -108,10 +112,18 @@ pub fn aggregate(run: &RunTables<'_>, startup_ns: i64, window: Option<Window>) -
     (out.sched_delay_workloads, out.sched_delay_cdf) = delays.workload_rows(run.run_id);
     // Every slice of each thread, also outside the window: its state at a migration inside the
     // window may date from before it.
-    let mut whole: BTreeMap<i32, Vec<Slice<'_>>> = BTreeMap::new();
-    for &s in &run.sched_slices {
-        whole.entry(s.tid()).or_default().push(s);
-    }
+    let whole: BTreeMap<i32, Vec<Slice<'_>>> = match span {
+        None => (threads.into_iter())
+            .map(|(tid, (_, slices))| (tid, slices))
+            .collect(),
+        Some(_) => {
+            let mut whole: BTreeMap<i32, Vec<Slice<'_>>> = BTreeMap::new();
+            for &s in &run.sched_slices {
+                whole.entry(s.tid()).or_default().push(s);
+            }
+            whole
+        }
+    };
     out.migration_classes = migration_classes(run, &counted, &whole, inside);
     out
 }
@@ -261,6 +273,8 @@ pub(crate) mod tests {
         );
 
         run.placement.truncate(1);
+        // The headlines were decided from both samples.
+        run.headlines.take();
         let out = aggregate(&run, 0, None);
         assert_eq!(
             out.cpu_time[0].proc_check_ns, None,

@@ -176,11 +176,6 @@ impl Headlines {
     pub fn get(&self, tid: i32) -> Option<&ThreadTime> {
         self.0.get(&tid)
     }
-
-    /// Thread `tid`'s, taken out.
-    pub fn take(&mut self, tid: i32) -> Option<ThreadTime> {
-        self.0.remove(&tid)
-    }
 }
 
 fn thread_time(

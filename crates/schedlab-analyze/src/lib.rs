@@ -40,14 +40,15 @@ pub mod wakeup_placement;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
+use std::sync::OnceLock;
 
 use rayon::prelude::*;
 use schedlab_spec::{AggregateStep, StepKind, Window};
 use schedlab_tables::{
-    CpuFreqIdleRow, CpuRow, CpuSampleRow, CpuShareRow, CpuTimeRow, CpuTimelineRow, LossRow,
-    MigrationClassRow, MigrationSummaryRow, PlacementCostRow, PlacementRow, PowerStepRow,
-    ProcessRow, ResidencyRow, RunRow, SchedDelayCdfRow, SchedDelayRow, SchedDelayWorkloadRow,
-    TableDir, TableError, TableWriter, ThroughputRow, TraceRow, WakeupPlacementRow,
+    BackgroundWriter, CpuFreqIdleRow, CpuRow, CpuSampleRow, CpuShareRow, CpuTimeRow,
+    CpuTimelineRow, LossRow, MigrationClassRow, MigrationSummaryRow, PlacementCostRow,
+    PlacementRow, PowerStepRow, ProcessRow, ResidencyRow, RunRow, SchedDelayCdfRow, SchedDelayRow,
+    SchedDelayWorkloadRow, TableDir, TableError, ThroughputRow, TraceRow, WakeupPlacementRow,
     WorkloadMetricRow, create_parent, read_table, table_path, write_table,
 };
 
@@ -55,6 +56,7 @@ use schedlab_topology::parse_cpu_list;
 
 use crate::classes::ClassOrder;
 use crate::events::{Migration, Runtime};
+use crate::headline::Headlines;
 use crate::slices::{NO_SLICES, Slice, Slices};
 use crate::timeline::Timeline;
 
@@ -194,13 +196,25 @@ pub struct RunTables<'a> {
     pub trace_window: Option<(i64, i64)>,
     /// Whether the run was imported: its processes' affinity and nice values are not known.
     pub imported: bool,
+    /// Its workload threads' CPU time, decided once for every aggregate that scales to it
+    /// (see [`RunTables::headlines`]).
+    pub headlines: OnceLock<Headlines>,
 }
 
 impl RunTables<'_> {
     pub fn class(&self, cpu: i32) -> String {
-        self.class_of_cpu
-            .get(&cpu)
-            .map_or_else(|| "?".to_owned(), |c| (*c).to_owned())
+        self.class_name(cpu).to_owned()
+    }
+
+    /// The class of `cpu`, `?` for a CPU the `cpus` table lacks.
+    pub fn class_name(&self, cpu: i32) -> &str {
+        self.class_of_cpu.get(&cpu).copied().unwrap_or("?")
+    }
+
+    /// Each traced workload thread's headline CPU time (see [`headline`]), from the run's
+    /// tables as they are when first asked.
+    pub fn headlines(&self) -> &Headlines {
+        self.headlines.get_or_init(|| Headlines::of(self))
     }
 }
 
@@ -227,6 +241,7 @@ impl<'a> RunTables<'a> {
             idle_blind_cpus: BTreeSet::new(),
             trace_window: None,
             imported: false,
+            headlines: OnceLock::new(),
         }
     }
 }
@@ -258,6 +273,7 @@ fn by_run<'a>(tables: &'a Tables, class_order: &[String]) -> Vec<RunTables<'a>> 
             idle_blind_cpus: BTreeSet::new(),
             trace_window: None,
             imported: false,
+            headlines: OnceLock::new(),
         });
     }
     for c in &tables.cpus {
@@ -360,23 +376,36 @@ pub fn compute(
 
 /// The "why here" aggregates that `why` asks for, over the whole of each run with a trace: what
 /// every CPU did when (written to `timeline`, a CPU at a time), and what that meant for each
-/// workload thread (added to `out`).
+/// workload thread (added to `out`). The wakeups are counted while the costs are computed
+/// and the timeline written: both only read the run's timeline.
 fn why_here(
     runs: &[RunTables<'_>],
     why: WhyHere,
     out: &mut Aggregates,
-    mut timeline: Option<&mut TableWriter<CpuTimelineRow>>,
+    timeline: Option<&BackgroundWriter<CpuTimelineRow>>,
 ) -> Result<(), TableError> {
     for run in runs.iter().filter(|run| !run.sched_slices.is_empty()) {
         let cpus = Timeline::new(run.all_slices);
         let threads = placement_cost::workload_threads(run);
-        let (costs, idle_while_waiting) = placement_cost::placement_cost(run, &cpus, &threads);
-        if let Some(writer) = timeline.as_deref_mut() {
-            cpus.write_rows(run, &idle_while_waiting, |rows| writer.write(&rows))?;
-        }
-        if why.placement {
+        let (costs, wakeups) = rayon::join(
+            || {
+                let (costs, idle_while_waiting) =
+                    placement_cost::placement_cost(run, &cpus, &threads);
+                if let Some(writer) = timeline {
+                    // Encoded in the pool while the next CPU's rows are made.
+                    cpus.write_rows(run, &idle_while_waiting, |rows| {
+                        writer.send(rows);
+                        Ok::<(), TableError>(())
+                    })?;
+                }
+                Ok::<_, TableError>(costs)
+            },
+            || (why.placement).then(|| wakeup_placement::wakeup_placement(run, &cpus, &threads)),
+        );
+        let costs = costs?;
+        if let Some(wakeups) = wakeups {
             out.placement_cost.extend(costs);
-            (out.wakeup_placement).extend(wakeup_placement::wakeup_placement(run, &cpus, &threads));
+            out.wakeup_placement.extend(wakeups);
         }
     }
     Ok(())
@@ -413,16 +442,16 @@ pub fn aggregate(
     let runs = by_run(&tables, class_order);
     let (mut all, in_trace_window) = compute(&runs, startup_ns, any_in_window);
     // The timeline is the whole machine's: a step's `workload` does not narrow it.
-    let mut timeline = match why.timeline_rows {
+    let timeline = match why.timeline_rows {
         true => {
             let path = table_path::<CpuTimelineRow>(out_dir);
             create_parent(&path)?;
-            Some(TableWriter::<CpuTimelineRow>::create(&path)?)
+            Some(BackgroundWriter::<CpuTimelineRow>::create(&path)?)
         }
         false => None,
     };
     if why.any() {
-        why_here(&runs, why, &mut all, timeline.as_mut())?;
+        why_here(&runs, why, &mut all, timeline.as_ref())?;
     }
     // A step that asks for the trace window takes its table from there (validation allows the
     // window only on these four).

@@ -12,7 +12,7 @@ use schedlab_tables::PlacementCostRow;
 use schedlab_topology::{format_cpu_list, parse_cpu_list};
 
 use crate::RunTables;
-use crate::headline::{Headlines, ThreadTime};
+use crate::headline::ThreadTime;
 use crate::slices::Slice;
 use crate::timeline::{Timeline, union_ns};
 
@@ -62,7 +62,7 @@ pub fn workload_threads<'a>(run: &RunTables<'a>) -> Vec<WorkloadThread<'a>> {
     for &s in &run.sched_slices {
         threads.entry(s.tid()).or_default().push(s);
     }
-    let mut headlines = Headlines::of(run);
+    let headlines = run.headlines();
     (threads.into_iter())
         .map(|(tid, mut slices)| {
             slices.sort_unstable_by_key(|s| s.start_ns());
@@ -74,7 +74,7 @@ pub fn workload_threads<'a>(run: &RunTables<'a>) -> Vec<WorkloadThread<'a>> {
                 workload,
                 allowed,
                 allowed_source,
-                time: headlines.take(tid),
+                time: headlines.get(tid).cloned(),
             }
         })
         .collect()

@@ -23,20 +23,34 @@ pub const ROWS_PER_WRITE: usize = 64 * 1024;
 #[derive(Debug)]
 pub struct Timeline<'a> {
     of: &'a Slices,
-    cpus: BTreeMap<i32, Vec<u32>>,
+    cpus: BTreeMap<i32, OnCpu>,
+}
+
+/// One CPU's slices in time order: their rows in the store, and beside them their ends, which
+/// every query searches (in a column of their own, so a search reads only them).
+#[derive(Debug, Default)]
+struct OnCpu {
+    rows: Vec<u32>,
+    ends: Vec<i64>,
 }
 
 impl<'a> Timeline<'a> {
     /// The timeline of `slices` (all of a run's slices, idle and other tasks' included).
     pub fn new(slices: &'a Slices) -> Timeline<'a> {
-        let mut cpus: BTreeMap<i32, Vec<u32>> = BTreeMap::new();
+        let mut rows: BTreeMap<i32, Vec<u32>> = BTreeMap::new();
         for s in slices.iter().filter(|s| s.end_ns() > s.start_ns()) {
             let row = u32::try_from(s.row()).expect("fewer slices than u32 rows");
-            cpus.entry(s.cpu()).or_default().push(row);
+            rows.entry(s.cpu()).or_default().push(row);
         }
-        for rows in cpus.values_mut() {
-            rows.sort_unstable_by_key(|&row| slices.get(row as usize).start_ns());
-        }
+        let cpus = (rows.into_iter())
+            .map(|(cpu, mut rows)| {
+                rows.sort_unstable_by_key(|&row| slices.get(row as usize).start_ns());
+                let ends = (rows.iter())
+                    .map(|&row| slices.get(row as usize).end_ns())
+                    .collect();
+                (cpu, OnCpu { rows, ends })
+            })
+            .collect();
         Timeline { of: slices, cpus }
     }
 
@@ -46,8 +60,11 @@ impl<'a> Timeline<'a> {
         cpu: i32,
         (start, end): (i64, i64),
     ) -> impl Iterator<Item = (Slice<'a>, (i64, i64))> + '_ {
-        let rows = self.cpus.get(&cpu).map_or(&[][..], Vec::as_slice);
-        let first = rows.partition_point(|&row| self.of.get(row as usize).end_ns() <= start);
+        let (rows, ends) = match self.cpus.get(&cpu) {
+            Some(on) => (&on.rows[..], &on.ends[..]),
+            None => (&[][..], &[][..]),
+        };
+        let first = ends.partition_point(|&slice_end| slice_end <= start);
         (rows[first..].iter())
             .map(|&row| self.of.get(row as usize))
             .take_while(move |s| s.start_ns() < end)
@@ -72,7 +89,7 @@ impl<'a> Timeline<'a> {
         let [idle, workload, other]: [Arc<str>; 3] = ["idle", "workload", "other"].map(Arc::from);
         let run_id: Arc<str> = Arc::from(run.run_id);
         let mut names = SharedStrings::default();
-        for (&cpu, on_cpu) in &self.cpus {
+        for (&cpu, OnCpu { rows: on_cpu, .. }) in &self.cpus {
             let mut rows: Vec<CpuTimelineRow> = Vec::new();
             let marks: Vec<((i64, i64), Arc<str>)> =
                 merged_marks(waiting.get(&cpu).map_or(&[][..], Vec::as_slice))

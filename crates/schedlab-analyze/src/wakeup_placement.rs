@@ -34,7 +34,7 @@ pub fn wakeup_placement(
     timeline: &Timeline<'_>,
     threads: &[WorkloadThread<'_>],
 ) -> Vec<WakeupPlacementRow> {
-    let mut classes: Vec<String> = run.class_of_cpu.values().map(|c| (*c).to_owned()).collect();
+    let mut classes: Vec<&str> = run.class_of_cpu.values().copied().collect();
     classes.sort();
     classes.dedup();
     let mut rows = Vec::new();
@@ -46,18 +46,18 @@ pub fn wakeup_placement(
     } in threads
     {
         let first = slices[0];
-        let mut pairs: BTreeMap<(String, String), Counts> = BTreeMap::new();
-        for from in classes.iter().map(String::as_str).chain([NO_EARLIER_RUN]) {
-            for to in &classes {
-                pairs.insert((from.to_owned(), to.clone()), Counts::default());
+        let mut pairs: BTreeMap<(&str, &str), Counts> = BTreeMap::new();
+        for from in classes.iter().copied().chain([NO_EARLIER_RUN]) {
+            for &to in &classes {
+                pairs.insert((from, to), Counts::default());
             }
         }
         let mut previous: Option<i32> = None;
         for s in slices.iter() {
             if s.sched_delay_ns() > 0 {
                 let woken = s.start_ns() - s.sched_delay_ns();
-                let from = previous.map_or_else(|| NO_EARLIER_RUN.to_owned(), |c| run.class(c));
-                let counts = pairs.entry((from, run.class(s.cpu()))).or_default();
+                let from = previous.map_or(NO_EARLIER_RUN, |c| run.class_name(c));
+                let counts = pairs.entry((from, run.class_name(s.cpu()))).or_default();
                 counts.wakeups += 1;
                 counts.same_cpu += i64::from(previous == Some(s.cpu()));
                 let busy = timeline
@@ -86,8 +86,8 @@ pub fn wakeup_placement(
                     pid: first.pid(),
                     tid: first.tid(),
                     comm: first.comm().to_string(),
-                    from_class,
-                    to_class,
+                    from_class: from_class.to_owned(),
+                    to_class: to_class.to_owned(),
                     wakeups: c.wakeups,
                     share: c.wakeups as f64 / total as f64,
                     same_cpu: c.same_cpu,
