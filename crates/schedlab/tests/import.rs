@@ -1708,7 +1708,9 @@ fn an_arm_trace_dat_exported_to_perfetto_keeps_its_frequency_and_idle_spans() {
     assert_eq!(done.code, 0, "{}", done.stderr);
     import_and_analyze(&sandbox, "frompftrace", "hand/arm.pftrace", "perfetto");
 
-    let spans = |pipeline: &str| -> Vec<(i32, i64, i64, Option<i64>, Option<i32>)> {
+    // cpu, start, end, frequency, idle state.
+    type Span = (i32, i64, i64, Option<i64>, Option<i32>);
+    let spans = |pipeline: &str| -> Vec<Span> {
         let mut rows: Vec<_> =
             (read_table::<schedlab_tables::CpuFreqIdleRow>(&sandbox.data(pipeline, "tables"))
                 .unwrap()
