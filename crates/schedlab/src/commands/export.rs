@@ -1,6 +1,7 @@
 //! `schedlab export perfetto`: one run's tables as a trace ui.perfetto.dev opens, the run named
 //! by its directory or by its pipeline.
 
+use std::io::IsTerminal;
 use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -8,6 +9,7 @@ use std::sync::atomic::AtomicBool;
 
 use anyhow::bail;
 use schedlab_runner::layout::Layout;
+use schedlab_runner::progress;
 use schedlab_runner::run_dir;
 
 use super::EXIT_INTERRUPTED;
@@ -59,14 +61,31 @@ fn perfetto(args: PerfettoArgs) -> anyhow::Result<ExitCode> {
     let interrupt = Arc::new(AtomicBool::new(false));
     stop_on_interrupt(&interrupt, "removing the unfinished trace")?;
     let tables = layout.tables();
-    let exported = match format {
-        TraceFormat::Pftrace => {
-            schedlab_export::pftrace::export_run(&tables, &run_id, &out, &interrupt)
-                .map(|summary| print_pftrace_summary(&out, &run_id, &summary))
+    // A big run's trace takes seconds to write: say that it is being written, and clear the
+    // line before anything else is printed.
+    let bar = std::io::stderr()
+        .is_terminal()
+        .then(|| progress::spinner("export"));
+    let done = || {
+        if let Some(bar) = &bar {
+            bar.finish_and_clear();
         }
-        TraceFormat::Json => schedlab_export::json::export_run(&tables, &run_id, &out, &interrupt)
-            .map(|summary| print_json_summary(&out, &run_id, &summary)),
     };
+    let exported = match format {
+        TraceFormat::Pftrace => schedlab_export::pftrace::export_run(
+            &tables, &run_id, &out, &interrupt,
+        )
+        .map(|summary| {
+            done();
+            print_pftrace_summary(&out, &run_id, &summary)
+        }),
+        TraceFormat::Json => schedlab_export::json::export_run(&tables, &run_id, &out, &interrupt)
+            .map(|summary| {
+                done();
+                print_json_summary(&out, &run_id, &summary)
+            }),
+    };
+    done();
     match exported {
         Err(schedlab_export::ExportError::Interrupted) => Ok(ExitCode::from(EXIT_INTERRUPTED)),
         result => {
