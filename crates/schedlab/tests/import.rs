@@ -86,6 +86,21 @@ fn perf_summary(perf_data: &Path) -> BTreeMap<i32, (f64, i64)> {
         .collect()
 }
 
+/// Thread `tid`'s run time in slices that end after its exit event (none without one).
+fn after_exit_ns<'a>(
+    threads: impl IntoIterator<Item = &'a ThreadRow>,
+    slices: impl IntoIterator<Item = &'a SchedSliceRow>,
+    tid: i32,
+) -> i64 {
+    let exit = (threads.into_iter())
+        .find(|t| t.tid == tid)
+        .and_then(|t| t.end_ns);
+    (slices.into_iter())
+        .filter(|s| s.tid == tid && exit.is_some_and(|exit| s.end_ns > exit))
+        .map(|s| s.run_ns)
+        .sum()
+}
+
 /// Whether perf's run time for a thread (`perf_ms`, as its summary prints it) agrees with ours,
 /// `ns`, of which `after_exit_ns` ran after the thread's exit event. perf files those slices'
 /// switch-outs under the fake `:-1` task whenever the sample's tid reads -1, which the kernel
@@ -284,13 +299,7 @@ fn an_imported_recording_gives_perfs_and_the_tools_figures() {
     // task, in its summary and in its listing; schedlab keeps them with the thread that ran
     // (schedlab-perf's timehist module says why). So perf's figure for a thread is ours, or
     // ours without some or all of those slices.
-    let after_exit = |tid: i32| -> i64 {
-        let exit = threads.iter().find(|t| t.tid == tid).and_then(|t| t.end_ns);
-        (slices.iter())
-            .filter(|s| s.tid == tid && exit.is_some_and(|exit| s.end_ns > exit))
-            .map(|s| s.run_ns)
-            .sum()
-    };
+    let after_exit = |tid| after_exit_ns(threads.iter().copied(), slices.iter().copied(), tid);
     for row in &cpu_time {
         let of_tid = || slices.iter().filter(|s| s.tid == row.tid);
         let all: i64 = of_tid().map(|s| s.run_ns).sum();
@@ -1413,13 +1422,7 @@ fn a_trace_imported_without_a_workload_is_summarized_by_its_busiest_threads_as_p
     let tables = sandbox.data("busy", "tables");
     let threads: Vec<ThreadRow> = read_table(&tables).unwrap();
     let slices: Vec<SchedSliceRow> = read_table(&tables).unwrap();
-    let after_exit = |tid: i32| -> i64 {
-        let exit = threads.iter().find(|t| t.tid == tid).and_then(|t| t.end_ns);
-        (slices.iter())
-            .filter(|s| s.tid == tid && exit.is_some_and(|exit| s.end_ns > exit))
-            .map(|s| s.run_ns)
-            .sum()
-    };
+    let after_exit = |tid| after_exit_ns(&threads, &slices, tid);
     for r in &rows {
         let (perf_ms, _) = perf_runs
             .get(&r.tid)
