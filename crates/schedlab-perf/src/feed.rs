@@ -11,12 +11,14 @@
 
 use std::sync::Arc;
 
+use schedlab_tables::CpuFreqIdleRow;
+
 use crate::compact::CompactBatch;
 use crate::intern::{Names, Strings};
 use crate::reader::{idle_blind_notes, rows, thread_rows, window};
 use crate::threads::Threads;
 use crate::timehist::Timehist;
-use crate::{SchedBatch, SchedOptions, ThreadRow};
+use crate::{SchedBatch, SchedOptions, SchedTables, ThreadRow};
 
 pub use crate::cpu_states::CpuStates;
 pub use crate::decode::{Body, Event};
@@ -90,6 +92,35 @@ impl Renames {
         let before = self.0.insert(tid, comm)?;
         (tid > 0 && before != comm).then_some(Body::Comm { pid: -1, tid, comm })
     }
+}
+
+/// Everything a reader of another format gives for one trace: the tables a perf.data gives,
+/// and the spans of each CPU's frequency and idle state (`power:cpu_frequency` and
+/// `power:cpu_idle`; empty when streamed).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct FeedTables {
+    /// The tables a perf.data gives (see [`SchedTables`]).
+    pub sched: SchedTables,
+    pub cpu_freq_idle: Vec<CpuFreqIdleRow>,
+}
+
+/// A reader's whole tables from its streaming function: `stream` reads the trace, handing
+/// each batch of rows and spans to the function it is given, and returns the rest of the
+/// tables; the batches are gathered into them.
+pub fn read_whole<E>(
+    stream: impl FnOnce(&mut dyn FnMut(SchedBatch, Vec<CpuFreqIdleRow>)) -> Result<FeedTables, E>,
+) -> Result<FeedTables, E> {
+    let mut all = SchedBatch::default();
+    let mut spans = Vec::new();
+    let mut tables = stream(&mut |batch, more| {
+        all.append(batch);
+        spans.extend(more);
+    })?;
+    tables.sched.sched_slices = all.sched_slices;
+    tables.sched.migrations = all.migrations;
+    tables.sched.wakeups = all.wakeups;
+    tables.cpu_freq_idle = spans;
+    Ok(tables)
 }
 
 /// `perf sched timehist`'s state machine, fed one event at a time (see the module doc).

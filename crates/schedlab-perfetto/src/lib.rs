@@ -62,20 +62,14 @@ mod reader;
 
 use std::path::Path;
 
-use schedlab_perf::{CompactBatch, HeaderFacts, SchedBatch, SchedOptions, SchedTables};
+use schedlab_perf::{CompactBatch, HeaderFacts, SchedBatch, SchedOptions};
 use schedlab_tables::CpuFreqIdleRow;
 
 pub use error::PerfettoError;
 pub use framing::looks_like_trace;
 
 /// Everything read from one Perfetto trace.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct PerfettoTables {
-    /// The tables a perf.data gives (see [`schedlab_perf::SchedTables`]).
-    pub sched: SchedTables,
-    /// The spans of each CPU's frequency and idle state (empty when streamed).
-    pub cpu_freq_idle: Vec<CpuFreqIdleRow>,
-}
+pub type PerfettoTables = schedlab_perf::feed::FeedTables;
 
 /// What the trace says of the recording machine (kernel release, architecture, CPU count).
 /// With `salvage`, a file cut short is accepted.
@@ -85,17 +79,7 @@ pub fn header_facts(path: &Path, salvage: bool) -> Result<HeaderFacts, PerfettoE
 
 /// Reads a Perfetto trace into tables. See the crate documentation for the semantics.
 pub fn read_sched(path: &Path, opts: &SchedOptions) -> Result<PerfettoTables, PerfettoError> {
-    let mut all = SchedBatch::default();
-    let mut spans = Vec::new();
-    let mut tables = stream_sched(path, opts, |b, s| {
-        all.append(b);
-        spans.extend(s);
-    })?;
-    tables.sched.sched_slices = all.sched_slices;
-    tables.sched.migrations = all.migrations;
-    tables.sched.wakeups = all.wakeups;
-    tables.cpu_freq_idle = spans;
-    Ok(tables)
+    schedlab_perf::feed::read_whole(|on_batch| stream_sched(path, opts, on_batch))
 }
 
 /// Reads a Perfetto trace, handing slices, migrations, wakeups and frequency and idle spans

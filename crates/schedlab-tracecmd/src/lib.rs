@@ -68,7 +68,7 @@ mod reader;
 
 use std::path::Path;
 
-use schedlab_perf::{CompactBatch, HeaderFacts, SchedBatch, SchedOptions, SchedTables};
+use schedlab_perf::{CompactBatch, HeaderFacts, SchedBatch, SchedOptions};
 use schedlab_tables::CpuFreqIdleRow;
 
 pub use error::TraceCmdError;
@@ -77,13 +77,7 @@ pub use error::TraceCmdError;
 pub const MAGIC: &[u8] = metadata::MAGIC;
 
 /// Everything read from one trace.dat.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct TraceCmdTables {
-    /// The tables a perf.data gives (see [`schedlab_perf::SchedTables`]).
-    pub sched: SchedTables,
-    /// The spans of each CPU's frequency and idle state (empty when streamed).
-    pub cpu_freq_idle: Vec<CpuFreqIdleRow>,
-}
+pub type TraceCmdTables = schedlab_perf::feed::FeedTables;
 
 /// What the file says of the recording machine (its UNAME and CPU count), without reading its
 /// events. With `salvage`, a file whose CPU data is cut short is accepted.
@@ -93,17 +87,7 @@ pub fn header_facts(path: &Path, salvage: bool) -> Result<HeaderFacts, TraceCmdE
 
 /// Reads a trace.dat into tables. See the crate documentation for the semantics.
 pub fn read_sched(path: &Path, opts: &SchedOptions) -> Result<TraceCmdTables, TraceCmdError> {
-    let mut all = SchedBatch::default();
-    let mut spans = Vec::new();
-    let mut tables = stream_sched(path, opts, |b, s| {
-        all.append(b);
-        spans.extend(s);
-    })?;
-    tables.sched.sched_slices = all.sched_slices;
-    tables.sched.migrations = all.migrations;
-    tables.sched.wakeups = all.wakeups;
-    tables.cpu_freq_idle = spans;
-    Ok(tables)
+    schedlab_perf::feed::read_whole(|on_batch| stream_sched(path, opts, on_batch))
 }
 
 /// Reads a trace.dat, handing slices, migrations, wakeups and frequency and idle spans to
