@@ -9,8 +9,11 @@
 //! slices, waits, delays, migrations, wakeups and the thread table mean the same whatever
 //! recorded them.
 
+use std::fs::File;
+use std::path::Path;
 use std::sync::Arc;
 
+use memmap2::Mmap;
 use schedlab_tables::CpuFreqIdleRow;
 
 use crate::compact::CompactBatch;
@@ -92,6 +95,18 @@ impl Renames {
         let before = self.0.insert(tid, comm)?;
         (tid > 0 && before != comm).then_some(Body::Comm { pid: -1, tid, comm })
     }
+}
+
+/// Maps a trace file read-only, as every reader reads one; `Ok(None)` for an empty file, which
+/// cannot be mapped (each reader says what its format starts with).
+pub fn map_trace(path: &Path) -> std::io::Result<Option<Mmap>> {
+    let file = File::open(path)?;
+    if file.metadata()?.len() == 0 {
+        return Ok(None);
+    }
+    // SAFETY: the mapping is read-only and private to this call; trace files are written once
+    // and not modified while schedlab reads them (raw data is immutable after a run).
+    unsafe { Mmap::map(&file) }.map(Some)
 }
 
 /// Everything a reader of another format gives for one trace: the tables a perf.data gives,

@@ -6,7 +6,6 @@
 //! handing them to the caller. Each block's pages are released from the mapping once decoded,
 //! so resident memory is a few blocks plus the per-thread state, whatever the file size.
 
-use std::fs::File;
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -55,24 +54,17 @@ pub(crate) fn header_facts(path: &Path, salvage: bool) -> Result<HeaderFacts, Pe
 
 /// Maps the file read-only; an empty file is an error here, since it cannot be mapped.
 fn map_file(path: &Path) -> Result<Mmap, PerfError> {
-    let io = |source| PerfError::Io {
+    let mapped = crate::feed::map_trace(path).map_err(|source| PerfError::Io {
         path: path.to_path_buf(),
         source,
-    };
-    let file = File::open(path).map_err(io)?;
-    let len = file.metadata().map_err(io)?.len();
-    if len == 0 {
-        return Err(PerfError::Truncated {
-            path: path.to_path_buf(),
-            offset: 0,
-            len: 0,
-            what: "a perf.data file starts with a 104-byte header".into(),
-            salvageable: false,
-        });
-    }
-    // SAFETY: the mapping is read-only and private to this call. perf.data files are written
-    // once and not modified while schedlab reads them (raw data is immutable after a run).
-    unsafe { Mmap::map(&file) }.map_err(io)
+    })?;
+    mapped.ok_or_else(|| PerfError::Truncated {
+        path: path.to_path_buf(),
+        offset: 0,
+        len: 0,
+        what: "a perf.data file starts with a 104-byte header".into(),
+        salvageable: false,
+    })
 }
 
 /// Reads the file, handing each block's compact rows to `emit` with the file's strings (the

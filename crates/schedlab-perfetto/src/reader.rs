@@ -12,7 +12,6 @@
 
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap, HashSet};
-use std::fs::File;
 use std::path::Path;
 use std::sync::atomic::Ordering;
 
@@ -45,20 +44,14 @@ const IDLE_PRIO: i32 = 120;
 
 /// Maps the file read-only; an empty file cannot be mapped and is refused here.
 fn map_file(path: &Path) -> Result<Mmap, PerfettoError> {
-    let io = |source| PerfettoError::Io {
+    let mapped = schedlab_perf::feed::map_trace(path).map_err(|source| PerfettoError::Io {
         path: path.to_path_buf(),
         source,
-    };
-    let file = File::open(path).map_err(io)?;
-    if file.metadata().map_err(io)?.len() == 0 {
-        return Err(PerfettoError::NotPerfetto {
-            path: path.to_path_buf(),
-            what: "the file is empty".into(),
-        });
-    }
-    // SAFETY: the mapping is read-only and private to this call; trace files are written once
-    // and not modified while schedlab reads them (raw data is immutable after a run).
-    unsafe { Mmap::map(&file) }.map_err(io)
+    })?;
+    mapped.ok_or_else(|| PerfettoError::NotPerfetto {
+        path: path.to_path_buf(),
+        what: "the file is empty".into(),
+    })
 }
 
 /// Where one bundle is, and its CPU and span (before any clock conversion).
@@ -386,6 +379,14 @@ struct Merge<'a> {
 }
 
 impl Merge<'_> {
+    /// Thread `tid` of process `pid`, made by `ptid`, and its first name, as events of thread
+    /// `by` (`made` is `(pid, tid, ptid)`).
+    fn forked(&mut self, time: u64, cpu: i32, by: i32, made: (i32, i32, i32), comm: Comm) {
+        let (pid, tid, ptid) = made;
+        self.body(time, cpu, by, Body::Fork { pid, tid, ptid });
+        self.body(time, cpu, by, Body::Comm { pid, tid, comm });
+    }
+
     fn body(&mut self, time: u64, cpu: i32, tid: i32, body: Body) {
         let event = |body| Event {
             time,
@@ -459,18 +460,7 @@ impl Merge<'_> {
                 };
                 self.tgids.insert(child, tgid);
                 self.made.insert(child);
-                let fork = Body::Fork {
-                    pid: tgid,
-                    tid: child,
-                    ptid: parent,
-                };
-                self.body(e.time, cpu, parent, fork);
-                let named = Body::Comm {
-                    pid: tgid,
-                    tid: child,
-                    comm,
-                };
-                self.body(e.time, cpu, parent, named);
+                self.forked(e.time, cpu, parent, (tgid, child, parent), comm);
             }
             Item::Frequency { cpu: of, khz } => {
                 if !self.states.frequency(e.time, of, khz) {
@@ -491,18 +481,8 @@ impl Merge<'_> {
             }) if !self.made.contains(&child_pid) && self.tgids.contains_key(&child_pid) => {
                 let tgid = self.tgids[&child_pid];
                 let parent = e.tid.unwrap_or(parent_pid);
-                let fork = Body::Fork {
-                    pid: tgid,
-                    tid: child_pid,
-                    ptid: parent_pid,
-                };
-                self.body(e.time, cpu, parent, fork);
-                let named = Body::Comm {
-                    pid: tgid,
-                    tid: child_pid,
-                    comm: child_comm,
-                };
-                self.body(e.time, cpu, parent, named);
+                let made = (tgid, child_pid, parent_pid);
+                self.forked(e.time, cpu, parent, made, child_comm);
             }
             Item::Body(body) => self.body(e.time, cpu, e.tid.unwrap_or(-1), body),
         }

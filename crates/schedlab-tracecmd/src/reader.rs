@@ -4,7 +4,6 @@
 
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap, HashMap};
-use std::fs::File;
 use std::path::Path;
 use std::sync::atomic::Ordering;
 
@@ -28,20 +27,14 @@ const BLOCK_EVENTS: u64 = 1 << 18;
 
 /// Maps the file read-only; an empty file cannot be mapped and is refused here.
 fn map_file(path: &Path) -> Result<Mmap, TraceCmdError> {
-    let io = |source| TraceCmdError::Io {
+    let mapped = schedlab_perf::feed::map_trace(path).map_err(|source| TraceCmdError::Io {
         path: path.to_path_buf(),
         source,
-    };
-    let file = File::open(path).map_err(io)?;
-    if file.metadata().map_err(io)?.len() == 0 {
-        return Err(TraceCmdError::NotTraceDat {
-            path: path.to_path_buf(),
-            magic: "nothing: the file is empty".into(),
-        });
-    }
-    // SAFETY: the mapping is read-only and private to this call; trace files are written once
-    // and not modified while schedlab reads them (raw data is immutable after a run).
-    unsafe { Mmap::map(&file) }.map_err(io)
+    })?;
+    mapped.ok_or_else(|| TraceCmdError::NotTraceDat {
+        path: path.to_path_buf(),
+        magic: "nothing: the file is empty".into(),
+    })
 }
 
 /// The facts of the file at `path` that `schedlab import` records of the recording machine.
