@@ -10,7 +10,8 @@ use std::path::PathBuf;
 use schedlab_analyze::expectations::{self, ExpectationInputs};
 use schedlab_tables::{ExpectationRow, Judgement, MigrationSummaryRow, read_rows, read_table};
 
-use crate::{Runner, RunnerError, remove_if_exists};
+use crate::files::remove_if_exists;
+use crate::{Runner, RunnerError};
 
 /// What `schedlab check` found for its label (`--json`: this).
 #[derive(Debug, serde::Serialize)]

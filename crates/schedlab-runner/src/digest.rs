@@ -107,7 +107,7 @@ impl Digests {
     /// Writes the cache to `path` atomically. Parallel `analyze --runs` jobs each write theirs;
     /// the last one wins, and the others' entries are hashed again when next needed.
     pub fn save(&self, path: &Path) -> Result<(), crate::RunnerError> {
-        crate::write_json(path, self)
+        crate::files::write_json(path, self)
     }
 
     /// The digest of `path`, known as `key`; `None` when the file does not exist.

@@ -26,8 +26,10 @@ use schedlab_spec::Plan;
 use schedlab_spec::selector::{Select, WorkloadSelector};
 use schedlab_tables::manifest::{HostFacts, Imported, ImportedFile, Manifest, RunStatus, raw_file};
 
+use crate::collect_stage::stamp_raw_files;
+use crate::files::write_json;
 use crate::layout::Layout;
-use crate::{RunnerError, lock, progress, stamp_raw_files, write_json};
+use crate::{RunnerError, lock, progress};
 
 /// The prefix of every imported run's id; collected runs start with 8 hex digits.
 pub const IMPORTED_PREFIX: &str = "imported-";

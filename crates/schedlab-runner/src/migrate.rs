@@ -9,7 +9,8 @@
 
 use std::path::Path;
 
-use crate::{Layout, RunIds, RunnerError, read_manifest, write_json};
+use crate::files::{read_manifest, write_json};
+use crate::{Layout, RunIds, RunnerError};
 
 /// Renames runs named the old way and removes the old layout's tables and state.
 pub fn migrate(layout: &Layout, ids: &RunIds, say: &dyn Fn(&str)) -> Result<(), RunnerError> {

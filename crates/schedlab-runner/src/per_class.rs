@@ -6,7 +6,8 @@ use schedlab_analyze::compare::{self, GroupBy};
 use schedlab_analyze::per_class;
 use schedlab_tables::{CpuRow, read_table};
 
-use crate::{Asked, Comparison, ComparisonName, Runner, RunnerError, Selection, lock};
+use crate::comparison::{Asked, ComparisonName};
+use crate::{Comparison, Runner, RunnerError, Selection, lock};
 
 impl Runner<'_> {
     /// Compares per class an instance ran on (its most CPU time, from `residency_rollup`, so
