@@ -4,14 +4,13 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use schedlab_analyze::compare::CompareInputs;
+use schedlab_analyze::compare::{CompareInputs, GroupBy, Selection};
 use schedlab_spec::variant_text;
 use schedlab_tables::{ComparisonRow, RunRow, read_table};
 
 use crate::error::RunnerError;
 use crate::runner::Runner;
 use crate::{config_diff, lock};
-use schedlab_analyze::compare::{GroupBy, Selection};
 
 /// What a comparison was asked for: how runs are grouped, which groups, and the smallest
 /// difference of interest.
@@ -38,7 +37,7 @@ impl<'a> Runner<'a> {
     /// Compares the analysed runs, grouped by `by`, the groups and baseline `selection` names
     /// (`schedlab compare`), differences under `min_effect_pct` percent being noise: reads
     /// `tables/` and `aggregates/` and writes `compare/by-<by>.parquet` and `.md`. It computes
-    /// no stage: run the analysis first ([`StageSelection::analysis`]).
+    /// no stage: run the analysis first ([`crate::StageSelection::analysis`]).
     pub fn compare(
         &self,
         by: &GroupBy,

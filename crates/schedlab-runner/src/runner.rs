@@ -9,12 +9,14 @@ use schedlab_spec::Plan;
 use crate::digest::Digests;
 use crate::error::RunnerError;
 use crate::files::remove_if_exists;
+use crate::identity::RunIds;
 use crate::layout::Layout;
 use crate::options::{Outcome, RunnerOptions};
 use crate::parse_stage::CollectedRun;
 use crate::state::{Record, Stage};
-use crate::{identity::RunIds, lock, migrate, partitions};
+use crate::{lock, migrate, partitions};
 
+/// A pipeline's stages over its data directory, as one command asked for them.
 pub struct Runner<'a> {
     pub(crate) plan: &'a Plan,
     pub(crate) options: &'a RunnerOptions,
