@@ -1010,6 +1010,59 @@ fn perf_script_runtime(perf_data: &Path) -> BTreeMap<i32, i64> {
     sums
 }
 
+/// The switch-outs that perf files under a task other than the one switched out, as (cpu, time,
+/// prev_pid): those whose sample's tid is not the payload's `prev_pid` (an exiting thread's
+/// last ones read -1).
+fn switch_outs_perf_files_elsewhere(
+    perf_data: &Path,
+) -> std::collections::BTreeSet<(i32, i64, i32)> {
+    let out = Command::new("perf")
+        .args(["script", "--ns", "-F", "tid,cpu,time,event,trace", "-i"])
+        .arg(perf_data)
+        .output()
+        .expect("perf runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut elsewhere = std::collections::BTreeSet::new();
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        // `  -1 [001] 11363.809794123: sched:sched_switch: prev_comm=python3 prev_pid=300 …`
+        if !line.contains(" sched:sched_switch: ") {
+            continue;
+        }
+        let mut words = line.split_whitespace();
+        let (Some(tid), Some(cpu), Some(time)) = (words.next(), words.next(), words.next()) else {
+            continue;
+        };
+        let Some(prev_pid) =
+            (words.find_map(|w| w.strip_prefix("prev_pid="))).and_then(|p| p.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        let tid: i32 = tid.parse().expect("a tid");
+        if tid == prev_pid || prev_pid == 0 {
+            continue;
+        }
+        let cpu: i32 = cpu.trim_matches(['[', ']']).parse().expect("a cpu");
+        let (s, ns) = time.trim_end_matches(':').split_once('.').expect("s.ns");
+        let time = s.parse::<i64>().unwrap() * 1_000_000_000 + ns.parse::<i64>().unwrap();
+        elsewhere.insert((cpu, time, prev_pid));
+    }
+    elsewhere
+}
+
+/// perf's per-slice listing of one thread (`perf sched timehist -t TID`), for a failure message.
+fn perf_timehist_of(perf_data: &Path, tid: i32) -> String {
+    let out = Command::new("perf")
+        .args(["sched", "timehist", "-t", &tid.to_string(), "-i"])
+        .arg(perf_data)
+        .output()
+        .expect("perf runs");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 /// Records `command` (a shell line run in `hand/` by `exec`, so that the shell's process is the
 /// workload's root) with `perf ARGS… -o perf.data --`, imports perf.data into the `kernel`
 /// pipeline and analyzes it.
@@ -1416,20 +1469,30 @@ fn a_trace_imported_without_a_workload_is_summarized_by_its_busiest_threads_as_p
             .all(|w| w[0].cpu_time_ns >= w[1].cpu_time_ns),
         "most CPU time first: {rows:?}"
     );
-    let perf_runs = perf_summary(&hand.join("perf.data"));
-    let kernel = perf_script_runtime(&hand.join("perf.data"));
-    // perf files some of an exiting thread's switch-outs after its exit under a `:-1` task.
-    let tables = sandbox.data("busy", "tables");
-    let threads: Vec<ThreadRow> = read_table(&tables).unwrap();
-    let slices: Vec<SchedSliceRow> = read_table(&tables).unwrap();
-    let after_exit = |tid| after_exit_ns(&threads, &slices, tid);
+    let perf_data = hand.join("perf.data");
+    let perf_runs = perf_summary(&perf_data);
+    let kernel = perf_script_runtime(&perf_data);
+    // The machine's other threads come and go during the recording (other tests' processes
+    // among them), so perf's `:-1` filing is read from perf itself, switch by switch.
+    let filed_elsewhere = switch_outs_perf_files_elsewhere(&perf_data);
+    let slices: Vec<SchedSliceRow> = read_table(&sandbox.data("busy", "tables")).unwrap();
     for r in &rows {
         let (perf_ms, _) = perf_runs
             .get(&r.tid)
             .unwrap_or_else(|| panic!("tid {} in perf's summary: {perf_runs:?}", r.tid));
+        let of_tid = || slices.iter().filter(|s| s.tid == r.tid);
+        let elsewhere: i64 = (of_tid())
+            .filter(|s| filed_elsewhere.contains(&(s.cpu, s.end_ns, r.tid)))
+            .map(|s| s.run_ns)
+            .sum();
         assert!(
-            agrees_with_perf(*perf_ms, r.slice_ns, after_exit(r.tid)),
-            "{r:?}: perf says {perf_ms} ms"
+            agrees_with_perf(*perf_ms, r.slice_ns - elsewhere, 0),
+            "{r:?}: perf says {perf_ms} ms, and files {elsewhere} ns of the thread's slices \
+             under another task; perf's slices of the thread:\n{}\nours (cpu, start, end, run):\n{:?}",
+            perf_timehist_of(&perf_data, r.tid),
+            of_tid()
+                .map(|s| (s.cpu, s.start_ns, s.end_ns, s.run_ns))
+                .collect::<Vec<_>>()
         );
         assert_eq!(r.kernel_ns, kernel.get(&r.tid).copied(), "{r:?}");
         let headline = r.kernel_ns.unwrap_or(r.slice_ns);
