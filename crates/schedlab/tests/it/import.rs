@@ -2,17 +2,15 @@
 //! openssl (no schedlab in between), analysed like collected runs and checked against perf's own
 //! `perf sched timehist -s` summary and the tools' own printed figures.
 
-mod util;
-
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::process::Command;
 
+use crate::util::{Need, Sandbox, can_run};
 use schedlab_tables::{
     CpuRow, CpuShareRow, CpuTimeRow, MigrationRow, MigrationSummaryRow, ProcessRow, QualityRow,
     ResidencyRow, RunRow, SchedSliceRow, ThreadRow, WorkloadMetricRow, read_table,
 };
-use util::{Need, Sandbox, can_run};
 
 /// Seed page 8's experiment made small: nice-19 stress-ng on every CPU, and a second later
 /// openssl, the reference workload, at normal priority; meanwhile another program (a shell
@@ -400,7 +398,7 @@ fn an_imported_recording_gives_perfs_and_the_tools_figures() {
     if before_rows.is_empty() && started("background") >= started("foreground") {
         // `nice -n 19` execs stress-ng at nice 19: on a machine loaded by other work its exec
         // may wait past openssl's start, and then the run has no phase before openssl.
-        util::skip(
+        crate::util::skip(
             TEST,
             "the nice-19 background was first seen after openssl started (a busy machine): no phase before openssl to check",
         );
@@ -598,7 +596,7 @@ fn a_file_on_another_file_system_is_copied_with_its_digest() {
     let sandbox = Sandbox::new();
     let shm = Path::new("/dev/shm");
     let Ok(elsewhere) = tempfile::tempdir_in(shm) else {
-        util::skip(
+        crate::util::skip(
             "a_file_on_another_file_system_is_copied_with_its_digest",
             "no writable /dev/shm to import from",
         );
@@ -606,7 +604,7 @@ fn a_file_on_another_file_system_is_copied_with_its_digest() {
     };
     let device = |path: &Path| std::fs::metadata(path).unwrap().dev();
     if device(elsewhere.path()) == device(sandbox.dir.path()) {
-        util::skip(
+        crate::util::skip(
             "a_file_on_another_file_system_is_copied_with_its_digest",
             "/dev/shm is on the temporary directory's file system",
         );
@@ -904,7 +902,7 @@ fn a_recording_piped_from_perf_is_imported_from_standard_input() {
         .spawn()
         .expect("perf starts");
     let stream = perf.stdout.take().unwrap();
-    let imported = util::finished(
+    let imported = crate::util::finished(
         sandbox
             .command(&["import", pipeline.to_str().unwrap(), "-"])
             .args(["--workload", "cpu=comm:stress-ng*"])
@@ -916,7 +914,8 @@ fn a_recording_piped_from_perf_is_imported_from_standard_input() {
     assert_eq!(imported.code, 0, "{}", imported.stderr);
 
     let run_id = sandbox.runs("piped").pop().expect("the imported run");
-    let manifest = util::read_json(&sandbox.data("piped", &format!("runs/{run_id}/manifest.json")));
+    let manifest =
+        crate::util::read_json(&sandbox.data("piped", &format!("runs/{run_id}/manifest.json")));
     let file = &manifest["imported"]["files"][0];
     assert_eq!(
         (file["path"].as_str(), file["from"].as_str()),
@@ -1116,7 +1115,7 @@ fn a_workers_headline_cpu_time_is_its_own_usr_and_sys_on_an_idle_blind_cpu() {
         return;
     }
     if std::thread::available_parallelism().unwrap().get() < 2 {
-        return util::skip(
+        return crate::util::skip(
             KERNEL_TEST,
             "one CPU: there is no cpu 1 to pin the worker to",
         );
@@ -1184,7 +1183,7 @@ fn a_workers_headline_cpu_time_is_its_own_usr_and_sys_on_an_idle_blind_cpu() {
         assert!(on_1.idle_blind && on_1.headline == "kernel", "{on_1:#?}");
         assert_eq!(Some(on_1.run_ns), on_1.kernel_ns);
     } else {
-        util::skip(
+        crate::util::skip(
             KERNEL_TEST,
             "cpu 1's idle went traced (or it never idled), so the kernel's figure was not \
              needed there; the headline was checked against stress-ng all the same",
@@ -1208,7 +1207,7 @@ fn a_trace_without_the_kernels_accounting_keeps_the_slices_and_marks_the_cpu() {
         return;
     }
     if std::thread::available_parallelism().unwrap().get() < 2 {
-        return util::skip(
+        return crate::util::skip(
             SLICES_TEST,
             "one CPU: there is no cpu 1 to pin the worker to",
         );
@@ -1250,7 +1249,7 @@ fn a_trace_without_the_kernels_accounting_keeps_the_slices_and_marks_the_cpu() {
         );
     }
     if !traces[0].idle_blind_cpus.split(',').any(|c| c == "1") {
-        return util::skip(
+        return crate::util::skip(
             SLICES_TEST,
             &format!(
                 "no idle-blind cpu 1 in this recording (idle_blind_cpus `{}`): the machine kept \
@@ -1394,7 +1393,7 @@ fn a_bare_pipeline_takes_the_command_lines_workloads_and_the_next_hint_runs_as_g
     assert_eq!(hint, format!("schedlab analyze {pipeline} --data '{data}'"));
 
     // The hint, as a shell runs it, with nothing else (no SCHEDLAB_DATA) saying where the data is.
-    let analyzed = util::finished(
+    let analyzed = crate::util::finished(
         Command::new("sh")
             .arg("-c")
             .arg(hint.replacen("schedlab", env!("CARGO_BIN_EXE_schedlab"), 1))
