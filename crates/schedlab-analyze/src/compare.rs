@@ -1,7 +1,7 @@
 //! Repetitions into comparisons: is a difference between two configurations real, or noise?
 //!
 //! Seed 002 times kernel builds under three kernels, five times each, and asks whether a 2-3 %
-//! difference is real. [`observations`] turns every completed run into one value per workload
+//! difference is real. [`observations()`] turns every completed run into one value per workload
 //! and figure; [`compare`] groups the runs (by label, by variant, or by one matrix variable) and
 //! reports, per group, the mean over its repetitions with a Student-t 95 % interval, and its
 //! difference from the baseline group with Welch's 95 % interval and p.

@@ -4,7 +4,7 @@
 //! A figure's name is the table's part of it (`throughput/<test>/`, from the row) followed by the
 //! column's (`effective_bytes_per_s`); its workload is the row's workload or window. The parse
 //! stage's tables (`workload_metrics`, `processes`) name their figures from their rows alone and
-//! are read in [`super::observations`].
+//! are read in [`super::observations()`].
 
 use std::collections::BTreeMap;
 
