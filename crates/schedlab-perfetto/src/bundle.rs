@@ -9,7 +9,8 @@
 use schedlab_perf::feed::{Body, Comm, WakeKind, comm};
 use schedlab_perfetto_protos::ftrace_event::Event;
 use schedlab_perfetto_protos::ftrace_event_bundle::CompactSched;
-use schedlab_perfetto_protos::{FtraceEvent, FtraceEventBundle};
+use schedlab_perfetto_protos::generic_ftrace_event::field::Value;
+use schedlab_perfetto_protos::{FtraceEvent, FtraceEventBundle, GenericFtraceEvent};
 
 /// `clone_flags` bit of a new thread of the same process (include/uapi/linux/sched.h).
 pub(crate) const CLONE_THREAD: u64 = 0x0001_0000;
@@ -43,6 +44,13 @@ pub(crate) enum Item {
     Idle {
         cpu: i64,
         state: i64,
+    },
+    /// sched_stat_runtime: the kernel's accounting of the CPU time task `pid` ran since its
+    /// last update, summed rather than fed to the state machine.
+    Runtime {
+        pid: i32,
+        runtime: u64,
+        comm: Comm,
     },
     /// Anything the state machine takes as it is.
     Body(Body),
@@ -170,7 +178,10 @@ fn plain(event: &FtraceEvent, out: &mut Decoded) {
                 state: i64::from(i.state?),
             })
         })(),
-        None => {
+        Some(Event::Generic(g)) if g.event_name.as_deref() == Some("sched_stat_runtime") => {
+            stat_runtime(g)
+        }
+        Some(Event::Generic(_)) | None => {
             out.other += 1;
             return;
         }
@@ -179,6 +190,31 @@ fn plain(event: &FtraceEvent, out: &mut Decoded) {
         Some(item) => out.events.push(Timed { time, tid, item }),
         None => out.bad(1, "an event lacks a field its kind needs (a pid or a CPU)"),
     }
+}
+
+/// sched_stat_runtime, which Perfetto's protos have no message for, as Perfetto's recorder
+/// writes such an event: its fields by their ftrace names, each as the integer or text the
+/// kernel's format says (`pid_t pid` signed, `u64 runtime` unsigned, `char comm[16]`).
+fn stat_runtime(g: &GenericFtraceEvent) -> Option<Item> {
+    let value = |name: &str| {
+        (g.field.iter())
+            .find(|f| f.name.as_deref() == Some(name))
+            .and_then(|f| f.value.as_ref())
+    };
+    let int = |name: &str| match value(name)? {
+        Value::IntValue(v) => Some(*v),
+        Value::UintValue(v) => i64::try_from(*v).ok(),
+        Value::StrValue(_) => None,
+    };
+    let comm = match value("comm") {
+        Some(Value::StrValue(s)) => comm(s),
+        _ => [0; 16],
+    };
+    Some(Item::Runtime {
+        pid: i32::try_from(int("pid")?).ok()?,
+        runtime: u64::try_from(int("runtime")?).ok()?,
+        comm,
+    })
 }
 
 /// The compact arrays: timestamps are deltas, each from the one before (the first from 0),
