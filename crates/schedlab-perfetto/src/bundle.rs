@@ -277,3 +277,88 @@ fn compact_sched(c: &CompactSched, out: &mut Decoded) {
         });
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use prost::Message;
+
+    use super::*;
+
+    /// Protobuf's varint.
+    fn varint(mut v: u64, out: &mut Vec<u8>) {
+        while v >= 0x80 {
+            out.push(v as u8 | 0x80);
+            v >>= 7;
+        }
+        out.push(v as u8);
+    }
+
+    fn int_field(number: u64, v: u64, out: &mut Vec<u8>) {
+        varint(number << 3, out);
+        varint(v, out);
+    }
+
+    fn bytes_field(number: u64, bytes: &[u8], out: &mut Vec<u8>) {
+        varint(number << 3 | 2, out);
+        varint(bytes.len() as u64, out);
+        out.extend_from_slice(bytes);
+    }
+
+    /// A `GenericFtraceEvent.Field` of a name and a value (`value` encodes it, as field 3, 4
+    /// or 5: str_value, int_value, uint_value).
+    fn generic_field(name: &str, value: impl Fn(&mut Vec<u8>)) -> Vec<u8> {
+        let mut out = Vec::new();
+        bytes_field(1, name.as_bytes(), &mut out);
+        value(&mut out);
+        out
+    }
+
+    /// A bundle of cpu 3 holding one generic event named `name`, encoded by hand with the
+    /// field numbers of Perfetto's protos (ftrace_event_bundle.proto, ftrace_event.proto's
+    /// `generic = 327`, generic.proto), as its recorder writes an event it has no message for.
+    fn bundle_of(name: &str) -> FtraceEventBundle {
+        let mut generic = Vec::new();
+        bytes_field(1, name.as_bytes(), &mut generic);
+        let fields = [
+            generic_field("comm", |o| bytes_field(3, b"stress-ng-cpu", o)),
+            generic_field("pid", |o| int_field(4, 4242, o)),
+            generic_field("runtime", |o| int_field(5, 3_999_870, o)),
+            generic_field("vruntime", |o| int_field(5, 91_000_000_000, o)),
+        ];
+        for f in &fields {
+            bytes_field(2, f, &mut generic);
+        }
+        let mut event = Vec::new();
+        int_field(1, 1_000_000_123, &mut event);
+        int_field(2, 4242, &mut event);
+        bytes_field(327, &generic, &mut event);
+        let mut bundle = Vec::new();
+        int_field(1, 3, &mut bundle);
+        bytes_field(2, &event, &mut bundle);
+        FtraceEventBundle::decode(&bundle[..]).unwrap()
+    }
+
+    #[test]
+    fn a_generic_sched_stat_runtime_is_the_kernels_accounting_of_its_task() {
+        let decoded = decode(&bundle_of("sched_stat_runtime"), 0);
+        assert_eq!((decoded.bad, decoded.other), (0, 0));
+        let [event] = &decoded.events[..] else {
+            panic!("one event: {:?}", decoded.events);
+        };
+        assert_eq!((event.time, event.tid), (1_000_000_123, Some(4242)));
+        let Item::Runtime { pid, runtime, comm } = event.item else {
+            panic!("a runtime update: {:?}", event.item);
+        };
+        assert_eq!((pid, runtime), (4242, 3_999_870));
+        assert_eq!(comm, super::comm("stress-ng-cpu"));
+    }
+
+    #[test]
+    fn another_generic_event_is_left_out_as_unknown() {
+        let decoded = decode(&bundle_of("sched_stat_sleep"), 0);
+        assert_eq!(
+            (decoded.events.len(), decoded.bad, decoded.other),
+            (0, 0, 1)
+        );
+    }
+}
