@@ -1,6 +1,6 @@
 """The runs per group a two-sided Welch test needs, by SciPy and statsmodels: the reference
 `schedlab plan` is tested against (schedlab-analyze's tests/power.rs and the binary's
-tests/compare.rs), computed here without any of schedlab's code.
+tests/it/compare.rs), computed here without any of schedlab's code.
 
 Reads a JSON array of cases `{"sd_a": ..., "sd_b": ..., "delta": ..., "cap": ...}` on stdin (or,
 in place of the three, a group's and a baseline's values and the difference in percent of the

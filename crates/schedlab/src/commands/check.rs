@@ -5,7 +5,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::bail;
-use schedlab_runner::{Judgement, StageSelection};
+use schedlab_runner::{Judgement, StageSelection, progress};
 
 use super::pipeline::{Scope, execute_then, load_plan};
 use super::{EXIT_INPUT, EXIT_INTERRUPTED, EXIT_SKIP};
@@ -52,7 +52,10 @@ fn judge(
             if outcome.interrupted {
                 return Ok(ExitCode::from(EXIT_INTERRUPTED));
             }
-            let report = runner.check()?;
+            let bar = progress::spinner("check");
+            let report = runner.check();
+            bar.finish_and_clear();
+            let report = report?;
             let label = report.label.as_deref().unwrap_or("(no label)");
             if args.json {
                 println!("{}", serde_json::to_string_pretty(&report)?);

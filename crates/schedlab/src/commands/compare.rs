@@ -5,7 +5,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::bail;
-use schedlab_runner::{Runner, StageSelection};
+use schedlab_runner::{Runner, StageSelection, progress};
 
 use super::EXIT_INTERRUPTED;
 use super::pipeline::execute_then;
@@ -82,16 +82,20 @@ fn compare_with(
             }
             let by = schedlab_runner::GroupBy::from_name(&asked.groups.by);
             let selection = asked.groups.selection();
+            // Reading every run's figures and drawing a chart per figure takes seconds on many runs.
+            let bar = progress::spinner("compare");
             let comparison = match against {
                 _ if asked.per_class => {
                     let (other, map) = against.map_or((None, &[][..]), |(o, m)| (Some(o), m));
-                    runner.compare_per_class(other, &by, map, &selection, asked.min_effect)?
+                    runner.compare_per_class(other, &by, map, &selection, asked.min_effect)
                 }
-                None => runner.compare(&by, &selection, asked.min_effect)?,
+                None => runner.compare(&by, &selection, asked.min_effect),
                 Some((other, map)) => {
-                    runner.compare_against(other, &by, map, &selection, asked.min_effect)?
+                    runner.compare_against(other, &by, map, &selection, asked.min_effect)
                 }
             };
+            bar.finish_and_clear();
+            let comparison = comparison?;
             // How many differences q adjusts for: all the comparison's, not only those shown.
             let adjustment = schedlab_runner::adjustment(&comparison.rows);
             let shown: Vec<_> = (comparison.rows.into_iter())

@@ -1,5 +1,5 @@
 """Decodes a Perfetto trace with Perfetto's own Python protos and prints what it holds as JSON,
-for crates/schedlab/tests/export.rs to check against the run's tables.
+for crates/schedlab/tests/it/export.rs to check against the run's tables.
 
 Usage: python decode.py TRACE.pftrace
 

@@ -1,11 +1,9 @@
 //! `schedlab compare` on real runs: stress-ng doing a fixed amount of work per variant, and
 //! runs collected under two labels, whose configurations it diffs.
 
-mod util;
-
+use crate::util::{Need, Sandbox, can_run, read_json};
 use schedlab_tables::{ComparisonRow, RunRow, Verdict, read_rows, read_table};
 use serde_json::{Value, json};
-use util::{Need, Sandbox, can_run, read_json};
 
 /// stress-ng stops after a fixed number of bogo operations, so the second variant does three
 /// times the work of the first: a difference no noise on a busy CI machine can hide.
@@ -800,7 +798,7 @@ fn a_planted_difference_in_busy_time_is_higher_for_cpu_time() {
                     .unwrap_or_default()
                     .trim()
             );
-            util::skip(test, &reason);
+            crate::util::skip(test, &reason);
             return;
         }
     }

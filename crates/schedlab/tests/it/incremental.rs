@@ -2,14 +2,12 @@
 //! partitions that adding or deleting a run leaves alone, `analyze --runs`, and data directories
 //! of the first layout brought over once.
 
-mod util;
-
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
+use crate::util::Sandbox;
 use schedlab_tables::{ProcessRow, RunRow, read_table};
-use util::Sandbox;
 
 /// About a second per run: one periodic thread sampled from /proc (no root, no perf).
 const SMALL: &str = "\
@@ -157,7 +155,8 @@ fn matrix_values_of_any_text_go_through_every_stage() {
     assert_eq!(variants, ["t=0.5", "t=a/b", "t=with space"]);
     // The value reached the workload as written, and every stage ran for every run.
     for dir in &dirs {
-        let manifest = util::read_json(&sandbox.data("grid", &format!("runs/{dir}/manifest.json")));
+        let manifest =
+            crate::util::read_json(&sandbox.data("grid", &format!("runs/{dir}/manifest.json")));
         let value = manifest["variant"]["t"].as_str().unwrap().to_owned();
         let echo = manifest["processes"]
             .as_array()
@@ -320,7 +319,7 @@ fn analyze_runs_computes_only_the_named_runs_and_leaves_the_summary_to_a_full_an
         })
         .collect();
     for job in jobs {
-        let done = util::finished(job.wait_with_output().unwrap());
+        let done = crate::util::finished(job.wait_with_output().unwrap());
         assert_eq!(done.code, 0, "{}", done.stderr);
     }
     let last = sandbox.schedlab(&["analyze", pipeline]);

@@ -1,11 +1,9 @@
 //! Collection on this machine: timing, real monitors, matrix runs, labels, the data lock.
 
-mod util;
-
 use std::time::Duration;
 
+use crate::util::{Need, Sandbox, can_run, perf_event_paranoid, read_json, skip, wait_for};
 use schedlab_tables::{ProcessRow, QualityRow, RunRow, read_table};
-use util::{Need, Sandbox, can_run, perf_event_paranoid, read_json, skip, wait_for};
 
 fn manifest(sandbox: &Sandbox, pipeline: &str, run: &str) -> serde_json::Value {
     read_json(&sandbox.data(pipeline, &format!("runs/{run}/manifest.json")))

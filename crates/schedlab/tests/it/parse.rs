@@ -1,15 +1,13 @@
 //! `schedlab parse perf-sched FILE… --out DIR`: tables streamed to Parquet equal the reader's.
 
-mod util;
-
 use std::path::{Path, PathBuf};
 
+use crate::util::Sandbox;
 use schedlab_perf::{SchedOptions, SchedTables, read_sched};
 use schedlab_tables::{
     LossRow, MigrationRow, QualityRow, SchedRuntimeRow, SchedSliceRow, ThreadRow, TraceRow,
     WakeupRow, read_rows,
 };
-use util::Sandbox;
 
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

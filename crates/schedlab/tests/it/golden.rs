@@ -6,17 +6,15 @@
 //! `SCHEDLAB_GOLDEN_TRACE=FILE SCHEDLAB_GOLDEN_DIR=DIR` runs the same on another trace (the
 //! bench trace, which is not committed) against golden files kept in `DIR`.
 
-mod util;
-
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
+use crate::util::Sandbox;
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Int32Type, Int64Type, UInt32Type, UInt64Type};
 use arrow_array::{Array, RecordBatch};
 use arrow_schema::DataType;
-use util::Sandbox;
 
 /// The pipelines: every aggregate step over the whole run, and the steps that take a window over
 /// the trace window; over the workloads any of the recordings has, with a declared topology

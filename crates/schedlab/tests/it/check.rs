@@ -5,19 +5,19 @@
 //! and a file recorded with the configuration (`collect.record`) that changes between two labels
 //! is what `schedlab compare` says differs.
 
-mod util;
-
 use std::path::Path;
 use std::process::Command;
 
+use crate::util::{Need, Sandbox, can_run};
 use schedlab_tables::{
     ExpectationRow, Judgement, PlacementRow, ProcessRow, QualityRow, RunRow, WorkloadMetricRow,
     read_rows, read_table,
 };
-use util::{Need, Sandbox, can_run};
 
 /// A periodic thread (a quarter of each 20 ms period busy, for 1 s) pinned to `${pin}` of a
-/// declared P-core (CPU 0) and E-core (CPU 1), its CPU sampled every 50 ms.
+/// declared P-core (CPU 0) and E-core (CPU 1), its CPU sampled every 50 ms. It spins for wall
+/// time, so on a busy machine it gets a fraction of its 250 ms: the CPU time expected of it is a
+/// bound any machine meets.
 const PIPELINE: &str = "\
 name: pinned
 description: one periodic thread pinned to a declared class
@@ -35,7 +35,7 @@ aggregate:
   - cpu_time: { workload: spin }
 expect:
   - residency: { workload: spin, class: P, share: \">= 0.95\" }
-  - cpu_time: { workload: spin, seconds: \">= 50ms\" }
+  - cpu_time: { workload: spin, seconds: \">= 10ms\" }
 ";
 
 fn expectations(sandbox: &Sandbox) -> Vec<ExpectationRow> {
@@ -215,7 +215,7 @@ fn git_bisect_run_names_the_commit_whose_variable_broke_an_expectation() {
         .args(["bisect", "run"])
         .arg(env!("CARGO_BIN_EXE_schedlab"))
         .args(["check", "pinned.yaml", "--bisect"]);
-    let bisect = util::finished(run.output().expect("git bisect run"));
+    let bisect = crate::util::finished(run.output().expect("git bisect run"));
     assert_eq!(bisect.code, 0, "{}{}", bisect.stdout, bisect.stderr);
     assert!(
         bisect

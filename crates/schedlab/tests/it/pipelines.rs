@@ -1,12 +1,10 @@
 //! End-to-end: real pipelines run by the real binary, with real processes and /proc samples.
 
-mod util;
-
+use crate::util::{Need, Sandbox, can_run, read_json};
 use schedlab_tables::manifest::RunStatus;
 use schedlab_tables::{
     PlacementRow, ProcessRow, QualityRow, RunRow, Severity, WorkloadMetricRow, read_table,
 };
-use util::{Need, Sandbox, can_run, read_json};
 
 /// A pipeline of about one second: one periodic thread sampled from /proc.
 const SMALL: &str = "\
@@ -216,7 +214,7 @@ fn a_rebuilt_schedlab_recomputes_the_analysis_but_never_recollects() {
     )
     .unwrap();
     let command = sandbox.command(&["run", pipeline]);
-    let done = util::finished(
+    let done = crate::util::finished(
         std::process::Command::new(&rebuilt)
             .args(command.get_args())
             .current_dir(command.get_current_dir().unwrap())

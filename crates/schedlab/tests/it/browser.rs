@@ -2,12 +2,10 @@
 //! PNG; every plot the run drew is in the page, the browser parsed all of its elements, its
 //! region of the screenshot is drawn on, and the page loaded nothing (no file, no network).
 
-mod util;
-
 use std::path::Path;
 use std::process::Command;
 
-use util::{Need, Sandbox, can_run};
+use crate::util::{Need, Sandbox, can_run};
 
 const PIPELINE: &str = "\
 name: browser

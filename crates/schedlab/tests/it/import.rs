@@ -2,17 +2,15 @@
 //! openssl (no schedlab in between), analysed like collected runs and checked against perf's own
 //! `perf sched timehist -s` summary and the tools' own printed figures.
 
-mod util;
-
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::process::Command;
 
+use crate::util::{Need, Sandbox, can_run};
 use schedlab_tables::{
     CpuRow, CpuShareRow, CpuTimeRow, MigrationRow, MigrationSummaryRow, ProcessRow, QualityRow,
     ResidencyRow, RunRow, SchedSliceRow, ThreadRow, WorkloadMetricRow, read_table,
 };
-use util::{Need, Sandbox, can_run};
 
 /// Seed page 8's experiment made small: nice-19 stress-ng on every CPU, and a second later
 /// openssl, the reference workload, at normal priority; meanwhile another program (a shell
@@ -400,7 +398,7 @@ fn an_imported_recording_gives_perfs_and_the_tools_figures() {
     if before_rows.is_empty() && started("background") >= started("foreground") {
         // `nice -n 19` execs stress-ng at nice 19: on a machine loaded by other work its exec
         // may wait past openssl's start, and then the run has no phase before openssl.
-        util::skip(
+        crate::util::skip(
             TEST,
             "the nice-19 background was first seen after openssl started (a busy machine): no phase before openssl to check",
         );
@@ -598,7 +596,7 @@ fn a_file_on_another_file_system_is_copied_with_its_digest() {
     let sandbox = Sandbox::new();
     let shm = Path::new("/dev/shm");
     let Ok(elsewhere) = tempfile::tempdir_in(shm) else {
-        util::skip(
+        crate::util::skip(
             "a_file_on_another_file_system_is_copied_with_its_digest",
             "no writable /dev/shm to import from",
         );
@@ -606,7 +604,7 @@ fn a_file_on_another_file_system_is_copied_with_its_digest() {
     };
     let device = |path: &Path| std::fs::metadata(path).unwrap().dev();
     if device(elsewhere.path()) == device(sandbox.dir.path()) {
-        util::skip(
+        crate::util::skip(
             "a_file_on_another_file_system_is_copied_with_its_digest",
             "/dev/shm is on the temporary directory's file system",
         );
@@ -904,7 +902,7 @@ fn a_recording_piped_from_perf_is_imported_from_standard_input() {
         .spawn()
         .expect("perf starts");
     let stream = perf.stdout.take().unwrap();
-    let imported = util::finished(
+    let imported = crate::util::finished(
         sandbox
             .command(&["import", pipeline.to_str().unwrap(), "-"])
             .args(["--workload", "cpu=comm:stress-ng*"])
@@ -916,7 +914,8 @@ fn a_recording_piped_from_perf_is_imported_from_standard_input() {
     assert_eq!(imported.code, 0, "{}", imported.stderr);
 
     let run_id = sandbox.runs("piped").pop().expect("the imported run");
-    let manifest = util::read_json(&sandbox.data("piped", &format!("runs/{run_id}/manifest.json")));
+    let manifest =
+        crate::util::read_json(&sandbox.data("piped", &format!("runs/{run_id}/manifest.json")));
     let file = &manifest["imported"]["files"][0];
     assert_eq!(
         (file["path"].as_str(), file["from"].as_str()),
@@ -1010,6 +1009,59 @@ fn perf_script_runtime(perf_data: &Path) -> BTreeMap<i32, i64> {
     sums
 }
 
+/// The switch-outs that perf files under a task other than the one switched out, as (cpu, time,
+/// prev_pid): those whose sample's tid is not the payload's `prev_pid` (an exiting thread's
+/// last ones read -1).
+fn switch_outs_perf_files_elsewhere(
+    perf_data: &Path,
+) -> std::collections::BTreeSet<(i32, i64, i32)> {
+    let out = Command::new("perf")
+        .args(["script", "--ns", "-F", "tid,cpu,time,event,trace", "-i"])
+        .arg(perf_data)
+        .output()
+        .expect("perf runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut elsewhere = std::collections::BTreeSet::new();
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        // `  -1 [001] 11363.809794123: sched:sched_switch: prev_comm=python3 prev_pid=300 …`
+        if !line.contains(" sched:sched_switch: ") {
+            continue;
+        }
+        let mut words = line.split_whitespace();
+        let (Some(tid), Some(cpu), Some(time)) = (words.next(), words.next(), words.next()) else {
+            continue;
+        };
+        let Some(prev_pid) =
+            (words.find_map(|w| w.strip_prefix("prev_pid="))).and_then(|p| p.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        let tid: i32 = tid.parse().expect("a tid");
+        if tid == prev_pid || prev_pid == 0 {
+            continue;
+        }
+        let cpu: i32 = cpu.trim_matches(['[', ']']).parse().expect("a cpu");
+        let (s, ns) = time.trim_end_matches(':').split_once('.').expect("s.ns");
+        let time = s.parse::<i64>().unwrap() * 1_000_000_000 + ns.parse::<i64>().unwrap();
+        elsewhere.insert((cpu, time, prev_pid));
+    }
+    elsewhere
+}
+
+/// perf's per-slice listing of one thread (`perf sched timehist -t TID`), for a failure message.
+fn perf_timehist_of(perf_data: &Path, tid: i32) -> String {
+    let out = Command::new("perf")
+        .args(["sched", "timehist", "-t", &tid.to_string(), "-i"])
+        .arg(perf_data)
+        .output()
+        .expect("perf runs");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 /// Records `command` (a shell line run in `hand/` by `exec`, so that the shell's process is the
 /// workload's root) with `perf ARGS… -o perf.data --`, imports perf.data into the `kernel`
 /// pipeline and analyzes it.
@@ -1063,7 +1115,7 @@ fn a_workers_headline_cpu_time_is_its_own_usr_and_sys_on_an_idle_blind_cpu() {
         return;
     }
     if std::thread::available_parallelism().unwrap().get() < 2 {
-        return util::skip(
+        return crate::util::skip(
             KERNEL_TEST,
             "one CPU: there is no cpu 1 to pin the worker to",
         );
@@ -1131,7 +1183,7 @@ fn a_workers_headline_cpu_time_is_its_own_usr_and_sys_on_an_idle_blind_cpu() {
         assert!(on_1.idle_blind && on_1.headline == "kernel", "{on_1:#?}");
         assert_eq!(Some(on_1.run_ns), on_1.kernel_ns);
     } else {
-        util::skip(
+        crate::util::skip(
             KERNEL_TEST,
             "cpu 1's idle went traced (or it never idled), so the kernel's figure was not \
              needed there; the headline was checked against stress-ng all the same",
@@ -1155,7 +1207,7 @@ fn a_trace_without_the_kernels_accounting_keeps_the_slices_and_marks_the_cpu() {
         return;
     }
     if std::thread::available_parallelism().unwrap().get() < 2 {
-        return util::skip(
+        return crate::util::skip(
             SLICES_TEST,
             "one CPU: there is no cpu 1 to pin the worker to",
         );
@@ -1197,7 +1249,7 @@ fn a_trace_without_the_kernels_accounting_keeps_the_slices_and_marks_the_cpu() {
         );
     }
     if !traces[0].idle_blind_cpus.split(',').any(|c| c == "1") {
-        return util::skip(
+        return crate::util::skip(
             SLICES_TEST,
             &format!(
                 "no idle-blind cpu 1 in this recording (idle_blind_cpus `{}`): the machine kept \
@@ -1341,7 +1393,7 @@ fn a_bare_pipeline_takes_the_command_lines_workloads_and_the_next_hint_runs_as_g
     assert_eq!(hint, format!("schedlab analyze {pipeline} --data '{data}'"));
 
     // The hint, as a shell runs it, with nothing else (no SCHEDLAB_DATA) saying where the data is.
-    let analyzed = util::finished(
+    let analyzed = crate::util::finished(
         Command::new("sh")
             .arg("-c")
             .arg(hint.replacen("schedlab", env!("CARGO_BIN_EXE_schedlab"), 1))
@@ -1416,20 +1468,30 @@ fn a_trace_imported_without_a_workload_is_summarized_by_its_busiest_threads_as_p
             .all(|w| w[0].cpu_time_ns >= w[1].cpu_time_ns),
         "most CPU time first: {rows:?}"
     );
-    let perf_runs = perf_summary(&hand.join("perf.data"));
-    let kernel = perf_script_runtime(&hand.join("perf.data"));
-    // perf files some of an exiting thread's switch-outs after its exit under a `:-1` task.
-    let tables = sandbox.data("busy", "tables");
-    let threads: Vec<ThreadRow> = read_table(&tables).unwrap();
-    let slices: Vec<SchedSliceRow> = read_table(&tables).unwrap();
-    let after_exit = |tid| after_exit_ns(&threads, &slices, tid);
+    let perf_data = hand.join("perf.data");
+    let perf_runs = perf_summary(&perf_data);
+    let kernel = perf_script_runtime(&perf_data);
+    // The machine's other threads come and go during the recording (other tests' processes
+    // among them), so perf's `:-1` filing is read from perf itself, switch by switch.
+    let filed_elsewhere = switch_outs_perf_files_elsewhere(&perf_data);
+    let slices: Vec<SchedSliceRow> = read_table(&sandbox.data("busy", "tables")).unwrap();
     for r in &rows {
         let (perf_ms, _) = perf_runs
             .get(&r.tid)
             .unwrap_or_else(|| panic!("tid {} in perf's summary: {perf_runs:?}", r.tid));
+        let of_tid = || slices.iter().filter(|s| s.tid == r.tid);
+        let elsewhere: i64 = (of_tid())
+            .filter(|s| filed_elsewhere.contains(&(s.cpu, s.end_ns, r.tid)))
+            .map(|s| s.run_ns)
+            .sum();
         assert!(
-            agrees_with_perf(*perf_ms, r.slice_ns, after_exit(r.tid)),
-            "{r:?}: perf says {perf_ms} ms"
+            agrees_with_perf(*perf_ms, r.slice_ns - elsewhere, 0),
+            "{r:?}: perf says {perf_ms} ms, and files {elsewhere} ns of the thread's slices \
+             under another task; perf's slices of the thread:\n{}\nours (cpu, start, end, run):\n{:?}",
+            perf_timehist_of(&perf_data, r.tid),
+            of_tid()
+                .map(|s| (s.cpu, s.start_ns, s.end_ns, s.run_ns))
+                .collect::<Vec<_>>()
         );
         assert_eq!(r.kernel_ns, kernel.get(&r.tid).copied(), "{r:?}");
         let headline = r.kernel_ns.unwrap_or(r.slice_ns);

@@ -3,18 +3,16 @@
 //! pipeline asks for has rows in every run, the aggregates agree with each other and with
 //! the trace they were computed from, and `schedlab check --short` passes its expectations.
 
-mod util;
-
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use crate::util::{Need, Sandbox, can_run};
 use schedlab_spec::{CompileOptions, MonitorKind, Plan, Program, StepKind};
 use schedlab_tables::{
     CpuTimeRow, ExpectationRow, ProcessRow, ResidencyRollupRow, ResidencyRow, SchedSliceRow,
     TotalsRow, read_batches, read_rows, read_table,
 };
-use util::{Need, Sandbox, can_run};
 
 const TEST: &str = "every_short_form_runs_all_stages_into_consistent_aggregates";
 
@@ -37,9 +35,9 @@ fn every_short_form_runs_all_stages_into_consistent_aggregates() {
     for file in &pipelines {
         let plan = short_plan(file);
         if plan.runs.is_empty() {
-            util::skip(
+            crate::util::skip(
                 &format!("{TEST} ({})", plan.name),
-                "no collect section: its runs are imported (tests/import.rs imports one)",
+                "no collect section: its runs are imported (tests/it/import.rs imports one)",
             );
             continue;
         }

@@ -2,16 +2,14 @@
 //! workers on every CPU, one normal-priority worker among them) with a declared topology (cpu 0
 //! = P, the others E), checked against `perf sched timehist -s` and against the trace's slices.
 
-mod util;
-
 use std::collections::BTreeMap;
 use std::process::Command;
 
+use crate::util::{Need, Sandbox, can_run};
 use schedlab_tables::{
     CpuTimeRow, CpuTimelineRow, PlacementCostRow, ResidencyRow, SchedDelayRow, SchedSliceRow,
     WakeupPlacementRow, read_table,
 };
-use util::{Need, Sandbox, can_run};
 
 const PIPELINE: &str = "\
 name: why
@@ -72,7 +70,7 @@ fn the_why_here_aggregates_agree_with_perf_and_with_the_slices() {
     }
     let nproc = std::thread::available_parallelism().unwrap().get();
     if nproc < 2 {
-        util::skip(TEST, "one CPU: no class can be faster than another");
+        crate::util::skip(TEST, "one CPU: no class can be faster than another");
         return;
     }
     let sandbox = Sandbox::new();
@@ -232,7 +230,7 @@ fn a_run_without_migrations_has_a_row_for_every_figure() {
     }
     let nproc = std::thread::available_parallelism().unwrap().get();
     if nproc < 2 {
-        util::skip(
+        crate::util::skip(
             TEST,
             "one CPU: a pinned workload has nowhere else to go anyway",
         );

@@ -2,15 +2,13 @@
 //! declared P-core and E-core, each set against another pipeline's runs pinned to the class it
 //! ran on, its unpinned run left out.
 
-mod util;
-
 use std::collections::BTreeMap;
 
+use crate::util::Sandbox;
 use schedlab_tables::{
     ComparisonRow, ObservationRow, ProcessRow, ResidencyRollupRow, Verdict, WorkloadMetricRow,
     read_rows, read_table,
 };
-use util::Sandbox;
 
 /// Two instances of a periodic thread, unpinned, on CPU 0 declared P and CPU 1 declared E.
 const WORKERS: &str = "\

@@ -3,11 +3,9 @@
 //! pipeline expects it. The run's status, its quality notes, the summary, `schedlab status` and
 //! `schedlab run`'s exit code all say it.
 
-mod util;
-
+use crate::util::{Finished, Need, Sandbox, can_run, read_json};
 use schedlab_tables::manifest::RunStatus;
 use schedlab_tables::{QualityRow, RunRow, Severity, read_table};
-use util::{Finished, Need, Sandbox, can_run, read_json};
 
 /// A pipeline run by the real binary: what it printed, its only run's manifest and quality
 /// notes, and what `schedlab status` says afterwards.

@@ -1,12 +1,10 @@
 //! Many machines: runs collected into separate data directories, gathered into one, analysed
 //! once; damaged and duplicate runs refused.
 
-mod util;
-
 use std::path::{Path, PathBuf};
 
+use crate::util::{Finished, Sandbox, read_json};
 use schedlab_tables::{RunRow, read_table};
-use util::{Finished, Sandbox, read_json};
 
 /// Two matrix values, a workload that prints its value: one small raw file per run.
 const GRID: &str = "\

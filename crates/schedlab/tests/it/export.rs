@@ -5,17 +5,15 @@
 //! overlapping, as Perfetto's importer needs them) and its events against the tables, row for
 //! row.
 
-mod util;
-
 use std::collections::BTreeMap;
 use std::io::Read;
 
+use crate::util::{Need, Sandbox, can_run};
 use schedlab_tables::{
     CpuRow, CpuSampleRow, MigrationRow, Partition, ProcessRow, SchedSliceRow, ThreadRow, TraceRow,
     WakeupRow, read_table,
 };
 use serde_json::Value;
-use util::{Need, Sandbox, can_run};
 
 /// A JSON array's items as i64, str, …: the decoder's rows are arrays.
 fn int(value: &Value) -> i64 {

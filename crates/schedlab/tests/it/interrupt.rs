@@ -1,11 +1,9 @@
 //! Ctrl-C during collection: every started process stops, the run is kept and marked
 //! interrupted, and the next `run` collects the missing run.
 
-mod util;
-
 use std::time::{Duration, Instant};
 
-use util::{Sandbox, finished, read_json, wait_for};
+use crate::util::{Sandbox, finished, read_json, wait_for};
 
 /// The workers' `sleep` processes: `sleep 30.<this test's pid>`, found by that exact command line
 /// in /proc, so that no other test's sleeps (another test binary may run at the same time) are

@@ -1,8 +1,5 @@
 //! Running the real schedlab binary on small pipelines written into a temporary directory.
 
-// Each test binary includes this module and uses a different part of it.
-#![allow(dead_code, unused_imports)]
-
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};

@@ -3,13 +3,11 @@
 //! analysed; its cpu_idle events give `cpu_activity`'s Busy% per CPU, checked against
 //! `trace-cmd report`'s events replayed by hand.
 
-mod util;
-
 use std::collections::BTreeMap;
 use std::process::Command;
 
+use crate::util::Sandbox;
 use schedlab_tables::{CpuActivityRow, CpuRow, QualityRow, SchedSliceRow, TraceRow, read_table};
-use util::Sandbox;
 
 const PIPELINE: &str = "\
 name: arm

@@ -1,8 +1,6 @@
 //! `schedlab validate` and `run` on broken pipelines: exit code 2, file:line:column, nothing run.
 
-mod util;
-
-use util::Sandbox;
+use crate::util::Sandbox;
 
 #[test]
 fn validate_reports_every_error_with_position_and_runs_nothing() {

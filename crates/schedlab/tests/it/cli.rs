@@ -3,12 +3,10 @@
 //! without a warning, every command's `--help` lists its exit codes, and `status --json` and
 //! `check --json` say what their text says, as JSON a script parses.
 
-mod util;
-
 use std::collections::BTreeSet;
 use std::process::Command;
 
-use util::{Need, Sandbox, can_run};
+use crate::util::{Need, Sandbox, can_run};
 
 /// The visible subcommands, as `schedlab --help` lists them.
 fn commands(sandbox: &Sandbox) -> Vec<String> {
@@ -42,7 +40,7 @@ fn bash_completes(sandbox: &Sandbox, words: &[&str]) -> BTreeSet<String> {
         words[words.len() - 1],
         words[words.len() - 2],
     );
-    let done = util::finished(
+    let done = crate::util::finished(
         Command::new("bash")
             .arg("-c")
             .arg(program)
@@ -272,7 +270,7 @@ fn a_warning_of_every_run_is_said_once_with_its_runs_and_the_report_is_named() {
     let sandbox = Sandbox::new();
     sandbox.write("skipped.yaml", SKIPPED_TRACE);
     let run = |args: &[&str]| {
-        util::finished(
+        crate::util::finished(
             (sandbox.command(args).env("PATH", "/nonexistent"))
                 .output()
                 .unwrap(),

@@ -2,10 +2,8 @@
 //! workers (seed page 8's experiment, scaled to this machine), checked against stress-ng's own
 //! account of the CPU time its workers used.
 
-mod util;
-
+use crate::util::{Need, Sandbox, can_run, skip};
 use schedlab_tables::{CpuShareRow, WorkloadMetricRow, read_table};
-use util::{Need, Sandbox, can_run, skip};
 
 /// One background worker per CPU at nice 19 for 3 s; a normal-priority worker from 1 s to 2 s.
 const PIPELINE: &str = "\

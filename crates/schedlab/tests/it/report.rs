@@ -1,10 +1,8 @@
 //! The summary's per-worker table on real openssl workers (seed page 4's table): each line's
 //! pid is the runner's, and its throughput is what openssl printed.
 
-mod util;
-
+use crate::util::{Need, Sandbox, can_run};
 use schedlab_tables::{ProcessRow, read_table};
-use util::{Need, Sandbox, can_run};
 
 const PIPELINE: &str = "\
 name: workers
