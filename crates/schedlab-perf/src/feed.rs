@@ -245,7 +245,7 @@ impl SchedFeed {
     /// The thread table and what the state machine noticed; `file` names the trace in the
     /// warnings. Take the last rows first.
     pub fn finish(mut self, file: &str) -> FeedSummary {
-        let sched_runtime = self.runtime.rows(&self.strings.names, &self.timehist.threads);
+        let sched_runtime = (self.runtime).rows(&self.strings.names, &self.timehist.threads);
         FeedSummary {
             threads: thread_rows(&self.timehist, &mut self.strings),
             window: window(&self.timehist),
