@@ -123,6 +123,7 @@ fn kind_name(item: &Item) -> &'static str {
         Item::NewTask { .. } => "task_newtask",
         Item::Frequency { .. } => "cpu_frequency",
         Item::Idle { .. } => "cpu_idle",
+        Item::Runtime { .. } => "sched_stat_runtime",
         Item::Body(Body::Migrate { .. }) => "sched_migrate_task",
         Item::Body(Body::Comm { .. }) => "task_rename",
         Item::Body(Body::ProcessFork { .. }) => "sched_process_fork",
@@ -544,6 +545,13 @@ impl Merge<'_> {
                 self.made.insert(child);
                 self.forked(e.time, cpu, parent, (tgid, child, parent), comm);
             }
+            // Summed as perf.data's reader sums them, with the thread's process where the
+            // process tree or a task_newtask gave it (the event itself does not say).
+            Item::Runtime { pid, runtime, comm } => {
+                let process = self.tgids.get(&pid).copied();
+                self.feed
+                    .runtime((cpu, pid, process), runtime, e.time, comm);
+            }
             Item::Frequency { cpu: of, khz } => {
                 if !self.states.frequency(e.time, of, khz) {
                     self.bad(cpu, "a cpu_frequency event names an impossible CPU");
@@ -768,6 +776,7 @@ pub(crate) fn run(
             window: summary.window,
             trace: Some(trace),
             losses,
+            sched_runtime: summary.sched_runtime,
             ..SchedTables::default()
         },
         cpu_freq_idle: Vec::new(),
@@ -827,7 +836,7 @@ fn trace_row(
         trace_clock: Some(trace_clock),
         layout: "file".to_owned(),
         compressed_records: 0,
-        kernel_runtime: false,
+        kernel_runtime: !summary.sched_runtime.is_empty(),
         idle_blind_cpus: (summary.idle_blind.iter())
             .map(|(cpu, _)| cpu.to_string())
             .collect::<Vec<_>>()
