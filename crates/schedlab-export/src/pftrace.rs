@@ -9,6 +9,7 @@
 //! | `migrations` | `sched_migrate_task`, in the destination CPU's bundle |
 //! | `threads` (end) | `sched_process_exit` at the thread's end, in the bundle of the CPU it last ran on |
 //! | `cpu_freq_idle` | `cpu_frequency`, `cpu_idle` where a CPU's value changes |
+//! | `sched_runtime` | a `sched_stat_runtime` per row at its `last_ns`, in its CPU's bundle, its `runtime` the row's sum (a `GenericFtraceEvent`, as Perfetto's recorder writes that event) |
 //! | `threads`, `processes` | `ProcessTree`: each process (a workload's with its argv) and thread with its name |
 //! | `traces`, `cpus` | `SystemInfo` (kernel release, machine), `CpuInfo` (each CPU's core class as its `processor`) |
 //! | `cpu_samples`, `turbostat` | counter tracks (`TrackDescriptor` + `TrackEvent`), as [`crate::counters`] places them |
@@ -28,6 +29,10 @@
 //! and track events without a clock as its boot-time clock, the trace's own: the times shown
 //! are the tables' (the two clocks differ only by the time a machine was suspended).
 //!
+//! `sched_runtime` holds sums, not the kernel's events, so each sum goes back as one event:
+//! a reader sums the same `runtime_ns` and `last_ns` per thread and CPU, but its `events` is
+//! 1 and its `first_ns` the `last_ns`. The event has no `vruntime`, which the table lacks.
+//!
 //! The event tables are read a Parquet batch at a time, and events go into per-CPU bundles of
 //! at most [`BUNDLE_EVENTS`], written as they fill: memory holds a batch, the bundles, the
 //! slice pending on each CPU and a CPU per thread, never the events.
@@ -39,6 +44,7 @@ use std::sync::atomic::AtomicBool;
 
 use schedlab_perf::feed::TaskStates;
 use schedlab_perfetto_protos::ftrace_event::Event;
+use schedlab_perfetto_protos::generic_ftrace_event::{Field, field::Value};
 use schedlab_perfetto_protos::trace_packet::{
     Data, OptionalTrustedPacketSequenceId, SequenceFlags,
 };
@@ -46,14 +52,14 @@ use schedlab_perfetto_protos::track_descriptor::StaticOrDynamicName;
 use schedlab_perfetto_protos::track_event::{CounterValueField, NameField, Type};
 use schedlab_perfetto_protos::{
     CounterDescriptor, CpuFrequencyFtraceEvent, CpuIdleFtraceEvent, CpuInfo, FtraceEvent,
-    FtraceEventBundle, ProcessTree, SchedMigrateTaskFtraceEvent, SchedProcessExitFtraceEvent,
-    SchedSwitchFtraceEvent, SchedWakeupFtraceEvent, SchedWakeupNewFtraceEvent,
-    SchedWakingFtraceEvent, SystemInfo, TracePacket, TrackDescriptor, TrackEvent, Utsname,
-    cpu_info, process_tree,
+    FtraceEventBundle, GenericFtraceEvent, ProcessTree, SchedMigrateTaskFtraceEvent,
+    SchedProcessExitFtraceEvent, SchedSwitchFtraceEvent, SchedWakeupFtraceEvent,
+    SchedWakeupNewFtraceEvent, SchedWakingFtraceEvent, SystemInfo, TracePacket, TrackDescriptor,
+    TrackEvent, Utsname, cpu_info, process_tree,
 };
 use schedlab_tables::{
-    CpuFreqIdleRow, CpuRow, MigrationRow, ProcessRow, SchedSliceRow, ThreadRow, TraceRow,
-    WakeupRow, read_table,
+    CpuFreqIdleRow, CpuRow, MigrationRow, ProcessRow, SchedRuntimeRow, SchedSliceRow, ThreadRow,
+    TraceRow, WakeupRow, read_table,
 };
 use serde::Serialize;
 
@@ -91,6 +97,9 @@ pub struct PftraceSummary {
     pub exits: u64,
     pub cpu_frequency: u64,
     pub cpu_idle: u64,
+    /// sched_stat_runtime events: one per `sched_runtime` row (a sum, not the kernel's
+    /// events).
+    pub runtime_sums: u64,
     pub processes: u64,
     pub threads: u64,
     /// Values over every counter track.
@@ -132,6 +141,8 @@ pub fn export_run(
     for_each_row(rows, |row: MigrationRow| trace.migration(&row))?;
     trace.exits(&threads)?;
     trace.freq_idle(read_table::<CpuFreqIdleRow>(&partition)?)?;
+    trace.flush_bundles()?;
+    trace.runtime_sums(read_table::<SchedRuntimeRow>(&partition)?)?;
     trace.flush_bundles()?;
     trace.workloads(&processes)?;
     trace.counters(run_counters(&partition)?)?;
@@ -452,6 +463,29 @@ impl Trace {
                 self.summary.cpu_idle += 1;
                 self.push(row.cpu, ftrace_event(row.start_ns, Some(0), event))?;
             }
+        }
+        Ok(())
+    }
+
+    /// A sched_stat_runtime per sum, at its last update, each CPU's in time order.
+    fn runtime_sums(&mut self, mut rows: Vec<SchedRuntimeRow>) -> Result<(), ExportError> {
+        rows.sort_by_key(|r| (r.cpu, r.last_ns, r.tid));
+        for row in &rows {
+            let field = |name: &str, value| Field {
+                name: Some(name.to_owned()),
+                value: Some(value),
+            };
+            let event = Event::Generic(GenericFtraceEvent {
+                event_name: Some("sched_stat_runtime".to_owned()),
+                field: vec![
+                    field("comm", Value::StrValue(row.comm.clone())),
+                    field("pid", Value::IntValue(row.tid.into())),
+                    field("runtime", Value::UintValue(row.runtime_ns.max(0) as u64)),
+                ],
+            });
+            self.summary.runtime_sums += 1;
+            // The kernel updates a task's runtime mostly from the task itself.
+            self.push(row.cpu, ftrace_event(row.last_ns, Some(row.tid), event))?;
         }
         Ok(())
     }

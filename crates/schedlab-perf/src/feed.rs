@@ -14,11 +14,12 @@ use std::path::Path;
 use std::sync::Arc;
 
 use memmap2::Mmap;
-use schedlab_tables::CpuFreqIdleRow;
+use schedlab_tables::{CpuFreqIdleRow, SchedRuntimeRow};
 
 use crate::compact::CompactBatch;
 use crate::intern::{Names, Strings};
 use crate::reader::{idle_blind_notes, rows, thread_rows, window};
+use crate::runtime::RuntimeSums;
 use crate::threads::Threads;
 use crate::timehist::Timehist;
 use crate::{SchedBatch, SchedOptions, SchedTables, ThreadRow};
@@ -32,8 +33,8 @@ pub use crate::tracefmt::{Field, Format, Loc, TraceError, parse_field, parse_for
 
 impl Tracepoint {
     /// The sched tracepoint `format` describes, bound to its fields (`None` for a tracepoint the
-    /// state machine does not use: sched_stat_runtime is summed by perf.data's reader alone);
-    /// `Err` names a field the format lacks.
+    /// state machine does not use: sched_stat_runtime is no event, but summed, with
+    /// [`SchedFeed::runtime`]); `Err` names a field the format lacks.
     pub fn bind(format: &Format) -> Result<Option<Tracepoint>, &'static str> {
         Ok(crate::metadata::bind(format)?.filter(|tp| !matches!(tp, Tracepoint::Runtime { .. })))
     }
@@ -142,6 +143,7 @@ pub fn read_whole<E>(
 pub struct SchedFeed {
     timehist: Timehist,
     strings: Strings,
+    runtime: RuntimeSums,
 }
 
 /// What the state machine knows once the trace is read, besides the per-event rows.
@@ -156,6 +158,9 @@ pub struct FeedSummary {
     pub idle_blind: Vec<(i32, String)>,
     /// Events whose CPU was out of range, and were skipped.
     pub bad_cpu: u64,
+    /// The sched_stat_runtime updates summed per thread and CPU, as perf.data's reader sums
+    /// them (empty when the trace has none).
+    pub sched_runtime: Vec<SchedRuntimeRow>,
 }
 
 impl FeedSummary {
@@ -198,6 +203,7 @@ impl SchedFeed {
         SchedFeed {
             timehist: Timehist::new(Threads::new(selectors), false),
             strings: Strings::new(Arc::new(names)),
+            runtime: RuntimeSums::default(),
         }
     }
 
@@ -213,6 +219,19 @@ impl SchedFeed {
         self.timehist.event(e);
     }
 
+    /// One sched_stat_runtime update: thread `tid` ran `runtime` ns, said by `cpu` at `time`.
+    /// `pid` is the thread's process where the event says it; `comm` is the event's name of
+    /// the thread. Updates are summed, not state: their order does not matter.
+    pub fn runtime(
+        &mut self,
+        (cpu, tid, pid): (i32, i32, Option<i32>),
+        runtime: u64,
+        time: u64,
+        comm: Comm,
+    ) {
+        self.runtime.add((cpu, tid, pid), runtime, time, || comm);
+    }
+
     /// The slices, migrations and wakeups since the last take, as rows.
     pub fn take_rows(&mut self) -> SchedBatch {
         rows(self.timehist.take_output(), &mut self.strings)
@@ -226,12 +245,14 @@ impl SchedFeed {
     /// The thread table and what the state machine noticed; `file` names the trace in the
     /// warnings. Take the last rows first.
     pub fn finish(mut self, file: &str) -> FeedSummary {
+        let sched_runtime = (self.runtime).rows(&self.strings.names, &self.timehist.threads);
         FeedSummary {
             threads: thread_rows(&self.timehist, &mut self.strings),
             window: window(&self.timehist),
             cpu_spans: self.timehist.cpu_spans(),
-            idle_blind: idle_blind_notes(file, &self.timehist, false),
+            idle_blind: idle_blind_notes(file, &self.timehist, !sched_runtime.is_empty()),
             bad_cpu: self.timehist.bad_cpu,
+            sched_runtime,
         }
     }
 }

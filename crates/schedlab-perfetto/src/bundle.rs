@@ -9,7 +9,8 @@
 use schedlab_perf::feed::{Body, Comm, WakeKind, comm};
 use schedlab_perfetto_protos::ftrace_event::Event;
 use schedlab_perfetto_protos::ftrace_event_bundle::CompactSched;
-use schedlab_perfetto_protos::{FtraceEvent, FtraceEventBundle};
+use schedlab_perfetto_protos::generic_ftrace_event::field::Value;
+use schedlab_perfetto_protos::{FtraceEvent, FtraceEventBundle, GenericFtraceEvent};
 
 /// `clone_flags` bit of a new thread of the same process (include/uapi/linux/sched.h).
 pub(crate) const CLONE_THREAD: u64 = 0x0001_0000;
@@ -43,6 +44,13 @@ pub(crate) enum Item {
     Idle {
         cpu: i64,
         state: i64,
+    },
+    /// sched_stat_runtime: the kernel's accounting of the CPU time task `pid` ran since its
+    /// last update, summed rather than fed to the state machine.
+    Runtime {
+        pid: i32,
+        runtime: u64,
+        comm: Comm,
     },
     /// Anything the state machine takes as it is.
     Body(Body),
@@ -170,7 +178,10 @@ fn plain(event: &FtraceEvent, out: &mut Decoded) {
                 state: i64::from(i.state?),
             })
         })(),
-        None => {
+        Some(Event::Generic(g)) if g.event_name.as_deref() == Some("sched_stat_runtime") => {
+            stat_runtime(g)
+        }
+        Some(Event::Generic(_)) | None => {
             out.other += 1;
             return;
         }
@@ -179,6 +190,31 @@ fn plain(event: &FtraceEvent, out: &mut Decoded) {
         Some(item) => out.events.push(Timed { time, tid, item }),
         None => out.bad(1, "an event lacks a field its kind needs (a pid or a CPU)"),
     }
+}
+
+/// sched_stat_runtime, which Perfetto's protos have no message for, as Perfetto's recorder
+/// writes such an event: its fields by their ftrace names, each as the integer or text the
+/// kernel's format says (`pid_t pid` signed, `u64 runtime` unsigned, `char comm[16]`).
+fn stat_runtime(g: &GenericFtraceEvent) -> Option<Item> {
+    let value = |name: &str| {
+        (g.field.iter())
+            .find(|f| f.name.as_deref() == Some(name))
+            .and_then(|f| f.value.as_ref())
+    };
+    let int = |name: &str| match value(name)? {
+        Value::IntValue(v) => Some(*v),
+        Value::UintValue(v) => i64::try_from(*v).ok(),
+        Value::StrValue(_) => None,
+    };
+    let comm = match value("comm") {
+        Some(Value::StrValue(s)) => comm(s),
+        _ => [0; 16],
+    };
+    Some(Item::Runtime {
+        pid: i32::try_from(int("pid")?).ok()?,
+        runtime: u64::try_from(int("runtime")?).ok()?,
+        comm,
+    })
 }
 
 /// The compact arrays: timestamps are deltas, each from the one before (the first from 0),
@@ -239,5 +275,90 @@ fn compact_sched(c: &CompactSched, out: &mut Decoded) {
                 comm,
             },
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use prost::Message;
+
+    use super::*;
+
+    /// Protobuf's varint.
+    fn varint(mut v: u64, out: &mut Vec<u8>) {
+        while v >= 0x80 {
+            out.push(v as u8 | 0x80);
+            v >>= 7;
+        }
+        out.push(v as u8);
+    }
+
+    fn int_field(number: u64, v: u64, out: &mut Vec<u8>) {
+        varint(number << 3, out);
+        varint(v, out);
+    }
+
+    fn bytes_field(number: u64, bytes: &[u8], out: &mut Vec<u8>) {
+        varint(number << 3 | 2, out);
+        varint(bytes.len() as u64, out);
+        out.extend_from_slice(bytes);
+    }
+
+    /// A `GenericFtraceEvent.Field` of a name and a value (`value` encodes it, as field 3, 4
+    /// or 5: str_value, int_value, uint_value).
+    fn generic_field(name: &str, value: impl Fn(&mut Vec<u8>)) -> Vec<u8> {
+        let mut out = Vec::new();
+        bytes_field(1, name.as_bytes(), &mut out);
+        value(&mut out);
+        out
+    }
+
+    /// A bundle of cpu 3 holding one generic event named `name`, encoded by hand with the
+    /// field numbers of Perfetto's protos (ftrace_event_bundle.proto, ftrace_event.proto's
+    /// `generic = 327`, generic.proto), as its recorder writes an event it has no message for.
+    fn bundle_of(name: &str) -> FtraceEventBundle {
+        let mut generic = Vec::new();
+        bytes_field(1, name.as_bytes(), &mut generic);
+        let fields = [
+            generic_field("comm", |o| bytes_field(3, b"stress-ng-cpu", o)),
+            generic_field("pid", |o| int_field(4, 4242, o)),
+            generic_field("runtime", |o| int_field(5, 3_999_870, o)),
+            generic_field("vruntime", |o| int_field(5, 91_000_000_000, o)),
+        ];
+        for f in &fields {
+            bytes_field(2, f, &mut generic);
+        }
+        let mut event = Vec::new();
+        int_field(1, 1_000_000_123, &mut event);
+        int_field(2, 4242, &mut event);
+        bytes_field(327, &generic, &mut event);
+        let mut bundle = Vec::new();
+        int_field(1, 3, &mut bundle);
+        bytes_field(2, &event, &mut bundle);
+        FtraceEventBundle::decode(&bundle[..]).unwrap()
+    }
+
+    #[test]
+    fn a_generic_sched_stat_runtime_is_the_kernels_accounting_of_its_task() {
+        let decoded = decode(&bundle_of("sched_stat_runtime"), 0);
+        assert_eq!((decoded.bad, decoded.other), (0, 0));
+        let [event] = &decoded.events[..] else {
+            panic!("one event: {:?}", decoded.events);
+        };
+        assert_eq!((event.time, event.tid), (1_000_000_123, Some(4242)));
+        let Item::Runtime { pid, runtime, comm } = event.item else {
+            panic!("a runtime update: {:?}", event.item);
+        };
+        assert_eq!((pid, runtime), (4242, 3_999_870));
+        assert_eq!(comm, super::comm("stress-ng-cpu"));
+    }
+
+    #[test]
+    fn another_generic_event_is_left_out_as_unknown() {
+        let decoded = decode(&bundle_of("sched_stat_sleep"), 0);
+        assert_eq!(
+            (decoded.events.len(), decoded.bad, decoded.other),
+            (0, 0, 1)
+        );
     }
 }

@@ -12,6 +12,7 @@
 
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap, HashSet};
+use std::io::Read as _;
 use std::path::Path;
 use std::sync::atomic::Ordering;
 
@@ -56,11 +57,24 @@ fn map_file(path: &Path) -> Result<Mmap, PerfettoError> {
 
 /// Where one bundle is, and its CPU and span (before any clock conversion).
 struct BundleRef {
+    /// In the file, or in [`Index::inflated`] for a bundle from compressed packets.
+    inflated: bool,
     start: usize,
     end: usize,
+    /// The bytes of the file it stands for, for the progress count: its own, or for a
+    /// compressed packet's bundles the packet's, counted at its first bundle.
+    file_bytes: u64,
     cpu: i32,
     first: u64,
     last: u64,
+}
+
+/// Where a packet's bytes are, for the bundles it holds.
+#[derive(Clone)]
+struct Place {
+    inflated: bool,
+    range: std::ops::Range<usize>,
+    file_bytes: u64,
 }
 
 /// A thread the process tree names.
@@ -93,6 +107,9 @@ struct Index {
     switches: u64,
     /// Where a salvaged file's packets stop.
     salvaged: Option<Break>,
+    /// The packets of every `compressed_packets` packet, inflated and back to back: their
+    /// bundles are decoded again in the second pass, as those of the file are.
+    inflated: Vec<u8>,
 }
 
 fn kind_name(item: &Item) -> &'static str {
@@ -106,6 +123,7 @@ fn kind_name(item: &Item) -> &'static str {
         Item::NewTask { .. } => "task_newtask",
         Item::Frequency { .. } => "cpu_frequency",
         Item::Idle { .. } => "cpu_idle",
+        Item::Runtime { .. } => "sched_stat_runtime",
         Item::Body(Body::Migrate { .. }) => "sched_migrate_task",
         Item::Body(Body::Comm { .. }) => "task_rename",
         Item::Body(Body::ProcessFork { .. }) => "sched_process_fork",
@@ -144,7 +162,12 @@ impl Index {
                 }
             };
             let start = frame.bytes.as_ptr() as usize - file.as_ptr() as usize;
-            index.packet(path, frame.offset, start..start + frame.bytes.len(), packet)?;
+            let place = Place {
+                inflated: false,
+                range: start..start + frame.bytes.len(),
+                file_bytes: frame.bytes.len() as u64,
+            };
+            index.packet(path, frame.offset, place, packet)?;
         }
         index.split_runs();
         Ok(index)
@@ -154,7 +177,7 @@ impl Index {
         &mut self,
         path: &Path,
         offset: u64,
-        range: std::ops::Range<usize>,
+        place: Place,
         packet: TracePacket,
     ) -> Result<(), PerfettoError> {
         match packet.data {
@@ -179,8 +202,10 @@ impl Index {
                 }
                 if let (Some(first), Some(last)) = (decoded.events.first(), decoded.events.last()) {
                     self.bundles.push(BundleRef {
-                        start: range.start,
-                        end: range.end,
+                        inflated: place.inflated,
+                        start: place.range.start,
+                        end: place.range.end,
+                        file_bytes: place.file_bytes,
                         cpu: b.cpu.unwrap_or(0) as i32,
                         first: first.time,
                         last: last.time,
@@ -193,8 +218,10 @@ impl Index {
                         .find(|b| b.cpu == cpu)
                         .map_or(0, |b| b.last);
                     self.bundles.push(BundleRef {
-                        start: range.start,
-                        end: range.end,
+                        inflated: place.inflated,
+                        start: place.range.start,
+                        end: place.range.end,
+                        file_bytes: place.file_bytes,
                         cpu,
                         first: after,
                         last: after,
@@ -256,15 +283,65 @@ impl Index {
                     self.boot_to_mono = Some(mono as i64 - boot as i64);
                 }
             }
+            Some(Data::CompressedPackets(deflated)) if !place.inflated => {
+                self.compressed(path, offset, place.file_bytes, &deflated)?;
+            }
             Some(Data::CompressedPackets(_)) => {
-                return Err(PerfettoError::Unsupported {
+                return Err(PerfettoError::Malformed {
                     path: path.to_path_buf(),
                     offset,
-                    what: "its packets are compressed (the config's `compression_type`)".into(),
-                    hint: "write them out uncompressed with `traceconv decompress_packets IN OUT`, then read that",
+                    what: "compressed packets inside compressed packets".into(),
                 });
             }
             _ => {}
+        }
+        Ok(())
+    }
+
+    /// A `compressed_packets` packet (the config's `compression_type`: zlib's deflate of
+    /// packets framed as in the file), at `offset` and `file_bytes` long: its packets are
+    /// inflated into [`Index::inflated`] and taken as the file's are.
+    fn compressed(
+        &mut self,
+        path: &Path,
+        offset: u64,
+        file_bytes: u64,
+        deflated: &[u8],
+    ) -> Result<(), PerfettoError> {
+        let malformed = |what: String| PerfettoError::Malformed {
+            path: path.to_path_buf(),
+            offset,
+            what,
+        };
+        let base = self.inflated.len();
+        let mut inflated = std::mem::take(&mut self.inflated);
+        let read = flate2::read::ZlibDecoder::new(deflated).read_to_end(&mut inflated);
+        read.map_err(|err| malformed(format!("compressed packets that do not inflate ({err})")))?;
+        let mut frames = Frames::new(&inflated[base..]);
+        let mut places = Vec::new();
+        while let Some(frame) = frames.next_frame().map_err(|b| {
+            malformed(format!(
+                "compressed packets whose byte {} of the inflated holds {}",
+                b.offset, b.what
+            ))
+        })? {
+            let packet = TracePacket::decode(frame.bytes).map_err(|err| {
+                malformed(format!(
+                    "a compressed packet that does not decode as a TracePacket ({err})"
+                ))
+            })?;
+            let start = frame.bytes.as_ptr() as usize - inflated.as_ptr() as usize;
+            places.push((start..start + frame.bytes.len(), packet));
+        }
+        self.inflated = inflated;
+        let mut file_bytes = Some(file_bytes);
+        for (range, packet) in places {
+            let place = Place {
+                inflated: true,
+                range,
+                file_bytes: file_bytes.take().unwrap_or(0),
+            };
+            self.packet(path, offset, place, packet)?;
         }
         Ok(())
     }
@@ -298,6 +375,12 @@ impl Index {
             0 => self.boot_to_mono.unwrap_or(0),
             _ => 0,
         }
+    }
+
+    /// A bundle's bytes: in the file or in the inflated packets.
+    fn bytes<'a>(&'a self, file: &'a [u8], r: &BundleRef) -> &'a [u8] {
+        let within = if r.inflated { &self.inflated[..] } else { file };
+        &within[r.start..r.end]
     }
 
     fn nr_cpus(&self) -> Option<u32> {
@@ -462,6 +545,13 @@ impl Merge<'_> {
                 self.made.insert(child);
                 self.forked(e.time, cpu, parent, (tgid, child, parent), comm);
             }
+            // Summed as perf.data's reader sums them, with the thread's process where the
+            // process tree or a task_newtask gave it (the event itself does not say).
+            Item::Runtime { pid, runtime, comm } => {
+                let process = self.tgids.get(&pid).copied();
+                self.feed
+                    .runtime((cpu, pid, process), runtime, e.time, comm);
+            }
             Item::Frequency { cpu: of, khz } => {
                 if !self.states.frequency(e.time, of, khz) {
                     self.bad(cpu, "a cpu_frequency event names an impossible CPU");
@@ -591,7 +681,7 @@ pub(crate) fn run(
             let Ok(TracePacket {
                 data: Some(Data::FtraceEvents(bundle)),
                 ..
-            }) = TracePacket::decode(&file[r.start..r.end])
+            }) = TracePacket::decode(index.bytes(file, r))
             else {
                 continue;
             };
@@ -638,7 +728,7 @@ pub(crate) fn run(
         }
         let bundles = &index.runs[i].1;
         for &b in &bundles[before..c.next_bundle] {
-            read_bytes += (index.bundles[b].end - index.bundles[b].start) as u64;
+            read_bytes += index.bundles[b].file_bytes;
         }
         since_block += 1;
         if since_block >= BLOCK_EVENTS {
@@ -686,6 +776,7 @@ pub(crate) fn run(
             window: summary.window,
             trace: Some(trace),
             losses,
+            sched_runtime: summary.sched_runtime,
             ..SchedTables::default()
         },
         cpu_freq_idle: Vec::new(),
@@ -745,7 +836,7 @@ fn trace_row(
         trace_clock: Some(trace_clock),
         layout: "file".to_owned(),
         compressed_records: 0,
-        kernel_runtime: false,
+        kernel_runtime: !summary.sched_runtime.is_empty(),
         idle_blind_cpus: (summary.idle_blind.iter())
             .map(|(cpu, _)| cpu.to_string())
             .collect::<Vec<_>>()

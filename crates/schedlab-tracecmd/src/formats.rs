@@ -9,6 +9,13 @@ use schedlab_perf::feed::{Field, Format, TaskStates, Tracepoint};
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Kind {
     Sched(Tracepoint),
+    /// sched:sched_stat_runtime: the kernel's accounting of `runtime` ns that thread `pid`
+    /// (named `comm`) ran since its last update, summed rather than fed as an event.
+    Runtime {
+        pid: Field,
+        runtime: Field,
+        comm: Field,
+    },
     /// power:cpu_frequency: `state` is the new frequency (kHz) of CPU `cpu_id`.
     Frequency {
         state: Field,
@@ -58,6 +65,11 @@ impl Events {
                 )
             };
             let kind = match (f.system.as_str(), f.name.as_str()) {
+                ("sched", "sched_stat_runtime") => {
+                    let need = |n| f.field(n).ok_or_else(|| missing(n));
+                    let (pid, runtime, comm) = (need("pid")?, need("runtime")?, need("comm")?);
+                    Some(Kind::Runtime { pid, runtime, comm })
+                }
                 ("sched", _) => Tracepoint::bind(f).map_err(missing)?.map(Kind::Sched),
                 ("power", "cpu_frequency" | "cpu_idle") => {
                     let need = |n| f.field(n).ok_or_else(|| missing(n));

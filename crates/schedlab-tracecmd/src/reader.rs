@@ -137,6 +137,20 @@ pub(crate) fn run(
                         }
                         Err(why) => notes.bad(stream.cpu, time, why),
                     },
+                    // The thread's process is not in the event: the threads table has it.
+                    Some(Kind::Runtime { pid, runtime, comm }) => {
+                        match (pid.i32(payload), runtime.int(payload)) {
+                            (Some(of), Some(ran)) => {
+                                let comm = comm.comm(payload).unwrap_or_default();
+                                feed.runtime((stream.cpu, of, None), ran as u64, time, comm);
+                            }
+                            _ => notes.bad(
+                                stream.cpu,
+                                time,
+                                "a sched_stat_runtime field lies outside its payload",
+                            ),
+                        }
+                    }
                     Some(Kind::Frequency { state, cpu_id })
                     | Some(Kind::Idle { state, cpu_id }) => {
                         let is_idle = matches!(events.kind(id), Some(Kind::Idle { .. }));
@@ -228,6 +242,7 @@ pub(crate) fn run(
             window: summary.window,
             trace: Some(trace),
             losses,
+            sched_runtime: summary.sched_runtime,
             ..SchedTables::default()
         },
         cpu_freq_idle: Vec::new(),
@@ -357,8 +372,7 @@ fn trace_row(
         // A trace.dat is one file, its sections compressed or not by its own format.
         layout: "file".to_owned(),
         compressed_records: 0,
-        // sched_stat_runtime is perf.data's; a trace.dat's CPU time comes from its slices.
-        kernel_runtime: false,
+        kernel_runtime: !summary.sched_runtime.is_empty(),
         idle_blind_cpus: (summary.idle_blind.iter())
             .map(|(cpu, _)| cpu.to_string())
             .collect::<Vec<_>>()

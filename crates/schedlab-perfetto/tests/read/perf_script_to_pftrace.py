@@ -1,4 +1,4 @@
-"""Writes a Perfetto trace from `perf script -F pid,tid,cpu,time,event,trace --ns` text, with
+"""Writes a Perfetto trace from `perf script -F pid,tid,cpu,time,event,trace --ns --show-task-events` text, with
 Perfetto's own Python protos (PyPI `perfetto`): an FtraceEventBundle per CPU of up to 1000 events
 (sched_switch, sched_waking, sched_wakeup, sched_wakeup_new, sched_migrate_task,
 sched_process_fork, each from its print format's text), and a ProcessTree naming each thread's process.
@@ -7,11 +7,16 @@ With --compact, switches and wakings go into each bundle's compact_sched arrays 
 Perfetto's recorder writes them by default: timestamps delta-encoded (the first absolute), names
 as indexes into the bundle's intern table, no prev task and no waker (the CPU's task).
 
-usage: perf_script_to_pftrace.py SCRIPT_TEXT OUT.pftrace [--compact]
+With --deflate, every 16 packets go into one packet's compressed_packets instead, as the
+recorder writes them with the config's `compression_type: COMPRESSION_TYPE_DEFLATE`: the
+packets framed as in a trace file, compressed by zlib.
+
+usage: perf_script_to_pftrace.py SCRIPT_TEXT OUT.pftrace [--compact] [--deflate]
 """
 
 import re
 import sys
+import zlib
 
 from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
 
@@ -22,6 +27,10 @@ SWITCH = re.compile(
 )
 WAKE = re.compile(r"comm=(.*) pid=(-?\d+) prio=(-?\d+)(?: success=\d+)? target_cpu=(\d+)$")
 MIGRATE = re.compile(r"comm=(.*) pid=(-?\d+) prio=(-?\d+) orig_cpu=(\d+) dest_cpu=(\d+)$")
+# perf's own records of the tasks (`--show-task-events`), those it found at the start among
+# them: each thread's process, as Perfetto's process scan gives it. An exiting thread's last
+# events carry no pid (perf names the task -1), so its events alone may never name it.
+TASK = re.compile(r"PERF_RECORD_FORK\((\d+):(\d+)\)")
 FORK = re.compile(r"comm=(.*) pid=(-?\d+) child_comm=(.*) child_pid=(-?\d+)$")
 # The kernel's TASK_* report bits (Linux 4.14 and later), as sched_switch prints them.
 STATE_BITS = {"S": 1, "D": 2, "T": 4, "t": 8, "X": 16, "Z": 32, "P": 64, "I": 128}
@@ -92,11 +101,15 @@ def compact(bundle, events):
     cs.intern_table.extend(sorted(names, key=names.get))
 
 
-def main(script, path, compact_sched):
+def main(script, path, compact_sched, deflate):
     trace = pb.Trace()
     tgids = {}
     per_cpu = {}
     for line in open(script, encoding="utf-8", errors="replace"):
+        task = TASK.search(line)
+        if task:
+            tgids[int(task.group(2))] = int(task.group(1))
+            continue
         m = LINE.match(line)
         if not m:
             continue
@@ -124,9 +137,15 @@ def main(script, path, compact_sched):
                 compact(bundle, events[start:start + 1000])
             else:
                 bundle.event.extend(events[start:start + 1000])
+    if deflate:
+        packets = list(trace.packet)
+        trace = pb.Trace()
+        for start in range(0, len(packets), 16):
+            group = pb.Trace(packet=packets[start:start + 16])
+            trace.packet.add().compressed_packets = zlib.compress(group.SerializeToString())
     with open(path, "wb") as out:
         out.write(trace.SerializeToString())
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2], "--compact" in sys.argv[3:])
+    main(sys.argv[1], sys.argv[2], "--compact" in sys.argv[3:], "--deflate" in sys.argv[3:])

@@ -3,15 +3,31 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::OnceLock;
 
 use schedlab_perf::SchedOptions;
 use schedlab_tables::{SchedSliceRow, WakeupRow};
 use schedlab_testkit::{perfetto_python, test_name, unavailable};
 
-/// A perf.data of a bounded switching workload and the .pftrace the Python writer makes of
-/// its `perf script` text (and, as `compact.pftrace`, the same with compact_sched), in `dir`;
-/// `None` when this machine cannot record (the test is skipped, and says why).
-pub fn recorded(dir: &Path) -> Option<(PathBuf, PathBuf)> {
+/// The recording the tests share, in `dir`: a perf.data of a bounded switching workload and
+/// the .pftrace the Python writer makes of its `perf script` text (`perf-script.txt`), as
+/// `trace.pftrace`, as `compact.pftrace` with compact_sched, and as `deflated.pftrace` that
+/// with its packets compressed. One recording for all: each would be the others' noise.
+pub struct Recording {
+    pub dir: PathBuf,
+}
+
+impl Recording {
+    pub fn path(&self, name: &str) -> PathBuf {
+        self.dir.join(name)
+    }
+}
+
+static RECORDING: OnceLock<Recording> = OnceLock::new();
+
+/// The shared recording, made by the first test to ask; `None` when this machine cannot
+/// record (the test is skipped, and says why).
+pub fn recorded() -> Option<&'static Recording> {
     let test = test_name();
     let python = perfetto_python(&test)?;
     let is_root = std::fs::read_to_string("/proc/self/status").is_ok_and(|s| {
@@ -28,7 +44,16 @@ pub fn recorded(dir: &Path) -> Option<(PathBuf, PathBuf)> {
             return None;
         }
     }
-    let perf_data = dir.join("perf.data");
+    Some(RECORDING.get_or_init(|| record(&python)))
+}
+
+fn record(python: &Path) -> Recording {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("perfetto-read-recording");
+    // What an earlier run of the tests left.
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let recording = Recording { dir };
+    let perf_data = recording.path("perf.data");
     // A bounded event rate (2000 switches a second), so no ring buffer overruns.
     let perf = Command::new("perf")
         .args(["sched", "record", "-a", "-k", "CLOCK_MONOTONIC", "-o"])
@@ -43,8 +68,9 @@ pub fn recorded(dir: &Path) -> Option<(PathBuf, PathBuf)> {
         String::from_utf8_lossy(&perf.stderr)
     );
     let script = Command::new("perf")
-        .args(["script", "--ns", "-F", "pid,tid,cpu,time,event,trace", "-i"])
+        .args(["script", "--ns", "--show-task-events", "-i"])
         .arg(&perf_data)
+        .args(["-F", "pid,tid,cpu,time,event,trace"])
         .output()
         .expect("perf runs");
     assert!(
@@ -52,18 +78,21 @@ pub fn recorded(dir: &Path) -> Option<(PathBuf, PathBuf)> {
         "{}",
         String::from_utf8_lossy(&script.stderr)
     );
-    let text = dir.join("perf-script.txt");
+    let text = recording.path("perf-script.txt");
     std::fs::write(&text, &script.stdout).unwrap();
-    let pftrace = dir.join("trace.pftrace");
     let writer = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/tests/read/perf_script_to_pftrace.py"
     );
-    let compact = dir.join("compact.pftrace");
-    for (out, flags) in [(&pftrace, &[][..]), (&compact, &["--compact"][..])] {
-        let wrote = Command::new(&python)
+    for (out, flags) in [
+        ("trace.pftrace", &[][..]),
+        ("compact.pftrace", &["--compact"][..]),
+        ("deflated.pftrace", &["--compact", "--deflate"][..]),
+    ] {
+        let wrote = Command::new(python)
             .arg(writer)
-            .args([&text, out])
+            .arg(&text)
+            .arg(recording.path(out))
             .args(flags)
             .output()
             .unwrap();
@@ -73,7 +102,7 @@ pub fn recorded(dir: &Path) -> Option<(PathBuf, PathBuf)> {
             String::from_utf8_lossy(&wrote.stderr)
         );
     }
-    Some((perf_data, pftrace))
+    recording
 }
 
 pub fn options() -> SchedOptions {
@@ -86,10 +115,10 @@ pub fn options() -> SchedOptions {
 
 #[test]
 fn a_trace_written_by_perfettos_protos_gives_the_slices_and_wakeups_of_its_perf_data() {
-    let dir = tempfile::tempdir().unwrap();
-    let Some((perf_data, pftrace)) = recorded(dir.path()) else {
+    let Some(recording) = recorded() else {
         return;
     };
+    let (perf_data, pftrace) = (recording.path("perf.data"), recording.path("trace.pftrace"));
     let perf = schedlab_perf::read_sched(&perf_data, &options()).unwrap();
     let read = schedlab_perfetto::read_sched(&pftrace, &options()).unwrap();
     assert!(
@@ -169,14 +198,14 @@ fn breaks(script: &Path) -> BTreeMap<(i32, i64), i32> {
 /// preempted waits those slices change, and the waker of a waking before its CPU's first switch or after a missed one.
 #[test]
 fn compact_sched_gives_the_plain_events_tables() {
-    let dir = tempfile::tempdir().unwrap();
-    let Some((_, pftrace)) = recorded(dir.path()) else {
+    let Some(recording) = recorded() else {
         return;
     };
-    let breaks = breaks(&dir.path().join("perf-script.txt"));
-    let plain = schedlab_perfetto::read_sched(&pftrace, &options()).unwrap();
+    let breaks = breaks(&recording.path("perf-script.txt"));
+    let plain =
+        schedlab_perfetto::read_sched(&recording.path("trace.pftrace"), &options()).unwrap();
     let compact =
-        schedlab_perfetto::read_sched(&dir.path().join("compact.pftrace"), &options()).unwrap();
+        schedlab_perfetto::read_sched(&recording.path("compact.pftrace"), &options()).unwrap();
     let first_slices = |slices: &mut Vec<SchedSliceRow>| {
         slices.sort_by_key(|s| (s.cpu, s.end_ns));
         let mut seen = BTreeSet::new();
@@ -261,8 +290,11 @@ fn compact_sched_gives_the_plain_events_tables() {
     assert_eq!(got.len(), want.len(), "wakeups");
     for (g, w) in got.iter().zip(&want) {
         // Before a CPU's first switch no task is known to run; after a missed switch, the
-        // one it would have switched out still seems to.
-        let stale = g.waker_tid.is_none_or(|t| breaks.values().any(|&b| b == t));
+        // one it would have switched out still seems to. And a plain waking by an exiting
+        // thread names no waker (perf names the task -1), where the compact one names the
+        // CPU's task.
+        let stale =
+            g.waker_tid.is_none_or(|t| breaks.values().any(|&b| b == t)) || w.waker_tid.is_none();
         let same = WakeupRow {
             waker_tid: if stale && w.kind.as_ref() == "waking" {
                 w.waker_tid
@@ -273,4 +305,39 @@ fn compact_sched_gives_the_plain_events_tables() {
         };
         assert_eq!(&same, w, "a wakeup that differs");
     }
+}
+
+/// Perfetto's recorder with `compression_type: COMPRESSION_TYPE_DEFLATE` (the default of
+/// Android's traces) writes its packets zlib-compressed in `compressed_packets`: they read as
+/// the same packets uncompressed, every table row for row.
+#[test]
+fn compressed_packets_read_as_the_same_packets_uncompressed() {
+    let Some(recording) = recorded() else {
+        return;
+    };
+    let read = |name: &str| schedlab_perfetto::read_sched(&recording.path(name), &options());
+    let (compact, deflated) = (
+        read("compact.pftrace").unwrap(),
+        read("deflated.pftrace").unwrap(),
+    );
+    let (c, d) = (&compact.sched, &deflated.sched);
+    assert!(
+        c.sched_slices.len() > 1000,
+        "{} slices",
+        c.sched_slices.len()
+    );
+    assert_eq!(d.sched_slices, c.sched_slices, "slices");
+    assert_eq!(d.wakeups, c.wakeups, "wakeups");
+    assert_eq!(d.migrations, c.migrations, "migrations");
+    assert_eq!(d.threads, c.threads, "threads");
+    let file_size = std::fs::metadata(recording.path("deflated.pftrace"))
+        .unwrap()
+        .len();
+    let plain_size = std::fs::metadata(recording.path("compact.pftrace"))
+        .unwrap()
+        .len();
+    assert!(
+        file_size < plain_size,
+        "the packets are compressed: {file_size} bytes against {plain_size}"
+    );
 }

@@ -123,6 +123,19 @@ pub fn agrees_with_report(path: &Path, instances: &[&str]) -> TraceCmdTables {
         *runs.entry(s.tid).or_default() += s.run_ns;
     }
     assert_eq!(runs, run_times(&raw), "run time per thread");
+
+    // The kernel's accounting: every sched_stat_runtime summed per thread.
+    let mut want: BTreeMap<i32, i64> = BTreeMap::new();
+    for l in of(&raw, "sched_stat_runtime") {
+        *want.entry(l.int("pid") as i32).or_default() += l.int("runtime");
+    }
+    let mut got: BTreeMap<i32, i64> = BTreeMap::new();
+    for r in &t.sched.sched_runtime {
+        *got.entry(r.tid).or_default() += r.runtime_ns;
+    }
+    assert_eq!(got, want, "the kernel's run time per thread");
+    let trace = t.sched.trace.as_ref().unwrap();
+    assert_eq!(trace.kernel_runtime, !want.is_empty());
     t
 }
 
@@ -198,6 +211,19 @@ fn a_v7_recording_of_the_top_buffer_agrees_with_trace_cmd_report() {
     assert!(
         (worker_ns - measured).abs() <= slack,
         "stress-ng ran {worker_ns} ns in the trace, {measured} ns by /usr/bin/time"
+    );
+    // And the kernel's own accounting of the same workers says the same, idle-blind CPU or not.
+    let workers: std::collections::BTreeSet<i32> = (mine.sched.threads.iter())
+        .filter(|th| th.workload.as_deref() == Some("mine") && th.comm.starts_with("stress-ng-"))
+        .map(|th| th.tid)
+        .collect();
+    let kernel_ns: i64 = (mine.sched.sched_runtime.iter())
+        .filter(|r| workers.contains(&r.tid))
+        .map(|r| r.runtime_ns)
+        .sum();
+    assert!(
+        (kernel_ns - measured).abs() <= slack,
+        "the kernel accounts {kernel_ns} ns to stress-ng's workers, {measured} ns by /usr/bin/time"
     );
 }
 

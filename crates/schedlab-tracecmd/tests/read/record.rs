@@ -15,8 +15,9 @@ const TOP_LOCK: &str = "/tmp/schedlab-tests-ftrace-top.lock";
 const BUFFER_KB: &str = "32768";
 
 /// The events a sched recording enables, by `system/name`; those the kernel lacks are skipped.
-const EVENTS: [&str; 9] = [
+const EVENTS: [&str; 10] = [
     "sched/sched_switch",
+    "sched/sched_stat_runtime",
     "sched/sched_wakeup",
     "sched/sched_waking",
     "sched/sched_wakeup_new",

@@ -66,6 +66,7 @@ fn keys(event: &str) -> &'static [&'static str] {
         }
         "sched_migrate_task" => &["comm", "pid", "prio", "orig_cpu", "dest_cpu"],
         "cpu_idle" | "cpu_frequency" => &["state", "cpu_id"],
+        "sched_stat_runtime" => &["comm", "pid", "runtime"],
         other => panic!("no keys known for {other}"),
     }
 }

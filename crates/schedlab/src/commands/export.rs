@@ -103,8 +103,9 @@ fn print_pftrace_summary(
 ) {
     println!(
         "{}: run {run_id}: {} sched_switch, {} wakeups, {} migrations, {} exits, {} cpu_frequency, \
-         {} cpu_idle, {} processes and {} threads, {} counter values, {} workloads ({:.1} MiB); \
-         open it in ui.perfetto.dev",
+         {} cpu_idle, {} sched_stat_runtime (one per thread and CPU, at its last update: the \
+         kernel's summed CPU time, not its events), {} processes and {} threads, {} counter \
+         values, {} workloads ({:.1} MiB); open it in ui.perfetto.dev",
         out.display(),
         summary.switches,
         summary.wakeups,
@@ -112,6 +113,7 @@ fn print_pftrace_summary(
         summary.exits,
         summary.cpu_frequency,
         summary.cpu_idle,
+        summary.runtime_sums,
         summary.processes,
         summary.threads,
         summary.counters,

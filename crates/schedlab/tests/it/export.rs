@@ -709,6 +709,25 @@ fn a_traced_run_exports_as_a_perfetto_trace_that_perfettos_protos_decode_to_its_
     assert!(!expected.is_empty(), "no thread ended in the trace");
     assert_eq!(sorted(decoded), sorted(expected));
 
+    // The kernel's accounting: a sched_stat_runtime per thread and CPU, at its last update, by
+    // the thread, its runtime the sum.
+    let runtime: Vec<schedlab_tables::SchedRuntimeRow> = read_table(&partition).unwrap();
+    let decoded: Vec<_> = (trace["runtime"].as_array().unwrap().iter())
+        .map(|r| {
+            assert_eq!(r[2], r[3], "the event's pid is the updated thread: {r}");
+            let (cpu, time, tid) = (int(&r[0]) as i32, int(&r[1]), int(&r[3]) as i32);
+            (cpu, time, tid, text(&r[4]), int(&r[5]))
+        })
+        .collect();
+    let expected: Vec<_> = (runtime.iter())
+        .map(|r| (r.cpu, r.last_ns, r.tid, r.comm.clone(), r.runtime_ns))
+        .collect();
+    assert!(
+        expected.len() > 2,
+        "perf sched record records sched_stat_runtime"
+    );
+    assert_eq!(sorted(decoded), sorted(expected));
+
     // The workload's processes with their command lines, and their lifetimes on `workloads`.
     let processes: Vec<ProcessRow> = read_table(&partition).unwrap();
     let cmdlines: BTreeMap<i64, Vec<String>> = (trace["processes"].as_array().unwrap().iter())

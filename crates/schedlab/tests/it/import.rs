@@ -1517,6 +1517,8 @@ name: NAME
 import:
   workloads:
     stress: \"comm:stress-ng*\"
+aggregate:
+  - cpu_time: { workload: stress }
 ";
 
 /// The tables of a pipeline's one run that a trace gives, keyed so that two readings compare
@@ -1655,7 +1657,8 @@ fn import_and_analyze(sandbox: &Sandbox, name: &str, file: &str, kind: &str) {
 }
 
 /// A perf.data imported, exported as a Perfetto trace, and that trace imported again: the same
-/// slices, wakeups, migrations and threads.
+/// slices, wakeups, migrations and threads, the same kernel accounting (`sched_runtime`'s
+/// runtime and last update per thread and CPU) and so the same workload CPU time.
 #[test]
 fn a_perfetto_export_of_an_imported_recording_imports_again_to_the_same_tables() {
     const TEST: &str =
@@ -1750,6 +1753,62 @@ fn a_perfetto_export_of_an_imported_recording_imports_again_to_the_same_tables()
             b.len()
         );
     }
+
+    // The export writes each sum as one event at its last update: runtime and last time come
+    // back, the event count and first time cannot.
+    let runtime = |pipeline: &str| -> BTreeMap<(i32, i32), (i64, i64, i64, i64)> {
+        let run_id = sandbox.runs(pipeline).pop().unwrap();
+        let root = sandbox.data(pipeline, "tables");
+        let partition = schedlab_tables::Partition {
+            root: &root,
+            run_id: &run_id,
+        };
+        (read_table::<schedlab_tables::SchedRuntimeRow>(&partition).unwrap())
+            .into_iter()
+            .map(|r| {
+                (
+                    (r.tid, r.cpu),
+                    (r.runtime_ns, r.last_ns, r.events, r.first_ns),
+                )
+            })
+            .collect()
+    };
+    let (from_perf, from_pftrace) = (runtime("fromperf"), runtime("frompftrace"));
+    assert!(
+        from_perf.values().any(|r| r.2 > 1),
+        "perf sched record records sched_stat_runtime, several a thread: {from_perf:?}"
+    );
+    let kept = |rows: &BTreeMap<(i32, i32), (i64, i64, i64, i64)>| -> Vec<_> {
+        (rows.iter())
+            .map(|(key, &(ran, last, _, _))| (*key, ran, last))
+            .collect()
+    };
+    assert_eq!(kept(&from_perf), kept(&from_pftrace));
+    assert!(
+        (from_pftrace.values()).all(|&(_, last, events, first)| events == 1 && first == last),
+        "one event per sum: {from_pftrace:?}"
+    );
+
+    // The workload's CPU time, headed by the kernel's accounting where the slices fall short,
+    // is the same from either file.
+    let cpu_time = |pipeline: &str| -> Vec<(i32, i64, Option<i64>, String)> {
+        let aggregates = sandbox.data(pipeline, "aggregates");
+        let mut rows: Vec<_> = (read_table::<schedlab_tables::CpuTimeRow>(&aggregates).unwrap())
+            .into_iter()
+            .filter(|c| c.workload == "stress")
+            .map(|c| (c.tid, c.cpu_time_ns, c.kernel_ns, c.headline))
+            .collect();
+        rows.sort();
+        rows
+    };
+    let (perf_cpu, pftrace_cpu) = (cpu_time("fromperf"), cpu_time("frompftrace"));
+    // The machine may be shared, so the cpu worker's second is not all its own.
+    assert!(
+        perf_cpu.iter().map(|c| c.1).sum::<i64>() > 100_000_000
+            && perf_cpu.iter().all(|c| c.2.is_some()),
+        "a second of one stress-ng cpu worker, with the kernel's figure: {perf_cpu:?}"
+    );
+    assert_eq!(perf_cpu, pftrace_cpu);
 }
 
 /// The Arm big.LITTLE trace.dat (../shared) exported as a Perfetto trace and imported again: its

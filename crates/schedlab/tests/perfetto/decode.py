@@ -28,6 +28,7 @@ def main(path):
     with open(path, "rb") as f:
         trace.ParseFromString(f.read())
     out = {"switches": [], "wakeups": [], "migrations": [], "exits": [], "freq": [], "idle": [],
+           "runtime": [],
            "processes": [], "threads": [], "cpus": [], "release": None, "tracks": {},
            "counters": {}, "slices": [], "bundles": 0}
     for packet in trace.packet:
@@ -59,6 +60,13 @@ def main(path):
                                         e.cpu_frequency.state])
                 elif body == "cpu_idle":
                     out["idle"].append([e.timestamp, e.cpu_idle.cpu_id, e.cpu_idle.state])
+                elif body == "generic":
+                    # An event Perfetto has no message for, its fields by name.
+                    g = e.generic
+                    assert g.event_name == "sched_stat_runtime", g
+                    fields = {f.name: getattr(f, f.WhichOneof("value")) for f in g.field}
+                    out["runtime"].append([cpu, e.timestamp, e.pid, fields["pid"],
+                                           fields["comm"], fields["runtime"]])
                 else:
                     raise AssertionError(f"unexpected ftrace event {body}")
         elif kind == "process_tree":
