@@ -28,8 +28,8 @@ use std::time::Duration;
 
 use crate::TableError;
 
-/// Batches waiting to be encoded before a send waits. One is as fast as more on the bench trace
-/// and holds less memory.
+/// Batches waiting to be encoded before a send waits: one keeps the encoder busy, and more
+/// would only hold more memory.
 const QUEUE_BATCHES: usize = 1;
 
 /// A file writer a [`BackgroundWriter`] encodes into: it is handed jobs (each writing a batch

@@ -356,8 +356,8 @@ impl TextColumn {
     /// Appends rows `keys` given by key (see [`KeyedText`]).
     ///
     /// A run of one key (the run id on every row, a workload column that is null throughout
-    /// when the pipeline names no workload) is added at once: row by row, the text columns took
-    /// a tenth of the CPU time of `schedlab parse perf-sched` on the bench trace.
+    /// when the pipeline names no workload) is added at once: row by row, such columns cost
+    /// the parse a share of its time out of all proportion to what they hold.
     pub(crate) fn push_keyed(
         &mut self,
         keys: &[u128],

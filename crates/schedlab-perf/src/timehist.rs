@@ -162,10 +162,8 @@ impl Timehist {
 
     /// The output since the last call. The next block's vectors start with room for the most
     /// any block has needed so far, and a quarter more: blocks are alike, and growing a vector
-    /// of a million slices by doubling copied it about twice over (a tenth of the state
-    /// machine's time). Sized after the last block alone, every block that outgrew the one
-    /// before still copied its slices once (1.4 % of the CPU time of `schedlab parse
-    /// perf-sched` on the bench trace, in `realloc`).
+    /// of a million slices by doubling copies it about twice over. Sized after the last block
+    /// alone, every block that outgrew the one before would still copy its slices once.
     pub(crate) fn take_output(&mut self) -> Output {
         let most = &mut self.most_output;
         most.0 = most.0.max(self.out.slices.len());
