@@ -73,9 +73,11 @@ fn error_message(err: &anyhow::Error) -> String {
 }
 
 fn init_logging(verbose: u8) {
+    // The plots' rasterizer (usvg) warns of every zero-width rectangle, which plotters writes
+    // for a span shorter than a pixel: invisible either way, and not the user's concern.
     let default = match verbose {
-        0 => "warn",
-        1 => "info",
+        0 => "warn,usvg=error",
+        1 => "info,usvg=error",
         _ => "debug",
     };
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
