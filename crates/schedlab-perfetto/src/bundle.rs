@@ -12,6 +12,8 @@ use schedlab_perfetto_protos::ftrace_event_bundle::CompactSched;
 use schedlab_perfetto_protos::generic_ftrace_event::field::Value;
 use schedlab_perfetto_protos::{FtraceEvent, FtraceEventBundle, GenericFtraceEvent};
 
+use crate::generic::{self, Described};
+
 /// `clone_flags` bit of a new thread of the same process (include/uapi/linux/sched.h).
 pub(crate) const CLONE_THREAD: u64 = 0x0001_0000;
 
@@ -82,11 +84,25 @@ impl Decoded {
 }
 
 /// The bundle's events in time order (events of equal time in the order the bundle gives them,
-/// plain events before compact ones), each time shifted by `shift` nanoseconds.
-pub(crate) fn decode(bundle: &FtraceEventBundle, shift: i64) -> Decoded {
+/// plain events before compact ones), each time shifted by `shift` nanoseconds. `packet` is
+/// the bytes of the packet that holds it, where an event in the self-describing generic
+/// encoding is read from, by the trace's `described` layouts.
+pub(crate) fn decode(
+    bundle: &FtraceEventBundle,
+    packet: &[u8],
+    described: &Described,
+    shift: i64,
+) -> Decoded {
     let mut out = Decoded::default();
-    for event in &bundle.event {
-        plain(event, &mut out);
+    // Only a bundle with an event prost found nothing of can hold one.
+    let raw = if !described.is_empty() && bundle.event.iter().any(|e| e.event.is_none()) {
+        generic::bundle_events(packet)
+    } else {
+        Vec::new()
+    };
+    for (i, event) in bundle.event.iter().enumerate() {
+        let self_described = || raw.get(i).and_then(|bytes| described.event(bytes));
+        plain(event, self_described, &mut out);
     }
     if let Some(compact) = &bundle.compact_sched {
         compact_sched(compact, &mut out);
@@ -102,7 +118,12 @@ fn text(s: &Option<String>) -> Comm {
     comm(s.as_deref().unwrap_or(""))
 }
 
-fn plain(event: &FtraceEvent, out: &mut Decoded) {
+/// `self_described`: the event's generic event in the self-describing encoding, if any.
+fn plain(
+    event: &FtraceEvent,
+    self_described: impl FnOnce() -> Option<GenericFtraceEvent>,
+    out: &mut Decoded,
+) {
     let Some(time) = event.timestamp else {
         return out.bad(1, "an event without a timestamp");
     };
@@ -178,13 +199,14 @@ fn plain(event: &FtraceEvent, out: &mut Decoded) {
                 state: i64::from(i.state?),
             })
         })(),
-        Some(Event::Generic(g)) if g.event_name.as_deref() == Some("sched_stat_runtime") => {
-            stat_runtime(g)
-        }
-        Some(Event::Generic(_)) | None => {
-            out.other += 1;
-            return;
-        }
+        Some(Event::Generic(g)) => return generic(g, time, tid, out),
+        None => match self_described() {
+            Some(g) => return generic(&g, time, tid, out),
+            None => {
+                out.other += 1;
+                return;
+            }
+        },
     };
     match item {
         Some(item) => out.events.push(Timed { time, tid, item }),
@@ -192,9 +214,22 @@ fn plain(event: &FtraceEvent, out: &mut Decoded) {
     }
 }
 
-/// sched_stat_runtime, which Perfetto's protos have no message for, as Perfetto's recorder
-/// writes such an event: its fields by their ftrace names, each as the integer or text the
-/// kernel's format says (`pid_t pid` signed, `u64 runtime` unsigned, `char comm[16]`).
+/// An event Perfetto's protos have no message for: sched_stat_runtime is read, any other is
+/// counted as left out.
+fn generic(g: &GenericFtraceEvent, time: u64, tid: Option<i32>, out: &mut Decoded) {
+    if g.event_name.as_deref() != Some("sched_stat_runtime") {
+        out.other += 1;
+        return;
+    }
+    match stat_runtime(g) {
+        Some(item) => out.events.push(Timed { time, tid, item }),
+        None => out.bad(1, "a sched_stat_runtime lacks its pid or runtime"),
+    }
+}
+
+/// sched_stat_runtime, as Perfetto's recorder writes it in either generic encoding: its
+/// fields by their ftrace names, each as the integer or text the kernel's format says
+/// (`pid_t pid` signed, `u64 runtime` unsigned, `char comm[16]`).
 fn stat_runtime(g: &GenericFtraceEvent) -> Option<Item> {
     let value = |name: &str| {
         (g.field.iter())
@@ -340,7 +375,12 @@ mod tests {
 
     #[test]
     fn a_generic_sched_stat_runtime_is_the_kernels_accounting_of_its_task() {
-        let decoded = decode(&bundle_of("sched_stat_runtime"), 0);
+        let decoded = decode(
+            &bundle_of("sched_stat_runtime"),
+            &[],
+            &Described::default(),
+            0,
+        );
         assert_eq!((decoded.bad, decoded.other), (0, 0));
         let [event] = &decoded.events[..] else {
             panic!("one event: {:?}", decoded.events);
@@ -353,9 +393,99 @@ mod tests {
         assert_eq!(comm, super::comm("stress-ng-cpu"));
     }
 
+    /// The packet of a bundle of cpu 3 holding one sched_stat_runtime in the self-describing
+    /// encoding of Perfetto's recorder since v53: the event's own message at `field` of
+    /// `FtraceEvent`, described by the bundle's `generic_event_descriptors` (field 11) as
+    /// the `DescriptorProto` of the kernel's format, as `described_field` says.
+    fn dense_packet(field: u64, described_field: i32) -> Vec<u8> {
+        use schedlab_perfetto_protos::field_descriptor_proto::Type;
+        use schedlab_perfetto_protos::{DescriptorProto, FieldDescriptorProto};
+        let layout = [
+            ("comm", Type::String),
+            ("pid", Type::Int32),
+            ("runtime", Type::Uint64),
+            ("vruntime", Type::Uint64),
+        ];
+        let descriptor = DescriptorProto {
+            name: Some("sched_stat_runtime".into()),
+            field: (layout.iter().zip(1..))
+                .map(|(&(name, kind), number)| FieldDescriptorProto {
+                    name: Some(name.into()),
+                    number: Some(number),
+                    r#type: Some(kind as i32),
+                })
+                .collect(),
+        };
+        let mut message = Vec::new();
+        bytes_field(1, b"stress-ng-cpu\0\0\0", &mut message);
+        int_field(2, 4242, &mut message);
+        int_field(3, 3_999_870, &mut message);
+        int_field(4, 91_000_000_000, &mut message);
+        let mut event = Vec::new();
+        int_field(1, 1_000_000_123, &mut event);
+        int_field(2, 4242, &mut event);
+        bytes_field(field, &message, &mut event);
+        let mut descriptors = Vec::new();
+        int_field(1, described_field as u64, &mut descriptors);
+        bytes_field(3, b"sched", &mut descriptors);
+        bytes_field(2, &descriptor.encode_to_vec(), &mut descriptors);
+        let mut bundle = Vec::new();
+        int_field(1, 3, &mut bundle);
+        bytes_field(2, &event, &mut bundle);
+        bytes_field(11, &descriptors, &mut bundle);
+        let mut packet = Vec::new();
+        bytes_field(1, &bundle, &mut packet);
+        packet
+    }
+
+    fn decode_packet(packet: &[u8]) -> Decoded {
+        let bundle = FtraceEventBundle::decode(delimited_first(packet)).unwrap();
+        let mut described = Described::default();
+        described.add(&bundle.generic_event_descriptors);
+        decode(&bundle, packet, &described, 0)
+    }
+
+    /// The first field's bytes of a message whose first field is length-delimited.
+    fn delimited_first(mut packet: &[u8]) -> &[u8] {
+        let (_, wire) = prost::encoding::decode_key(&mut packet).unwrap();
+        assert_eq!(wire, prost::encoding::WireType::LengthDelimited);
+        let len = prost::encoding::decode_varint(&mut packet).unwrap() as usize;
+        &packet[..len]
+    }
+
+    #[test]
+    fn a_self_described_sched_stat_runtime_reads_as_the_generic_one_does() {
+        let dense = decode_packet(&dense_packet(65536, 65536));
+        let legacy = decode(
+            &bundle_of("sched_stat_runtime"),
+            &[],
+            &Described::default(),
+            0,
+        );
+        assert_eq!((dense.bad, dense.other), (0, 0));
+        assert_eq!(
+            format!("{:?}", dense.events),
+            format!("{:?}", legacy.events)
+        );
+    }
+
+    #[test]
+    fn a_self_described_event_of_an_undescribed_field_is_left_out_as_unknown() {
+        let decoded = decode_packet(&dense_packet(65537, 65536));
+        assert_eq!(
+            (decoded.events.len(), decoded.bad, decoded.other),
+            (0, 0, 1)
+        );
+    }
+
     #[test]
     fn another_generic_event_is_left_out_as_unknown() {
-        let decoded = decode(&bundle_of("sched_stat_sleep"), 0);
+        let decoded = decode(
+            &bundle_of("sched_stat_sleep"),
+            &[],
+            &Described::default(),
+            0,
+        );
         assert_eq!(
             (decoded.events.len(), decoded.bad, decoded.other),
             (0, 0, 1)

@@ -7,7 +7,8 @@
 //! * [`read_sched`] reads one file into [`PerfettoTables`]: the tables [`schedlab_perf`] gives
 //!   for a perf.data (`sched_slices`, `migrations`, `wakeups`, `threads`, `quality`, `losses`,
 //!   the `traces` row and the window where every CPU has data, and `sched_runtime` from
-//!   sched_stat_runtime events written as Perfetto's `GenericFtraceEvent`), and `cpu_freq_idle`
+//!   sched_stat_runtime events, in either of Perfetto's encodings of an event its protos lack:
+//!   the `GenericFtraceEvent` or, since v53, a self-described message), and `cpu_freq_idle`
 //!   from the trace's cpu_frequency and cpu_idle events.
 //! * [`stream_sched`] and [`stream_sched_compact`] hand the per-event rows over a block at a
 //!   time as the file is read, as schedlab-perf's functions of the same names do.
@@ -59,6 +60,7 @@
 mod bundle;
 mod error;
 mod framing;
+mod generic;
 mod reader;
 
 use std::path::Path;

@@ -35,6 +35,7 @@ use crate::PerfettoTables;
 use crate::bundle::{self, CLONE_THREAD, Item, Timed};
 use crate::error::PerfettoError;
 use crate::framing::{Break, Frames};
+use crate::generic::Described;
 
 const SOURCE: &str = "perfetto";
 /// Events per block handed to the caller: a few megabytes of rows.
@@ -110,6 +111,8 @@ struct Index {
     /// The packets of every `compressed_packets` packet, inflated and back to back: their
     /// bundles are decoded again in the second pass, as those of the file are.
     inflated: Vec<u8>,
+    /// The layouts of the generic events in the self-describing encoding.
+    described: Described,
 }
 
 fn kind_name(item: &Item) -> &'static str {
@@ -167,7 +170,7 @@ impl Index {
                 range: start..start + frame.bytes.len(),
                 file_bytes: frame.bytes.len() as u64,
             };
-            index.packet(path, frame.offset, place, packet)?;
+            index.packet(path, frame.offset, place, packet, frame.bytes)?;
         }
         index.split_runs();
         Ok(index)
@@ -179,10 +182,13 @@ impl Index {
         offset: u64,
         place: Place,
         packet: TracePacket,
+        bytes: &[u8],
     ) -> Result<(), PerfettoError> {
         match packet.data {
             Some(Data::FtraceEvents(b)) => {
-                let decoded = bundle::decode(&b, 0);
+                // A bundle's descriptors may describe its own events.
+                self.described.add(&b.generic_event_descriptors);
+                let decoded = bundle::decode(&b, bytes, &self.described, 0);
                 for e in &decoded.events {
                     *self.counts.entry(kind_name(&e.item)).or_default() += 1;
                 }
@@ -333,16 +339,17 @@ impl Index {
             let start = frame.bytes.as_ptr() as usize - inflated.as_ptr() as usize;
             places.push((start..start + frame.bytes.len(), packet));
         }
-        self.inflated = inflated;
         let mut file_bytes = Some(file_bytes);
         for (range, packet) in places {
+            let bytes = &inflated[range.clone()];
             let place = Place {
                 inflated: true,
                 range,
                 file_bytes: file_bytes.take().unwrap_or(0),
             };
-            self.packet(path, offset, place, packet)?;
+            self.packet(path, offset, place, packet, bytes)?;
         }
+        self.inflated = inflated;
         Ok(())
     }
 
@@ -685,7 +692,12 @@ pub(crate) fn run(
             else {
                 continue;
             };
-            let decoded = bundle::decode(&bundle, index.shift(&bundle));
+            let decoded = bundle::decode(
+                &bundle,
+                index.bytes(file, r),
+                &index.described,
+                index.shift(&bundle),
+            );
             if let Some(why) = decoded.first_bad {
                 notes.bad += decoded.bad;
                 notes.first_bad.get_or_insert((*cpu, why));

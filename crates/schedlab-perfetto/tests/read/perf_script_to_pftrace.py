@@ -11,13 +11,21 @@ With --deflate, every 16 packets go into one packet's compressed_packets instead
 recorder writes them with the config's `compression_type: COMPRESSION_TYPE_DEFLATE`: the
 packets framed as in a trace file, compressed by zlib.
 
+With --runtime generic, sched_stat_runtime events are written too, as the recorder writes an
+event its protos have no message for with `denser_generic_event_encoding: false` (and before
+v53): a GenericFtraceEvent naming each field. With --runtime dense, as it writes one by default
+since v53: a message of the event's own at field 65536 of FtraceEvent, described once per CPU
+by the first bundle's generic_event_descriptors as the DescriptorProto of the kernel's format.
+
 usage: perf_script_to_pftrace.py SCRIPT_TEXT OUT.pftrace [--compact] [--deflate]
+                                 [--runtime generic|dense]
 """
 
 import re
 import sys
 import zlib
 
+from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
 
 LINE = re.compile(r"^\s*(-?\d+)/(-?\d+)\s+\[(\d+)\]\s+(\d+)\.(\d{9}):\s+sched:(\w+):\s?(.*)$")
@@ -32,6 +40,16 @@ MIGRATE = re.compile(r"comm=(.*) pid=(-?\d+) prio=(-?\d+) orig_cpu=(\d+) dest_cp
 # events carry no pid (perf names the task -1), so its events alone may never name it.
 TASK = re.compile(r"PERF_RECORD_FORK\((\d+):(\d+)\)")
 FORK = re.compile(r"comm=(.*) pid=(-?\d+) child_comm=(.*) child_pid=(-?\d+)$")
+# Linux 6.8 dropped vruntime from sched_stat_runtime.
+RUNTIME = re.compile(r"comm=(.*) pid=(-?\d+) runtime=(\d+) \[ns\](?: vruntime=(\d+) \[ns\])?$")
+# The kernel's format of sched_stat_runtime, as the recorder describes it in the dense encoding.
+RUNTIME_FIELDS = [
+    ("comm", descriptor_pb2.FieldDescriptorProto.TYPE_STRING),
+    ("pid", descriptor_pb2.FieldDescriptorProto.TYPE_INT32),
+    ("runtime", descriptor_pb2.FieldDescriptorProto.TYPE_UINT64),
+    ("vruntime", descriptor_pb2.FieldDescriptorProto.TYPE_UINT64),
+]
+DENSE_FIELD = 65536
 # The kernel's TASK_* report bits (Linux 4.14 and later), as sched_switch prints them.
 STATE_BITS = {"S": 1, "D": 2, "T": 4, "t": 8, "X": 16, "Z": 32, "P": 64, "I": 128}
 PREEMPTED = 256
@@ -45,8 +63,52 @@ def prev_state(text):
     return bits
 
 
-def event(kind, payload, out):
-    if kind == "sched_switch":
+def dense_runtime_types():
+    """sched_stat_runtime's own message, and a message holding it at DENSE_FIELD: merged into
+    an FtraceEvent, that holder's bytes are the event's field the recorder writes."""
+    event = descriptor_pb2.DescriptorProto(name="sched_stat_runtime")
+    for number, (name, kind) in enumerate(RUNTIME_FIELDS, 1):
+        event.field.add(name=name, number=number, type=kind,
+                        label=descriptor_pb2.FieldDescriptorProto.LABEL_OPTIONAL)
+    holder = descriptor_pb2.DescriptorProto(name="Holder")
+    holder.field.add(name="event", number=DENSE_FIELD, type=descriptor_pb2.FieldDescriptorProto.TYPE_MESSAGE,
+                     type_name=".generic.sched_stat_runtime",
+                     label=descriptor_pb2.FieldDescriptorProto.LABEL_OPTIONAL)
+    file = descriptor_pb2.FileDescriptorProto(name="generic.proto", package="generic", syntax="proto2")
+    file.message_type.extend([event, holder])
+    pool = descriptor_pool.DescriptorPool()
+    pool.Add(file)
+    holder_type = message_factory.GetMessageClass(pool.FindMessageTypeByName("generic.Holder"))
+    return event, holder_type
+
+
+def runtime(payload, out, encoding, dense):
+    m = RUNTIME.match(payload)
+    values = {"comm": m.group(1), "pid": int(m.group(2)), "runtime": int(m.group(3))}
+    if m.group(4) is not None:
+        values["vruntime"] = int(m.group(4))
+    if encoding == "generic":
+        g = out.generic
+        g.event_name = "sched_stat_runtime"
+        for name, value in values.items():
+            f = g.field.add(name=name)
+            if isinstance(value, str):
+                f.str_value = value
+            elif name == "pid":
+                f.int_value = value
+            else:
+                f.uint_value = value
+    else:
+        holder = dense[1]()
+        for name, value in values.items():
+            setattr(holder.event, name, value)
+        out.MergeFromString(holder.SerializeToString())
+
+
+def event(kind, payload, out, encoding=None, dense=None):
+    if kind == "sched_stat_runtime" and encoding:
+        runtime(payload, out, encoding, dense)
+    elif kind == "sched_switch":
         m = SWITCH.match(payload)
         s = out.sched_switch
         s.prev_comm, s.next_comm = m.group(1), m.group(5)
@@ -101,7 +163,8 @@ def compact(bundle, events):
     cs.intern_table.extend(sorted(names, key=names.get))
 
 
-def main(script, path, compact_sched, deflate):
+def main(script, path, compact_sched, deflate, encoding):
+    dense = dense_runtime_types() if encoding == "dense" else None
     trace = pb.Trace()
     tgids = {}
     per_cpu = {}
@@ -119,7 +182,7 @@ def main(script, path, compact_sched, deflate):
         e = pb.FtraceEvent(timestamp=time)
         if tid >= 0:
             e.pid = tid
-        if not event(m.group(6), m.group(7), e):
+        if not event(m.group(6), m.group(7), e, encoding, dense):
             continue
         if tid > 0 and pid > 0:
             tgids[tid] = pid
@@ -133,6 +196,10 @@ def main(script, path, compact_sched, deflate):
         for start in range(0, len(events), 1000):
             bundle = trace.packet.add().ftrace_events
             bundle.cpu = cpu
+            if dense and start == 0:
+                bundle.generic_event_descriptors.add(
+                    field_id=DENSE_FIELD, group_name="sched",
+                    event_descriptor=dense[0].SerializeToString())
             if compact_sched:
                 compact(bundle, events[start:start + 1000])
             else:
@@ -148,4 +215,7 @@ def main(script, path, compact_sched, deflate):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2], "--compact" in sys.argv[3:], "--deflate" in sys.argv[3:])
+    flags = sys.argv[3:]
+    encoding = flags[flags.index("--runtime") + 1] if "--runtime" in flags else None
+    assert encoding in (None, "generic", "dense"), f"--runtime {encoding}: generic or dense"
+    main(sys.argv[1], sys.argv[2], "--compact" in flags, "--deflate" in flags, encoding)

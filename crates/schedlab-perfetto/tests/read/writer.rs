@@ -11,8 +11,9 @@ use schedlab_testkit::{perfetto_python, test_name, unavailable};
 
 /// The recording the tests share, in `dir`: a perf.data of a bounded switching workload and
 /// the .pftrace the Python writer makes of its `perf script` text (`perf-script.txt`), as
-/// `trace.pftrace`, as `compact.pftrace` with compact_sched, and as `deflated.pftrace` that
-/// with its packets compressed. One recording for all: each would be the others' noise.
+/// `trace.pftrace`, as `compact.pftrace` with compact_sched, as `deflated.pftrace` that
+/// with its packets compressed, and with the sched_stat_runtime events in each of Perfetto's
+/// generic encodings as `runtime-generic.pftrace` and `runtime-dense.pftrace`. One recording for all: each would be the others' noise.
 pub struct Recording {
     pub dir: PathBuf,
 }
@@ -88,6 +89,8 @@ fn record(python: &Path) -> Recording {
         ("trace.pftrace", &[][..]),
         ("compact.pftrace", &["--compact"][..]),
         ("deflated.pftrace", &["--compact", "--deflate"][..]),
+        ("runtime-generic.pftrace", &["--runtime", "generic"][..]),
+        ("runtime-dense.pftrace", &["--runtime", "dense"][..]),
     ] {
         let wrote = Command::new(python)
             .arg(writer)
@@ -157,6 +160,53 @@ fn a_trace_written_by_perfettos_protos_gives_the_slices_and_wakeups_of_its_perf_
     assert_eq!(
         trace.clock, "CLOCK_BOOTTIME",
         "no clock snapshot: Perfetto's clock as it is"
+    );
+}
+
+#[test]
+fn sched_stat_runtime_in_either_generic_encoding_gives_the_kernels_accounting_of_its_perf_data() {
+    let Some(recording) = recorded() else {
+        return;
+    };
+    let perf = schedlab_perf::read_sched(&recording.path("perf.data"), &options()).unwrap();
+    assert!(
+        perf.sched_runtime
+            .iter()
+            .any(|r| r.comm.starts_with("stress-ng")),
+        "perf sched record traced sched_stat_runtime: {} rows",
+        perf.sched_runtime.len()
+    );
+    let key = |r: &schedlab_tables::SchedRuntimeRow| (r.cpu, r.tid);
+    let mut want = perf.sched_runtime.clone();
+    want.sort_by_key(key);
+    for name in ["runtime-generic.pftrace", "runtime-dense.pftrace"] {
+        let read = schedlab_perfetto::read_sched(&recording.path(name), &options()).unwrap();
+        let mut got = read.sched.sched_runtime.clone();
+        got.sort_by_key(key);
+        assert_eq!(got.len(), want.len(), "{name}: rows");
+        for (g, w) in got.iter().zip(&want) {
+            // perf names a thread found at the start by /proc's comm, which for a kworker
+            // adds its workqueue ("kworker/0:1-virtio"); the trace has only the events' comm.
+            assert!(
+                w.comm.starts_with(&g.comm),
+                "{name}: {g:?} is named as {w:?}"
+            );
+            let named = schedlab_tables::SchedRuntimeRow {
+                comm: w.comm.clone(),
+                ..g.clone()
+            };
+            assert_eq!(&named, w, "{name}: the first row that differs");
+        }
+        assert_eq!(
+            read.sched.sched_slices.len(),
+            perf.sched_slices.len(),
+            "{name}: the slices are read beside the runtimes"
+        );
+    }
+    let plain = schedlab_perfetto::read_sched(&recording.path("trace.pftrace"), &options());
+    assert!(
+        plain.unwrap().sched.sched_runtime.is_empty(),
+        "the trace written without sched_stat_runtime has no kernel accounting"
     );
 }
 
