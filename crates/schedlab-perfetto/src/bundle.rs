@@ -439,18 +439,14 @@ mod tests {
     }
 
     fn decode_packet(packet: &[u8]) -> Decoded {
-        let bundle = FtraceEventBundle::decode(delimited_first(packet)).unwrap();
+        use schedlab_perfetto_protos::TracePacket;
+        use schedlab_perfetto_protos::trace_packet::Data;
+        let Some(Data::FtraceEvents(bundle)) = TracePacket::decode(packet).unwrap().data else {
+            panic!("a packet of a bundle");
+        };
         let mut described = Described::default();
         described.add(&bundle.generic_event_descriptors);
         decode(&bundle, packet, &described, 0)
-    }
-
-    /// The first field's bytes of a message whose first field is length-delimited.
-    fn delimited_first(mut packet: &[u8]) -> &[u8] {
-        let (_, wire) = prost::encoding::decode_key(&mut packet).unwrap();
-        assert_eq!(wire, prost::encoding::WireType::LengthDelimited);
-        let len = prost::encoding::decode_varint(&mut packet).unwrap() as usize;
-        &packet[..len]
     }
 
     #[test]

@@ -16,7 +16,9 @@ use std::collections::HashMap;
 
 use prost::Message;
 use prost::bytes::Buf;
-use prost::encoding::{DecodeContext, WireType, decode_key, decode_varint, skip_field};
+use prost::encoding::{
+    DecodeContext, WireType, decode_key, decode_varint, int64, sint64, skip_field,
+};
 use schedlab_perfetto_protos::field_descriptor_proto::Type;
 use schedlab_perfetto_protos::ftrace_event_bundle::GenericEventDescriptor;
 use schedlab_perfetto_protos::generic_ftrace_event::{Field, field::Value};
@@ -118,11 +120,16 @@ impl EventLayout {
                     Value::UintValue(decode_varint(&mut bytes).ok()?)
                 }
                 (WireType::Varint, Type::Sint64 | Type::Sint32) => {
-                    let v = decode_varint(&mut bytes).ok()?;
-                    Value::IntValue((v >> 1) as i64 ^ -((v & 1) as i64))
+                    let mut v = 0;
+                    sint64::merge(wire, &mut v, &mut bytes, DecodeContext::default()).ok()?;
+                    Value::IntValue(v)
                 }
                 // int32 and int64 carry negative values sign-extended to 64 bits.
-                (WireType::Varint, _) => Value::IntValue(decode_varint(&mut bytes).ok()? as i64),
+                (WireType::Varint, _) => {
+                    let mut v = 0;
+                    int64::merge(wire, &mut v, &mut bytes, DecodeContext::default()).ok()?;
+                    Value::IntValue(v)
+                }
                 _ => {
                     skip_field(wire, tag, &mut bytes, DecodeContext::default()).ok()?;
                     continue;
@@ -142,7 +149,7 @@ impl EventLayout {
 
 /// A length-delimited field's bytes, `buf` moved past them.
 fn delimited<'a>(buf: &mut &'a [u8]) -> Option<&'a [u8]> {
-    let len = usize::try_from(decode_varint(buf).ok()?).ok()?;
+    let len = prost::decode_length_delimiter(&mut *buf).ok()?;
     let bytes = buf.get(..len)?;
     buf.advance(len);
     Some(bytes)
