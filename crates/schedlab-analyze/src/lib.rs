@@ -33,6 +33,7 @@ pub mod rollup;
 mod sched_delay;
 pub mod slices;
 pub mod stats;
+pub mod stretches;
 pub mod thread;
 pub mod throughput;
 pub mod timeline;
@@ -384,7 +385,8 @@ fn why_here(
     out: &mut Aggregates,
     timeline: Option<&BackgroundWriter<CpuTimelineRow>>,
 ) -> Result<(), TableError> {
-    for run in runs.iter().filter(|run| !run.sched_slices.is_empty()) {
+    let with_trace = runs.iter().filter(|run| !run.sched_slices.is_empty());
+    for (index, run) in (0u32..).zip(with_trace) {
         let cpus = Timeline::new(run.all_slices);
         let threads = placement_cost::workload_threads(run);
         let (costs, wakeups) = rayon::join(
@@ -393,8 +395,8 @@ fn why_here(
                     placement_cost::placement_cost(run, &cpus, &threads);
                 if let Some(writer) = timeline {
                     // Encoded in the pool while the next CPU's rows are made.
-                    cpus.write_rows(run, &idle_while_waiting, |rows| {
-                        writer.send(rows);
+                    cpus.write_rows(run, index, &idle_while_waiting, |stretches| {
+                        writer.send_with(move |schema| stretches.table_batch(schema));
                         Ok::<(), TableError>(())
                     })?;
                 }

@@ -15,7 +15,7 @@ use std::sync::Arc;
 use schedlab_tables::{ColumnBatch, SchedSliceRow, TableDir, TableError, Texts, read_columns};
 
 /// The key of a missing text (a slice of no workload).
-const NO_TEXT: u32 = u32::MAX;
+pub(crate) const NO_TEXT: u32 = u32::MAX;
 
 /// The priority of a slice whose source has none.
 const NO_PRIO: i32 = i32::MIN;
@@ -185,6 +185,11 @@ impl Slices {
 
     pub fn is_empty(&self) -> bool {
         self.cpu.is_empty()
+    }
+
+    /// The run's texts: a slice's text keys index them.
+    pub fn texts(&self) -> &[Arc<str>] {
+        &self.texts
     }
 
     /// Slice `row`.
@@ -403,16 +408,21 @@ impl<'a> Slice<'a> {
         &self.of.texts[self.of.prev_state[self.row] as usize]
     }
 
-    pub fn workload(self) -> Option<&'a str> {
-        self.shared_workload().map(|w| &**w)
+    /// The key of its comm among its store's [`texts`](Slices::texts).
+    pub fn comm_key(self) -> u32 {
+        self.of.comm[self.row]
     }
 
-    /// Its workload as the run's one copy of the text.
-    pub fn shared_workload(self) -> Option<&'a Arc<str>> {
-        match self.of.workload[self.row] {
+    pub fn workload(self) -> Option<&'a str> {
+        match self.workload_key() {
             NO_TEXT => None,
             key => Some(&self.of.texts[key as usize]),
         }
+    }
+
+    /// The key of its workload among its store's [`texts`](Slices::texts), [`NO_TEXT`] for none.
+    pub fn workload_key(self) -> u32 {
+        self.of.workload[self.row]
     }
 
     /// Whether it is the idle task's.

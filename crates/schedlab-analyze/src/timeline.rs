@@ -10,11 +10,10 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use schedlab_tables::{CpuTimelineRow, SharedStrings};
-
 use crate::RunTables;
 use crate::placement_cost::IdleWhileWaiting;
-use crate::slices::{Slice, Slices};
+use crate::slices::{NO_TEXT, Slice, Slices};
+use crate::stretches::{RunTexts, State, Stretch, Stretches};
 
 /// Rows [`Timeline::write_rows`] hands on at once.
 pub const ROWS_PER_WRITE: usize = 64 * 1024;
@@ -76,84 +75,93 @@ impl<'a> Timeline<'a> {
         self.during(cpu, (time, time + 1)).next().map(|(s, _)| s)
     }
 
-    /// The timeline as rows, handed to `write` a CPU's at a time, in chunks of at most
-    /// [`ROWS_PER_WRITE`] (a run's rows are about as many as its slices): consecutive slices of one state, priority and (for a workload)
-    /// thread merged into one stretch; idle stretches cut where `waiting` marks begin and end.
-    /// The rows share their strings with the slices and with each other.
+    /// The timeline as stretches, handed to `write` a CPU's at a time, in chunks of at most
+    /// [`ROWS_PER_WRITE`] (a run's stretches are about as many as its slices): consecutive
+    /// slices of one state, priority and (for a workload) thread merged into one stretch; idle
+    /// stretches cut where `waiting` marks begin and end. `index` is the run's place among the
+    /// runs written to one file (see [`RunTexts::index`]).
     pub fn write_rows<E>(
         &self,
         run: &RunTables<'_>,
+        index: u32,
         waiting: &IdleWhileWaiting<'_>,
-        mut write: impl FnMut(Vec<CpuTimelineRow>) -> Result<(), E>,
+        mut write: impl FnMut(Stretches) -> Result<(), E>,
     ) -> Result<(), E> {
-        let [idle, workload, other]: [Arc<str>; 3] = ["idle", "workload", "other"].map(Arc::from);
-        let run_id: Arc<str> = Arc::from(run.run_id);
-        let mut names = SharedStrings::default();
+        let mut names: Vec<&str> = waiting.values().flatten().map(|&(_, w)| w).collect();
+        names.sort_unstable();
+        names.dedup();
+        let texts = Arc::new(RunTexts {
+            index,
+            run_id: Arc::from(run.run_id),
+            texts: self.of.texts().to_vec(),
+            waiting: names.iter().map(|&w| Arc::from(w)).collect(),
+        });
         for (&cpu, OnCpu { rows: on_cpu, .. }) in &self.cpus {
-            let mut rows: Vec<CpuTimelineRow> = Vec::new();
-            let marks: Vec<((i64, i64), Arc<str>)> =
+            let marks: Vec<((i64, i64), u32)> =
                 merged_marks(waiting.get(&cpu).map_or(&[][..], Vec::as_slice))
                     .into_iter()
-                    .map(|(span, name)| (span, names.of(name)))
+                    .map(|(span, name)| {
+                        let key = names.binary_search(&name).expect("a name of the marks");
+                        (span, key as u32)
+                    })
                     .collect();
+            let mut out = Stretches::new(texts.clone(), cpu, Arc::from(run.class_name(cpu)));
             // A finished stretch: idle ones cut at the marks, and a full chunk handed on.
-            let mut push = |rows: &mut Vec<CpuTimelineRow>, row: CpuTimelineRow| {
-                if Arc::ptr_eq(&row.state, &idle) {
-                    rows.extend(cut_at_marks(row, &marks));
-                } else {
-                    rows.push(row);
+            let mut push = |out: &mut Stretches, stretch: Stretch| {
+                match stretch.state {
+                    State::Idle => cut_at_marks(stretch, &marks, |part| out.push(part)),
+                    _ => out.push(stretch),
                 }
-                if rows.len() >= ROWS_PER_WRITE {
-                    write(std::mem::take(rows))?;
+                if out.len() >= ROWS_PER_WRITE {
+                    let full = std::mem::replace(out, out.emptied());
+                    write(full)?;
                 }
                 Ok(())
             };
-            let class: Arc<str> = run.class(cpu).into();
-            let mut current: Option<CpuTimelineRow> = None;
+            let mut current: Option<Stretch> = None;
             for s in on_cpu.iter().map(|&row| self.of.get(row as usize)) {
-                let state = match (s.is_idle(), s.workload()) {
-                    (true, _) => &idle,
-                    (false, Some(_)) => &workload,
-                    (false, None) => &other,
+                let state = match (s.is_idle(), s.workload_key() != NO_TEXT) {
+                    (true, _) => State::Idle,
+                    (false, true) => State::Workload,
+                    (false, false) => State::Other,
                 };
                 let prio = if s.is_idle() { None } else { s.prio() };
                 let tid = (!s.is_idle()).then_some(s.tid());
-                if let Some(row) = current.as_mut()
-                    && row.end_ns == s.start_ns()
-                    && Arc::ptr_eq(&row.state, state)
-                    && row.prio == prio
-                    && (!Arc::ptr_eq(state, &workload) || row.tid == tid)
+                if let Some(stretch) = current.as_mut()
+                    && stretch.end_ns == s.start_ns()
+                    && stretch.state == state
+                    && stretch.prio == prio
+                    && (state != State::Workload || stretch.tid == tid)
                 {
-                    row.end_ns = s.end_ns();
-                    row.slices += 1;
-                    if row.tid != tid {
-                        row.tid = None;
-                        row.comm = None;
+                    stretch.end_ns = s.end_ns();
+                    stretch.slices += 1;
+                    if stretch.tid != tid {
+                        stretch.tid = None;
+                        stretch.comm = NO_TEXT;
                     }
                     continue;
                 }
-                if let Some(row) = current.take() {
-                    push(&mut rows, row)?;
+                if let Some(stretch) = current.take() {
+                    push(&mut out, stretch)?;
                 }
-                current = Some(CpuTimelineRow {
-                    run_id: run_id.clone(),
-                    cpu,
-                    class: class.clone(),
+                current = Some(Stretch {
                     start_ns: s.start_ns(),
                     end_ns: s.end_ns(),
-                    state: state.clone(),
-                    workload: s.shared_workload().cloned(),
+                    state,
+                    workload: s.workload_key(),
                     tid,
-                    comm: tid.map(|_| s.comm().clone()),
+                    comm: if tid.is_some() { s.comm_key() } else { NO_TEXT },
                     prio,
                     slices: 1,
-                    waiting: None,
+                    waiting: NO_TEXT,
                 });
             }
-            if let Some(row) = current {
-                push(&mut rows, row)?;
+            if let Some(stretch) = current {
+                push(&mut out, stretch)?;
             }
-            write(rows)?;
+            if !out.is_empty() {
+                write(out)?;
+            }
         }
         Ok(())
     }
@@ -173,31 +181,31 @@ fn merged_marks<'a>(marks: &[((i64, i64), &'a str)]) -> Vec<((i64, i64), &'a str
     out
 }
 
-/// An idle stretch cut into parts with and without a mark; the first part keeps its count of
-/// slices, the others count 0.
-fn cut_at_marks(row: CpuTimelineRow, marks: &[((i64, i64), Arc<str>)]) -> Vec<CpuTimelineRow> {
-    let mut parts = Vec::new();
-    let mut part = |start: i64, end: i64, waiting: Option<&Arc<str>>| {
+/// An idle stretch cut into parts with and without a mark (`push`ed in order); the first part
+/// keeps its count of slices, the others count 0.
+fn cut_at_marks(stretch: Stretch, marks: &[((i64, i64), u32)], mut push: impl FnMut(Stretch)) {
+    let mut first = true;
+    let mut part = |start: i64, end: i64, waiting: u32| {
         if end > start {
-            parts.push(CpuTimelineRow {
+            push(Stretch {
                 start_ns: start,
                 end_ns: end,
-                waiting: waiting.cloned(),
-                slices: if parts.is_empty() { row.slices } else { 0 },
-                ..row.clone()
+                waiting,
+                slices: if first { stretch.slices } else { 0 },
+                ..stretch
             });
+            first = false;
         }
     };
-    let mut cursor = row.start_ns;
-    let first = marks.partition_point(|((_, end), _)| *end <= row.start_ns);
-    for ((start, end), workload) in marks[first..].iter().take_while(|m| m.0.0 < row.end_ns) {
-        let (start, end) = ((*start).max(cursor), (*end).min(row.end_ns));
-        part(cursor, start, None);
-        part(start, end, Some(workload));
+    let mut cursor = stretch.start_ns;
+    let from = marks.partition_point(|((_, end), _)| *end <= stretch.start_ns);
+    for &((start, end), workload) in marks[from..].iter().take_while(|m| m.0.0 < stretch.end_ns) {
+        let (start, end) = (start.max(cursor), end.min(stretch.end_ns));
+        part(cursor, start, NO_TEXT);
+        part(start, end, workload);
         cursor = end;
     }
-    part(cursor, row.end_ns, None);
-    parts
+    part(cursor, stretch.end_ns, NO_TEXT);
 }
 
 /// The length of the union of `spans`, and nothing counted twice.
@@ -219,7 +227,7 @@ pub fn union_ns(mut spans: Vec<(i64, i64)>) -> i64 {
 pub(crate) mod tests {
     use std::sync::Arc;
 
-    use schedlab_tables::SchedSliceRow;
+    use schedlab_tables::{CpuTimelineRow, SchedSliceRow};
 
     use super::*;
 
@@ -255,8 +263,8 @@ pub(crate) mod tests {
         waiting: &IdleWhileWaiting<'_>,
     ) -> Vec<CpuTimelineRow> {
         let mut all = Vec::new();
-        let written: Result<(), ()> = timeline.write_rows(run, waiting, |mut rows| {
-            all.append(&mut rows);
+        let written: Result<(), ()> = timeline.write_rows(run, 0, waiting, |stretches| {
+            all.extend(stretches.rows());
             Ok(())
         });
         written.unwrap();
@@ -279,7 +287,8 @@ pub(crate) mod tests {
         let run = RunTables::for_tests(&[]);
         let mut chunks: Vec<(i32, i32, usize)> = Vec::new();
         let written: Result<(), ()> =
-            Timeline::new(&refs).write_rows(&run, &IdleWhileWaiting::new(), |rows| {
+            Timeline::new(&refs).write_rows(&run, 0, &IdleWhileWaiting::new(), |stretches| {
+                let rows = stretches.rows();
                 let (first, last) = (rows[0].cpu, rows[rows.len() - 1].cpu);
                 chunks.push((first, last, rows.len()));
                 Ok(())
@@ -296,7 +305,7 @@ pub(crate) mod tests {
         );
         // A write that fails stops the timeline there.
         let mut calls = 0;
-        let failed = Timeline::new(&refs).write_rows(&run, &IdleWhileWaiting::new(), |_| {
+        let failed = Timeline::new(&refs).write_rows(&run, 0, &IdleWhileWaiting::new(), |_| {
             calls += 1;
             Err("disk full")
         });

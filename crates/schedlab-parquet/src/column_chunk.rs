@@ -96,7 +96,8 @@ impl ChunkPages {
         Ok(())
     }
 
-    /// The column's name.
+    /// The column's name (for the debug builds' check of keyed text).
+    #[cfg(debug_assertions)]
     pub(crate) fn column_name(&self) -> &str {
         self.descr.name()
     }
