@@ -14,7 +14,7 @@ use schedlab_topology::{format_cpu_list, parse_cpu_list};
 use crate::RunTables;
 use crate::headline::ThreadTime;
 use crate::slices::Slice;
-use crate::timeline::{Timeline, union_ns};
+use crate::timeline::{Cursor, Timeline, union_ns};
 
 /// The CPUs a thread of process `pid` of `workload` may use, and how that is known: its
 /// process's binding, or that of every instance of the workload when the thread belongs to a
@@ -134,14 +134,14 @@ pub fn placement_cost<'a>(
 ) -> (Vec<PlacementCostRow>, IdleWhileWaiting<'a>) {
     let mut marks = IdleWhileWaiting::new();
     let rows = (threads.iter())
-        .map(|thread| thread_cost(run, timeline, thread, &mut marks))
+        .map(|thread| thread_cost(run, &mut timeline.cursor(), thread, &mut marks))
         .collect();
     (rows, marks)
 }
 
 fn thread_cost<'a>(
     run: &RunTables<'_>,
-    timeline: &Timeline<'_>,
+    timeline: &mut Cursor<'_, '_>,
     thread: &WorkloadThread<'a>,
     marks: &mut IdleWhileWaiting<'a>,
 ) -> PlacementCostRow {

@@ -53,26 +53,12 @@ impl<'a> Timeline<'a> {
         Timeline { of: slices, cpus }
     }
 
-    /// The slices of `cpu` that overlap `[start, end)`, each with the overlapping part.
-    pub fn during(
-        &self,
-        cpu: i32,
-        (start, end): (i64, i64),
-    ) -> impl Iterator<Item = (Slice<'a>, (i64, i64))> + '_ {
-        let (rows, ends) = match self.cpus.get(&cpu) {
-            Some(on) => (&on.rows[..], &on.ends[..]),
-            None => (&[][..], &[][..]),
-        };
-        let first = ends.partition_point(|&slice_end| slice_end <= start);
-        (rows[first..].iter())
-            .map(|&row| self.of.get(row as usize))
-            .take_while(move |s| s.start_ns() < end)
-            .map(move |s| (s, (s.start_ns().max(start), s.end_ns().min(end))))
-    }
-
-    /// The slice running on `cpu` at `time`.
-    pub fn at(&self, cpu: i32, time: i64) -> Option<Slice<'a>> {
-        self.during(cpu, (time, time + 1)).next().map(|(s, _)| s)
+    /// A cursor for queries of this timeline.
+    pub fn cursor(&self) -> Cursor<'_, 'a> {
+        Cursor {
+            timeline: self,
+            hints: BTreeMap::new(),
+        }
     }
 
     /// The timeline as stretches, handed to `write` a CPU's at a time, in chunks of at most
@@ -164,6 +150,78 @@ impl<'a> Timeline<'a> {
             }
         }
         Ok(())
+    }
+}
+
+/// Queries of a [`Timeline`] that move mostly forward in time, as a thread's slices do: each
+/// CPU's search starts where its last answer was and gallops from there, so that a query near
+/// the last one reads a few neighbouring ends instead of binary-searching the CPU's whole
+/// column (whose cache misses were most of the "why here" figures' time). Any order of
+/// queries gets the same answers; only their cost depends on it.
+pub struct Cursor<'t, 'a> {
+    timeline: &'t Timeline<'a>,
+    /// Per CPU, the position of the last answer in its slices.
+    hints: BTreeMap<i32, usize>,
+}
+
+impl<'t, 'a> Cursor<'t, 'a> {
+    /// The slices of `cpu` that overlap `[start, end)`, each with the overlapping part.
+    pub fn during(
+        &mut self,
+        cpu: i32,
+        (start, end): (i64, i64),
+    ) -> impl Iterator<Item = (Slice<'a>, (i64, i64))> + use<'t, 'a> {
+        let of = self.timeline.of;
+        let (rows, ends) = match self.timeline.cpus.get(&cpu) {
+            Some(on) => (&on.rows[..], &on.ends[..]),
+            None => (&[][..], &[][..]),
+        };
+        let hint = self.hints.entry(cpu).or_default();
+        let first = first_ending_after(ends, start, *hint);
+        *hint = first;
+        (rows[first..].iter())
+            .map(move |&row| of.get(row as usize))
+            .take_while(move |s| s.start_ns() < end)
+            .map(move |s| (s, (s.start_ns().max(start), s.end_ns().min(end))))
+    }
+
+    /// The slice running on `cpu` at `time`.
+    pub fn at(&mut self, cpu: i32, time: i64) -> Option<Slice<'a>> {
+        self.during(cpu, (time, time + 1)).next().map(|(s, _)| s)
+    }
+}
+
+/// The first position in `ends` (ascending) whose end is after `time`: `ends.partition_point(|e|
+/// e <= time)`, found by galloping from `hint` towards it.
+fn first_ending_after(ends: &[i64], time: i64, hint: usize) -> usize {
+    let ended = |i: usize| ends[i] <= time;
+    let search = |from: usize, to: usize| from + ends[from..to].partition_point(|&e| e <= time);
+    let hint = hint.min(ends.len());
+    if hint > 0 && !ended(hint - 1) {
+        // Behind the hint: the answer is at most `below`.
+        let (mut below, mut step) = (hint - 1, 1);
+        loop {
+            if below < step {
+                return search(0, below);
+            }
+            let probe = below - step;
+            if ended(probe) {
+                return search(probe + 1, below);
+            }
+            (below, step) = (probe, step * 2);
+        }
+    }
+    // At or past the hint: the answer is at least `from`.
+    let (mut from, mut step) = (hint, 1);
+    loop {
+        let probe = from + step - 1;
+        if probe >= ends.len() {
+            return search(from, ends.len());
+        }
+        if !ended(probe) {
+            return search(from, probe);
+        }
+        (from, step) = (probe + 1, step * 2);
     }
 }
 
@@ -346,6 +404,53 @@ pub(crate) mod tests {
         );
     }
 
+    proptest::proptest! {
+        /// Whatever the hint, the gallop finds what a binary search of the whole column finds.
+        #[test]
+        fn a_search_from_any_hint_finds_the_first_end_after_the_time(
+            mut ends in proptest::collection::vec(0i64..1000, 0..200),
+            time in -5i64..1005,
+            hint in 0usize..250,
+        ) {
+            ends.sort_unstable();
+            let expected = ends.partition_point(|&e| e <= time);
+            proptest::prop_assert_eq!(first_ending_after(&ends, time, hint), expected);
+        }
+    }
+
+    #[test]
+    fn a_cursor_answers_queries_in_any_order_as_a_scan_does() {
+        // Two CPUs of back-to-back slices, 0..10, 10..20, ...; queries back and forth in time.
+        let slices: Vec<SchedSliceRow> = (0..2)
+            .flat_map(|cpu| {
+                (0..50).map(move |i: i32| {
+                    let t = i64::from(i) * 10;
+                    slice(cpu, i + 1, (t, t + 10), 120, None)
+                })
+            })
+            .collect();
+        let refs = Slices::from_rows(&slices);
+        let timeline = Timeline::new(&refs);
+        let mut cursor = timeline.cursor();
+        for (cpu, span) in [
+            (0, (455, 478)),
+            (1, (3, 31)),
+            (0, (12, 13)),
+            (0, (480, 600)),
+            (1, (499, 500)),
+        ] {
+            let got: Vec<(i32, (i64, i64))> = cursor
+                .during(cpu, span)
+                .map(|(s, part)| (s.tid(), part))
+                .collect();
+            let scanned: Vec<(i32, (i64, i64))> = (slices.iter())
+                .filter(|s| s.cpu == cpu && s.end_ns > span.0 && s.start_ns < span.1)
+                .map(|s| (s.tid, (s.start_ns.max(span.0), s.end_ns.min(span.1))))
+                .collect();
+            assert_eq!(got, scanned, "cpu {cpu} {span:?}");
+        }
+    }
+
     #[test]
     fn a_union_counts_overlaps_once() {
         assert_eq!(union_ns(vec![(0, 10), (5, 15), (20, 30), (22, 25)]), 25);
@@ -386,18 +491,19 @@ pub(crate) mod tests {
                 (60, 70, "workload", Some(10), 1),
             ]
         );
-        let parts: Vec<(i32, (i64, i64))> = (timeline.during(0, (15, 35)))
+        let mut cursor = timeline.cursor();
+        let parts: Vec<(i32, (i64, i64))> = (cursor.during(0, (15, 35)))
             .map(|(s, part)| (s.tid(), part))
             .collect();
         assert_eq!(parts, [(0, (15, 20)), (7, (20, 30)), (8, (30, 35))]);
-        assert_eq!(timeline.at(0, 30).map(|s| s.tid()), Some(8));
+        assert_eq!(cursor.at(0, 30).map(|s| s.tid()), Some(8));
         assert_eq!(
-            timeline.at(0, 70).map(|s| s.tid()),
+            cursor.at(0, 70).map(|s| s.tid()),
             None,
             "after the trace: unknown"
         );
         assert_eq!(
-            timeline.at(1, 5).map(|s| s.tid()),
+            cursor.at(1, 5).map(|s| s.tid()),
             None,
             "a CPU without slices"
         );

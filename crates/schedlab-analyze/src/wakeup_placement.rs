@@ -53,6 +53,7 @@ pub fn wakeup_placement(
             }
         }
         let mut previous: Option<i32> = None;
+        let mut timeline = timeline.cursor();
         for s in slices.iter() {
             if s.sched_delay_ns() > 0 {
                 let woken = s.start_ns() - s.sched_delay_ns();
