@@ -418,8 +418,14 @@ impl TextColumn {
         if self.chunk.page_pending() {
             self.encode_page();
         }
-        // A chunk that fell back before its first page has no dictionary page.
+        // A chunk that fell back before its first page has no dictionary page. A chunk of
+        // nulls only gets a dictionary of one empty text no row uses: the `parquet` crate's
+        // reader takes an empty dictionary for a chunk of plain values, and builds a dictionary
+        // for every batch of it by hashing and comparing each null row.
         let dictionary = (self.dictionary_pages > 0).then(|| {
+            if self.dictionary.is_empty() {
+                return (0u32.to_le_bytes().to_vec(), 1);
+            }
             let mut dictionary = Vec::with_capacity(self.dictionary_bytes);
             for &n in &self.dictionary {
                 let text = &self.texts[n as usize];

@@ -276,3 +276,55 @@ fn encodings_follow_the_declaration_whatever_the_column_name() {
     let err = refused(&[("t", ColumnEncoding::Delta), ("t", ColumnEncoding::Plain)]);
     assert!(err.contains("column t has two declared encodings"), "{err}");
 }
+
+#[test]
+fn a_chunk_of_nulls_only_has_a_dictionary_of_one_unused_text() {
+    use parquet::arrow::arrow_reader::{ArrowReaderOptions, ParquetRecordBatchReaderBuilder};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("nulls.parquet");
+    let rows = 3_000;
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("comm", DataType::Utf8, true),
+        Field::new("cpu", DataType::Int32, false),
+    ]));
+    let columns: Vec<ArrayRef> = vec![
+        Arc::new(StringArray::from(vec![None::<&str>; rows])),
+        Arc::new(Int32Array::from_iter_values(
+            (0..rows as i32).map(|i| i % 2),
+        )),
+    ];
+    let batch = RecordBatch::try_new(schema, columns).unwrap();
+    write_batch(&path, &batch, &[("comm", ColumnEncoding::Dictionary)]).unwrap();
+    assert_eq!(super::read_whole(&path), batch);
+
+    let dictionaries: Vec<u32> = (super::pages(&path, 0).iter())
+        .filter_map(|page| match page {
+            Page::DictionaryPage { num_values, .. } => Some(*num_values),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(dictionaries, [1]);
+
+    // Read as dictionary keys, the way the aggregates read command names: every row null.
+    let keyed = Arc::new(Schema::new(vec![
+        Field::new(
+            "comm",
+            DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8)),
+            true,
+        ),
+        Field::new("cpu", DataType::Int32, false),
+    ]));
+    let options = ArrowReaderOptions::new().with_schema(keyed);
+    let reader =
+        ParquetRecordBatchReaderBuilder::try_new_with_options(File::open(&path).unwrap(), options)
+            .unwrap()
+            .build()
+            .unwrap();
+    let mut read = 0;
+    for batch in reader {
+        let comm = batch.unwrap().column(0).clone();
+        assert_eq!(comm.null_count(), comm.len());
+        read += comm.len();
+    }
+    assert_eq!(read, rows);
+}
