@@ -377,14 +377,14 @@ pub fn compute(
 
 /// The "why here" aggregates that `why` asks for, over the whole of each run with a trace: what
 /// every CPU did when (written to `timeline`, a CPU at a time), and what that meant for each
-/// workload thread (added to `out`). The wakeups are counted while the costs are computed
-/// and the timeline written: both only read the run's timeline.
+/// workload thread (its placement_cost and wakeup_placement rows). The wakeups are counted
+/// while the costs are computed and the timeline written: both only read the run's timeline.
 fn why_here(
     runs: &[RunTables<'_>],
     why: WhyHere,
-    out: &mut Aggregates,
     timeline: Option<&BackgroundWriter<CpuTimelineRow>>,
-) -> Result<(), TableError> {
+) -> Result<Aggregates, TableError> {
+    let mut out = Aggregates::default();
     let with_trace = runs.iter().filter(|run| !run.sched_slices.is_empty());
     for (index, run) in (0u32..).zip(with_trace) {
         let cpus = Timeline::new(run.all_slices);
@@ -410,7 +410,7 @@ fn why_here(
             out.wakeup_placement.extend(wakeups);
         }
     }
-    Ok(())
+    Ok(out)
 }
 
 /// Runs the aggregate steps of a pipeline: reads `tables_dir`, writes one table per step into
@@ -442,7 +442,6 @@ pub fn aggregate(
     let any_in_window =
         (steps.iter()).any(|s| s.window == Some(Window::Trace) && s.kind.takes_window());
     let runs = by_run(&tables, class_order);
-    let (mut all, in_trace_window) = compute(&runs, startup_ns, any_in_window);
     // The timeline is the whole machine's: a step's `workload` does not narrow it.
     let timeline = match why.timeline_rows {
         true => {
@@ -452,9 +451,16 @@ pub fn aggregate(
         }
         false => None,
     };
-    if why.any() {
-        why_here(&runs, why, &mut all, timeline.as_ref())?;
-    }
+    // Neither reads the other's rows, so the per-thread figures are computed while the
+    // timeline is walked.
+    let ((mut all, in_trace_window), why_rows) = rayon::join(
+        || compute(&runs, startup_ns, any_in_window),
+        || match why.any() {
+            true => why_here(&runs, why, timeline.as_ref()),
+            false => Ok(Aggregates::default()),
+        },
+    );
+    all.extend(why_rows?);
     // A step that asks for the trace window takes its table from there (validation allows the
     // window only on these four).
     if let Some(window) = in_trace_window {
