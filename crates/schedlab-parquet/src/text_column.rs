@@ -423,16 +423,18 @@ impl TextColumn {
         // reader takes an empty dictionary for a chunk of plain values, and builds a dictionary
         // for every batch of it by hashing and comparing each null row.
         let dictionary = (self.dictionary_pages > 0).then(|| {
-            if self.dictionary.is_empty() {
-                return (0u32.to_le_bytes().to_vec(), 1);
-            }
-            let mut dictionary = Vec::with_capacity(self.dictionary_bytes);
-            for &n in &self.dictionary {
-                let text = &self.texts[n as usize];
+            let unused = self.dictionary.is_empty().then_some("");
+            let texts = (self.dictionary.iter())
+                .map(|&n| &*self.texts[n as usize])
+                .chain(unused);
+            let mut dictionary = Vec::with_capacity(self.dictionary_bytes + 4);
+            let mut count = 0;
+            for text in texts {
                 dictionary.extend_from_slice(&(text.len() as u32).to_le_bytes());
                 dictionary.extend_from_slice(text.as_bytes());
+                count += 1;
             }
-            (dictionary, self.dictionary.len() as u32)
+            (dictionary, count)
         });
         let statistics = (self.statistics).then(|| self.statistics(self.chunk.nulls as u64));
         let compression = match self.fallen_back {
