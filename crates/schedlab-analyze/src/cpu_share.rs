@@ -68,11 +68,11 @@ fn cpu_time(
         }
     };
     let mut sources = Sources::new();
-    if !run.sched_slices.is_empty() {
+    if !run.threads.is_empty() {
         // Summed per CPU first: a slice's texts are compared, never copied.
         let mut per_cpu: BTreeMap<(usize, &str, i32), i64> = BTreeMap::new();
         let headlines = run.headlines();
-        for &s in &run.sched_slices {
+        for s in run.threads.slices() {
             let Some(workload) = s.workload() else {
                 continue;
             };
@@ -119,13 +119,13 @@ fn cpu_time(
 /// The CPUs each workload of `run` received in each phase, in total (`all`) and per class.
 pub fn cpu_share(run: &RunTables<'_>, reference: Option<&str>) -> Vec<CpuShareRow> {
     // Without a trace or placement samples there is nothing to measure: no rows, not zeros.
-    if run.sched_slices.is_empty() && run.placement.is_empty() {
+    if run.threads.is_empty() && run.placement.is_empty() {
         return Vec::new();
     }
     let phases = phases(run, reference);
     let (time, sources) = cpu_time(run, &phases);
     // A workload with no CPU time to book gets its run's kind of source.
-    let run_source = if run.sched_slices.is_empty() {
+    let run_source = if run.threads.is_empty() {
         "placement"
     } else {
         "sched"

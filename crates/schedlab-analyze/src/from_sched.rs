@@ -5,10 +5,11 @@ use std::collections::BTreeMap;
 use schedlab_spec::Window;
 use schedlab_tables::{LossRow, PlacementRow};
 
+use crate::by_thread::ByThread;
 use crate::headline::{Headline, proc_check};
 use crate::migration_classes::migration_classes;
 use crate::sched_delay::Delays;
-use crate::slices::{Slice, Slices};
+use crate::slices::Slices;
 use crate::thread::{ThreadKey, ThreadUsage, Traced};
 use crate::{Aggregates, RunTables};
 
@@ -29,26 +30,11 @@ pub(crate) fn lost_between(losses: &[&LossRow], first_ns: i64, last_ns: i64) -> 
 /// Aggregates one run's trace; with `window`, only what happened inside the run's trace window.
 pub fn aggregate(run: &RunTables<'_>, startup_ns: i64, window: Option<Window>) -> Aggregates {
     let span = window.and(run.trace_window);
-    let clipped: Option<Slices> = span.map(|span| run.all_slices.clipped(&run.sched_slices, span));
-    let slices: Box<dyn Iterator<Item = Slice<'_>>> = match &clipped {
-        Some(clipped) => Box::new(clipped.iter()),
-        None => Box::new(run.sched_slices.iter().copied()),
-    };
+    let clipped: Option<Slices> =
+        span.map(|span| run.all_slices.clipped(run.threads.slices(), span));
+    let clipped = clipped.as_ref().map(ByThread::workloads);
+    let threads = clipped.as_ref().unwrap_or(&run.threads);
     let inside = |t: i64| span.is_none_or(|(start, end)| start <= t && t <= end);
-    let mut threads: BTreeMap<i32, (ThreadKey, Vec<Slice<'_>>)> = BTreeMap::new();
-    for slice in slices {
-        let key = || ThreadKey {
-            workload: slice.workload().unwrap_or_default().to_owned(),
-            pid: slice.pid(),
-            tid: slice.tid(),
-            comm: slice.comm().to_string(),
-        };
-        threads
-            .entry(slice.tid())
-            .or_insert_with(|| (key(), Vec::new()))
-            .1
-            .push(slice);
-    }
     let mut sampled: BTreeMap<i32, Vec<&PlacementRow>> = BTreeMap::new();
     for &p in &run.placement {
         sampled.entry(p.tid).or_default().push(p);
@@ -64,12 +50,19 @@ pub fn aggregate(run: &RunTables<'_>, startup_ns: i64, window: Option<Window>) -
     let mut delays = Delays::default();
     // Each thread's workload and lost events, for the migrations by class.
     let mut counted: BTreeMap<i32, (&str, i64)> = BTreeMap::new();
-    for (tid, (key, slices)) in &threads {
+    for (tid, slices) in threads.threads() {
+        let first = slices.get(0);
+        let key = ThreadKey {
+            workload: first.workload().unwrap_or_default().to_owned(),
+            pid: first.pid(),
+            tid,
+            comm: first.comm().to_string(),
+        };
         let mut sliced: BTreeMap<i32, i64> = BTreeMap::new();
-        for s in slices {
+        for s in slices.iter() {
             *sliced.entry(s.cpu()).or_default() += s.run_ns();
         }
-        let time = headlines.get(*tid);
+        let time = headlines.get(tid);
         // Inside the window, the headline's share of the slices there.
         let within = |figure: &BTreeMap<i32, i64>| match (time, span) {
             (Some(time), Some(_)) => time.within(figure, &sliced),
@@ -89,42 +82,26 @@ pub fn aggregate(run: &RunTables<'_>, startup_ns: i64, window: Option<Window>) -
         let lost = lost_between(&run.losses, first_ns, last_ns);
         let lost_events = Some(lost);
         out.sched_delay
-            .push(delays.thread(run.run_id, key, slices, lost));
-        let workload = slices
-            .first()
-            .and_then(|s| s.workload())
-            .unwrap_or_default();
-        counted.insert(*tid, (workload, lost));
+            .push(delays.thread(run.run_id, &key, slices, lost));
+        counted.insert(tid, (first.workload().unwrap_or_default(), lost));
         ThreadUsage {
-            key,
+            key: &key,
             per_cpu,
             headline,
             traced: Some(traced),
             first_ns,
             last_ns,
-            migrations: migrations.remove(tid).unwrap_or_default(),
+            migrations: migrations.remove(&tid).unwrap_or_default(),
             source: "sched",
             lost_events,
-            proc_check: proc_check(sampled.get(tid).map_or(&[][..], Vec::as_slice), slices),
+            proc_check: proc_check(sampled.get(&tid).map_or(&[][..], Vec::as_slice), slices),
         }
         .push_into(run, startup_ns, &mut out);
     }
     (out.sched_delay_workloads, out.sched_delay_cdf) = delays.workload_rows(run.run_id);
     // Every slice of each thread, also outside the window: its state at a migration inside the
     // window may date from before it.
-    let whole: BTreeMap<i32, Vec<Slice<'_>>> = match span {
-        None => (threads.into_iter())
-            .map(|(tid, (_, slices))| (tid, slices))
-            .collect(),
-        Some(_) => {
-            let mut whole: BTreeMap<i32, Vec<Slice<'_>>> = BTreeMap::new();
-            for &s in &run.sched_slices {
-                whole.entry(s.tid()).or_default().push(s);
-            }
-            whole
-        }
-    };
-    out.migration_classes = migration_classes(run, &counted, &whole, inside);
+    out.migration_classes = migration_classes(run, &counted, &run.threads, inside);
     out
 }
 

@@ -23,7 +23,7 @@ use std::collections::BTreeMap;
 use schedlab_tables::PlacementRow;
 
 use crate::RunTables;
-use crate::slices::Slice;
+use crate::by_thread::ThreadSlices;
 
 /// How far the kernel's accounting and the slices may differ (of the kernel's) before the kernel
 /// heads: beyond it the trace missed something.
@@ -119,7 +119,10 @@ pub(crate) fn trace_exceeds_proc(trace_ns: i64, proc_ns: i64) -> bool {
 
 /// The thread's CPU time by /proc between its first and last placement sample (`samples`, in
 /// any order), and its run time in `slices` over the same span; `None` without two samples.
-pub(crate) fn proc_check(samples: &[&PlacementRow], slices: &[Slice<'_>]) -> Option<(i64, i64)> {
+pub(crate) fn proc_check(
+    samples: &[&PlacementRow],
+    slices: ThreadSlices<'_>,
+) -> Option<(i64, i64)> {
     // The earliest (the first of equals) and the latest (the last of equals).
     let first = samples.iter().min_by_key(|s| s.time_ns)?;
     let last = samples.iter().max_by_key(|s| s.time_ns)?;
@@ -151,10 +154,6 @@ impl Headlines {
     /// Decides every traced workload thread's headline over the whole run (see the module
     /// documentation).
     pub fn of(run: &RunTables<'_>) -> Headlines {
-        let mut slices: BTreeMap<i32, Vec<Slice<'_>>> = BTreeMap::new();
-        for &s in &run.sched_slices {
-            slices.entry(s.tid()).or_default().push(s);
-        }
         let mut kernel: BTreeMap<i32, BTreeMap<i32, i64>> = BTreeMap::new();
         for r in run.sched_runtime.iter().filter(|r| r.events > 0) {
             *kernel.entry(r.tid).or_default().entry(r.cpu).or_default() += r.runtime_ns;
@@ -163,10 +162,10 @@ impl Headlines {
         for &p in &run.placement {
             samples.entry(p.tid).or_default().push(p);
         }
-        let threads = (slices.into_iter())
+        let threads = (run.threads.threads())
             .map(|(tid, slices)| {
                 let samples = samples.get(&tid).map_or(&[][..], Vec::as_slice);
-                let time = thread_time(run, &slices, kernel.remove(&tid), samples);
+                let time = thread_time(run, slices, kernel.remove(&tid), samples);
                 (tid, time)
             })
             .collect();
@@ -180,12 +179,12 @@ impl Headlines {
 
 fn thread_time(
     run: &RunTables<'_>,
-    slices: &[Slice<'_>],
+    slices: ThreadSlices<'_>,
     kernel: Option<BTreeMap<i32, i64>>,
     samples: &[&PlacementRow],
 ) -> ThreadTime {
     let mut sliced: BTreeMap<i32, i64> = BTreeMap::new();
-    for s in slices {
+    for s in slices.iter() {
         *sliced.entry(s.cpu()).or_default() += s.run_ns();
     }
     let idle_blind: Vec<i32> = (sliced.iter())

@@ -15,6 +15,7 @@
 //! it reruns in a notebook-sized moment after an edit to the aggregate section.
 
 pub mod busiest;
+pub mod by_thread;
 pub mod classes;
 pub mod compare;
 pub mod cpu_activity;
@@ -26,6 +27,7 @@ pub mod from_placement;
 pub mod from_sched;
 pub mod headline;
 mod migration_classes;
+mod narrow;
 pub mod per_class;
 pub mod placement_cost;
 pub mod power_step;
@@ -55,10 +57,11 @@ use schedlab_tables::{
 
 use schedlab_topology::parse_cpu_list;
 
+use crate::by_thread::ByThread;
 use crate::classes::ClassOrder;
 use crate::events::{Migration, Runtime};
 use crate::headline::Headlines;
-use crate::slices::{NO_SLICES, Slice, Slices};
+use crate::slices::{NO_SLICES, Slices};
 use crate::timeline::Timeline;
 
 #[derive(Debug, thiserror::Error)]
@@ -178,8 +181,8 @@ pub struct RunTables<'a> {
     /// The run's classes fastest first.
     pub classes: ClassOrder,
     pub processes: Vec<&'a ProcessRow>,
-    /// The workload threads' slices.
-    pub sched_slices: Vec<Slice<'a>>,
+    /// The workload threads' slices, by thread.
+    pub threads: ByThread<'a>,
     /// Every slice of the trace: idle, workload threads and every other task (what the CPU
     /// timeline is made of). Only the workloads' when no "why here" aggregate was asked for
     /// (see [`Tables::load`]).
@@ -233,7 +236,7 @@ impl<'a> RunTables<'a> {
             class_of_cpu: [(0, "P"), (1, "E")].into(),
             classes: ClassOrder::new(&cpus.iter().collect::<Vec<_>>(), &[]),
             processes: vec![],
-            sched_slices: slices.iter().filter(|s| s.workload().is_some()).collect(),
+            threads: ByThread::workloads(slices),
             all_slices: slices,
             migrations: &[],
             placement: vec![],
@@ -265,7 +268,7 @@ fn by_run<'a>(tables: &'a Tables, class_order: &[String]) -> Vec<RunTables<'a>> 
             class_of_cpu: BTreeMap::new(),
             classes: ClassOrder::default(),
             processes: Vec::new(),
-            sched_slices: Vec::new(),
+            threads: ByThread::empty(&NO_SLICES),
             all_slices: &NO_SLICES,
             migrations: &[],
             placement: Vec::new(),
@@ -296,7 +299,7 @@ fn by_run<'a>(tables: &'a Tables, class_order: &[String]) -> Vec<RunTables<'a>> 
     }
     for (run_id, slices) in &tables.sched_slices {
         if let Some(run) = runs.get_mut(run_id.as_str()) {
-            run.sched_slices = slices.iter().filter(|s| s.workload().is_some()).collect();
+            run.threads = ByThread::workloads(slices);
             run.all_slices = slices;
         }
     }
@@ -351,7 +354,7 @@ pub fn compute(
 ) -> (Aggregates, Option<Aggregates>) {
     let per_run: Vec<(Aggregates, Option<Aggregates>)> = (runs.par_iter())
         .map(|run| {
-            if run.sched_slices.is_empty() {
+            if run.threads.is_empty() {
                 let whole = from_placement::aggregate(run, startup_ns);
                 let same = also_in_trace_window.then(|| whole.clone());
                 return (whole, same);
@@ -385,7 +388,7 @@ fn why_here(
     timeline: Option<&BackgroundWriter<CpuTimelineRow>>,
 ) -> Result<Aggregates, TableError> {
     let mut out = Aggregates::default();
-    let with_trace = runs.iter().filter(|run| !run.sched_slices.is_empty());
+    let with_trace = runs.iter().filter(|run| !run.threads.is_empty());
     for (index, run) in (0u32..).zip(with_trace) {
         let cpus = Timeline::new(run.all_slices);
         let threads = placement_cost::workload_threads(run);
@@ -537,7 +540,7 @@ pub fn aggregate(
     }
     if asked(StepKind::CpuTime) {
         let with_workload: BTreeSet<&str> = (runs.iter())
-            .filter(|run| !run.sched_slices.is_empty())
+            .filter(|run| !run.threads.is_empty())
             .map(|run| run.run_id)
             .collect();
         let without: BTreeSet<String> = (tables.traces.iter())

@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 use schedlab_tables::MigrationClassRow;
 
 use crate::RunTables;
+use crate::by_thread::{ByThread, ThreadSlices};
 use crate::events::Migration;
-use crate::slices::Slice;
 
 /// What a thread was doing when it migrated.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -21,14 +21,14 @@ enum State {
 /// The thread's state at `time_ns`, from its slices sorted by start: inside a slice it ran;
 /// after a switch-out in a runnable state (`R`, `R+`) it waited for a CPU; after any other
 /// switch-out, or before its first slice, it was asleep or new, so it moved as it woke.
-fn state_at(slices: &[Slice<'_>], time_ns: i64) -> State {
-    let started = slices.partition_point(|s| s.start_ns() < time_ns);
-    let Some(last) = started.checked_sub(1).map(|i| slices[i]) else {
+fn state_at(slices: ThreadSlices<'_>, time_ns: i64) -> State {
+    let started = slices.started_before(time_ns);
+    let Some(last) = started.checked_sub(1).map(|i| slices.get(i)) else {
         return State::Waking;
     };
     if time_ns < last.end_ns() {
         State::Running
-    } else if matches!(last.prev_state(), "R" | "R+") {
+    } else if last.switched_out_runnable() {
         State::Runnable
     } else {
         State::Waking
@@ -54,7 +54,7 @@ struct Counts {
 pub(crate) fn migration_classes(
     run: &RunTables<'_>,
     threads: &BTreeMap<i32, (&str, i64)>,
-    slices: &BTreeMap<i32, Vec<Slice<'_>>>,
+    slices: &ByThread<'_>,
     inside: impl Fn(i64) -> bool,
 ) -> Vec<MigrationClassRow> {
     let mut moves: BTreeMap<i32, Vec<&Migration>> = BTreeMap::new();
@@ -80,13 +80,12 @@ pub(crate) fn migration_classes(
     }
     for (tid, moves) in &moves {
         let (workload, _) = threads[tid];
-        let mut own: Vec<Slice<'_>> = slices.get(tid).cloned().unwrap_or_default();
-        own.sort_by_key(|s| s.start_ns());
+        let own = slices.thread(*tid);
         for m in moves {
             let pair = (workload, run.class(m.from_cpu), run.class(m.to_cpu));
             let c = counts.entry(pair).or_default();
             c.migrations += 1;
-            match state_at(&own, m.time_ns) {
+            match state_at(own, m.time_ns) {
                 State::Waking => c.at_wakeup += 1,
                 State::Runnable => c.runnable += 1,
                 State::Running => c.running += 1,

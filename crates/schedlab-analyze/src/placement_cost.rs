@@ -12,8 +12,8 @@ use schedlab_tables::PlacementCostRow;
 use schedlab_topology::{format_cpu_list, parse_cpu_list};
 
 use crate::RunTables;
+use crate::by_thread::ThreadSlices;
 use crate::headline::ThreadTime;
-use crate::slices::Slice;
 use crate::timeline::{Cursor, Timeline, union_ns};
 
 /// The CPUs a thread of process `pid` of `workload` may use, and how that is known: its
@@ -46,7 +46,7 @@ fn allowed_cpus(run: &RunTables<'_>, workload: &str, pid: i32) -> (BTreeSet<i32>
 /// A workload thread of a run: its slices in time order and the CPUs it may use, resolved once
 /// for both "why here" aggregates.
 pub struct WorkloadThread<'a> {
-    pub slices: Vec<Slice<'a>>,
+    pub slices: ThreadSlices<'a>,
     pub workload: &'a str,
     pub allowed: BTreeSet<i32>,
     /// How `allowed` is known (see [`PlacementCostRow::allowed_source`]).
@@ -57,17 +57,12 @@ pub struct WorkloadThread<'a> {
 }
 
 /// The run's workload threads, by tid.
-pub fn workload_threads<'a>(run: &RunTables<'a>) -> Vec<WorkloadThread<'a>> {
-    let mut threads: BTreeMap<i32, Vec<Slice<'_>>> = BTreeMap::new();
-    for &s in &run.sched_slices {
-        threads.entry(s.tid()).or_default().push(s);
-    }
+pub fn workload_threads<'r>(run: &'r RunTables<'_>) -> Vec<WorkloadThread<'r>> {
     let headlines = run.headlines();
-    (threads.into_iter())
-        .map(|(tid, mut slices)| {
-            slices.sort_unstable_by_key(|s| s.start_ns());
-            let first = slices[0];
-            let workload: &'a str = first.workload().unwrap_or_default();
+    (run.threads.threads())
+        .map(|(tid, slices)| {
+            let first = slices.get(0);
+            let workload: &'r str = first.workload().unwrap_or_default();
             let (allowed, allowed_source) = allowed_cpus(run, workload, first.pid());
             WorkloadThread {
                 slices,
@@ -81,7 +76,7 @@ pub fn workload_threads<'a>(run: &RunTables<'a>) -> Vec<WorkloadThread<'a>> {
 }
 
 /// The priority a thread ran at most of the time (by slices), if the trace says.
-pub(crate) fn usual_prio(slices: &[Slice<'_>]) -> Option<i32> {
+pub(crate) fn usual_prio(slices: ThreadSlices<'_>) -> Option<i32> {
     let mut counts: BTreeMap<i32, usize> = BTreeMap::new();
     for prio in slices.iter().filter_map(|s| s.prio()) {
         *counts.entry(prio).or_default() += 1;
@@ -152,8 +147,8 @@ fn thread_cost<'a>(
         allowed_source,
         time,
     } = thread;
-    let (first, workload) = (slices[0], *workload);
-    let prio = usual_prio(slices);
+    let (first, workload) = (slices.get(0), *workload);
+    let prio = usual_prio(*slices);
     let rank = |cpu: i32| run.classes.rank(cpu);
     let fastest_allowed = allowed.iter().filter_map(|&c| rank(c)).min();
     let mut wait_ns = 0;
@@ -161,7 +156,7 @@ fn thread_cost<'a>(
     let mut sliced: BTreeMap<i32, i64> = BTreeMap::new();
     let (mut idle, mut lower_prio, mut wait_idle) =
         (Spans::default(), Spans::default(), Spans::default());
-    for s in slices {
+    for s in slices.iter() {
         *sliced.entry(s.cpu()).or_default() += s.run_ns();
         let waits =
             [s.sched_delay_ns(), s.preempt_wait_ns()].map(|w| (s.start_ns() - w, s.start_ns()));

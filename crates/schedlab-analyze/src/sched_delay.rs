@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 
 use schedlab_tables::{SchedDelayCdfRow, SchedDelayRow, SchedDelayWorkloadRow};
 
+use crate::by_thread::ThreadSlices;
 use crate::slices::Slice;
 
 use crate::thread::ThreadKey;
@@ -73,10 +74,10 @@ impl Spread {
 }
 
 /// One thread's wakeup delays and waits after a preemption (each > 0), from its slices.
-fn delays_of(slices: &[Slice<'_>]) -> (Vec<i64>, Vec<i64>) {
+fn delays_of(slices: ThreadSlices<'_>) -> (Vec<i64>, Vec<i64>) {
     let positive = |value: fn(Slice<'_>) -> i64| {
         (slices.iter())
-            .map(|&s| value(s))
+            .map(value)
             .filter(|d| *d > 0)
             .collect::<Vec<i64>>()
     };
@@ -108,7 +109,7 @@ impl Delays {
         &mut self,
         run_id: &str,
         key: &ThreadKey,
-        slices: &[Slice<'_>],
+        slices: ThreadSlices<'_>,
         lost_events: i64,
     ) -> SchedDelayRow {
         let (mut delays, mut waits) = delays_of(slices);

@@ -1,17 +1,20 @@
 //! One run's slices column by column: the numbers each figure needs as primitive columns, and
-//! the texts (comm, workload, task state) as keys into one table of the run's texts.
+//! the texts (comm, workload) as keys into one table of the run's texts.
 //!
 //! A whole-machine trace has about a million slices and a few hundred distinct texts, and the
 //! figures do arithmetic on the numbers and only compare texts. Held as rows, each slice would
 //! carry its strings and be decoded field by field through serde; held as columns it is read
 //! from the Parquet columns it came from (only those, see [`schedlab_tables::read_columns`]), a
-//! slice is its row number, and a text is compared by key. [`Slice`] is the view the figures
-//! read a slice through.
+//! slice is its row number, and a text is compared by key. A run's slices are held whole while
+//! its figures are computed, so each is held in as few bytes as its figures allow: the run time
+//! and the delays in four (see [`crate::narrow`]), the task state as whether it was runnable.
+//! [`Slice`] is the view the figures read a slice through.
 
 use std::collections::{BTreeMap, HashMap};
 use std::ops::Range;
 use std::sync::Arc;
 
+use crate::narrow::NarrowColumn;
 use schedlab_tables::{ColumnBatch, SchedSliceRow, TableDir, TableError, Texts, read_columns};
 
 /// The key of a missing text (a slice of no workload).
@@ -21,7 +24,7 @@ pub(crate) const NO_TEXT: u32 = u32::MAX;
 const NO_PRIO: i32 = i32::MIN;
 
 /// The columns of `sched_slices` the figures read.
-const COLUMNS: [&str; 13] = [
+const COLUMNS: [&str; 12] = [
     "run_id",
     "cpu",
     "pid",
@@ -29,7 +32,6 @@ const COLUMNS: [&str; 13] = [
     "comm",
     "start_ns",
     "end_ns",
-    "run_ns",
     "sched_delay_ns",
     "preempt_wait_ns",
     "prev_state",
@@ -45,13 +47,15 @@ pub struct Slices {
     pid: Vec<i32>,
     tid: Vec<i32>,
     start_ns: Vec<i64>,
-    end_ns: Vec<i64>,
-    run_ns: Vec<i64>,
-    sched_delay_ns: Vec<i64>,
-    preempt_wait_ns: Vec<i64>,
+    /// `end_ns - start_ns`.
+    run_ns: NarrowColumn,
+    sched_delay_ns: NarrowColumn,
+    preempt_wait_ns: NarrowColumn,
     prio: Vec<i32>,
     comm: Vec<u32>,
-    prev_state: Vec<u32>,
+    /// Whether the task was switched out runnable (`prev_state` `R` or `R+`): the one thing
+    /// the figures ask of the state.
+    runnable: Vec<bool>,
     workload: Vec<u32>,
 }
 
@@ -62,15 +66,29 @@ pub static NO_SLICES: Slices = Slices {
     pid: Vec::new(),
     tid: Vec::new(),
     start_ns: Vec::new(),
-    end_ns: Vec::new(),
-    run_ns: Vec::new(),
-    sched_delay_ns: Vec::new(),
-    preempt_wait_ns: Vec::new(),
+    run_ns: NarrowColumn::new(),
+    sched_delay_ns: NarrowColumn::new(),
+    preempt_wait_ns: NarrowColumn::new(),
     prio: Vec::new(),
     comm: Vec::new(),
-    prev_state: Vec::new(),
+    runnable: Vec::new(),
     workload: Vec::new(),
 };
+
+/// The values of one slice, as a [`Slices`] holds them.
+struct Values {
+    cpu: i32,
+    pid: i32,
+    tid: i32,
+    start_ns: i64,
+    end_ns: i64,
+    sched_delay_ns: i64,
+    preempt_wait_ns: i64,
+    prio: i32,
+    comm: u32,
+    runnable: bool,
+    workload: u32,
+}
 
 /// The slices of every run in `dir`, by run; with `every_slice`, all of them, otherwise only the
 /// workloads' (see [`crate::Tables::load`]).
@@ -149,7 +167,6 @@ struct Columns<'b> {
     tid: schedlab_tables::Numbers<'b, i32>,
     start_ns: schedlab_tables::Numbers<'b, i64>,
     end_ns: schedlab_tables::Numbers<'b, i64>,
-    run_ns: schedlab_tables::Numbers<'b, i64>,
     sched_delay_ns: schedlab_tables::Numbers<'b, i64>,
     preempt_wait_ns: schedlab_tables::Numbers<'b, i64>,
     prio: schedlab_tables::Numbers<'b, i32>,
@@ -166,7 +183,6 @@ impl<'b> Columns<'b> {
             tid: batch.i32s("tid")?,
             start_ns: batch.i64s("start_ns")?,
             end_ns: batch.i64s("end_ns")?,
-            run_ns: batch.i64s("run_ns")?,
             sched_delay_ns: batch.i64s("sched_delay_ns")?,
             preempt_wait_ns: batch.i64s("preempt_wait_ns")?,
             prio: batch.i32s("prio")?,
@@ -212,8 +228,10 @@ impl Slices {
         every_slice: bool,
     ) {
         let comm = keys.keys_of(&mut self.texts, &columns.comm);
-        let prev_state = keys.keys_of(&mut self.texts, &columns.prev_state);
         let workload = keys.keys_of(&mut self.texts, &columns.workload);
+        let runnable: Vec<bool> = (columns.prev_state.dictionary())
+            .map(|state| matches!(state, "R" | "R+"))
+            .collect();
         let text =
             |keys: &[u32], texts: &Texts<'_>, row| texts.key(row).map_or(NO_TEXT, |k| keys[k]);
         for row in rows {
@@ -221,21 +239,34 @@ impl Slices {
             if !every_slice && of_workload == NO_TEXT {
                 continue;
             }
-            self.cpu.push(columns.cpu.value(row));
-            self.pid.push(columns.pid.value(row));
-            self.tid.push(columns.tid.value(row));
-            self.start_ns.push(columns.start_ns.value(row));
-            self.end_ns.push(columns.end_ns.value(row));
-            self.run_ns.push(columns.run_ns.value(row));
-            self.sched_delay_ns.push(columns.sched_delay_ns.value(row));
-            self.preempt_wait_ns
-                .push(columns.preempt_wait_ns.value(row));
-            self.prio.push(columns.prio.get(row).unwrap_or(NO_PRIO));
-            self.comm.push(text(&comm, &columns.comm, row));
-            self.prev_state
-                .push(text(&prev_state, &columns.prev_state, row));
-            self.workload.push(of_workload);
+            self.push(Values {
+                cpu: columns.cpu.value(row),
+                pid: columns.pid.value(row),
+                tid: columns.tid.value(row),
+                start_ns: columns.start_ns.value(row),
+                end_ns: columns.end_ns.value(row),
+                sched_delay_ns: columns.sched_delay_ns.value(row),
+                preempt_wait_ns: columns.preempt_wait_ns.value(row),
+                prio: columns.prio.get(row).unwrap_or(NO_PRIO),
+                comm: text(&comm, &columns.comm, row),
+                runnable: columns.prev_state.key(row).is_some_and(|k| runnable[k]),
+                workload: of_workload,
+            });
         }
+    }
+
+    fn push(&mut self, v: Values) {
+        self.cpu.push(v.cpu);
+        self.pid.push(v.pid);
+        self.tid.push(v.tid);
+        self.start_ns.push(v.start_ns);
+        self.run_ns.push(v.end_ns.wrapping_sub(v.start_ns));
+        self.sched_delay_ns.push(v.sched_delay_ns);
+        self.preempt_wait_ns.push(v.preempt_wait_ns);
+        self.prio.push(v.prio);
+        self.comm.push(v.comm);
+        self.runnable.push(v.runnable);
+        self.workload.push(v.workload);
     }
 
     fn reserve(&mut self, rows: usize) {
@@ -243,13 +274,12 @@ impl Slices {
         self.pid.reserve(rows);
         self.tid.reserve(rows);
         self.start_ns.reserve(rows);
-        self.end_ns.reserve(rows);
         self.run_ns.reserve(rows);
         self.sched_delay_ns.reserve(rows);
         self.preempt_wait_ns.reserve(rows);
         self.prio.reserve(rows);
         self.comm.reserve(rows);
-        self.prev_state.reserve(rows);
+        self.runnable.reserve(rows);
         self.workload.reserve(rows);
     }
 
@@ -258,54 +288,42 @@ impl Slices {
         self.pid.shrink_to_fit();
         self.tid.shrink_to_fit();
         self.start_ns.shrink_to_fit();
-        self.end_ns.shrink_to_fit();
         self.run_ns.shrink_to_fit();
         self.sched_delay_ns.shrink_to_fit();
         self.preempt_wait_ns.shrink_to_fit();
         self.prio.shrink_to_fit();
         self.comm.shrink_to_fit();
-        self.prev_state.shrink_to_fit();
+        self.runnable.shrink_to_fit();
         self.workload.shrink_to_fit();
-    }
-
-    /// A copy of slice `s` (of a store with the same texts) appended.
-    fn push_copy(&mut self, s: Slice<'_>) {
-        let (of, row) = (s.of, s.row);
-        self.cpu.push(of.cpu[row]);
-        self.pid.push(of.pid[row]);
-        self.tid.push(of.tid[row]);
-        self.start_ns.push(of.start_ns[row]);
-        self.end_ns.push(of.end_ns[row]);
-        self.run_ns.push(of.run_ns[row]);
-        self.sched_delay_ns.push(of.sched_delay_ns[row]);
-        self.preempt_wait_ns.push(of.preempt_wait_ns[row]);
-        self.prio.push(of.prio[row]);
-        self.comm.push(of.comm[row]);
-        self.prev_state.push(of.prev_state[row]);
-        self.workload.push(of.workload[row]);
     }
 
     /// The parts of `slices` (all of this store) inside `[start, end]`, cut at its edges. A
     /// slice that began before `start` loses its scheduling delay, which happened outside.
-    pub fn clipped(&self, slices: &[Slice<'_>], (start, end): (i64, i64)) -> Slices {
+    pub fn clipped<'s>(
+        &self,
+        slices: impl Iterator<Item = Slice<'s>>,
+        (start, end): (i64, i64),
+    ) -> Slices {
         let mut out = Slices {
             texts: self.texts.clone(),
             ..Slices::default()
         };
-        for &s in slices
-            .iter()
-            .filter(|s| s.end_ns() > start && s.start_ns() < end)
-        {
+        for s in slices.filter(|s| s.end_ns() > start && s.start_ns() < end) {
             debug_assert!(std::ptr::eq(s.of, self), "a slice of another run");
-            out.push_copy(s);
-            let last = out.len() - 1;
-            if out.start_ns[last] < start {
-                out.start_ns[last] = start;
-                out.sched_delay_ns[last] = 0;
-                out.preempt_wait_ns[last] = 0;
-            }
-            out.end_ns[last] = out.end_ns[last].min(end);
-            out.run_ns[last] = out.end_ns[last] - out.start_ns[last];
+            let cut = s.start_ns() < start;
+            out.push(Values {
+                cpu: s.cpu(),
+                pid: s.pid(),
+                tid: s.tid(),
+                start_ns: s.start_ns().max(start),
+                end_ns: s.end_ns().min(end),
+                sched_delay_ns: if cut { 0 } else { s.sched_delay_ns() },
+                preempt_wait_ns: if cut { 0 } else { s.preempt_wait_ns() },
+                prio: self.prio[s.row],
+                comm: s.comm_key(),
+                runnable: s.switched_out_runnable(),
+                workload: s.workload_key(),
+            });
         }
         out
     }
@@ -316,21 +334,21 @@ impl Slices {
         let (mut out, mut keys) = (Slices::default(), TextKeys::default());
         for r in rows {
             let comm = keys.key_of(&mut out.texts, &r.comm);
-            let prev_state = keys.key_of(&mut out.texts, &r.prev_state);
             let workload =
                 (r.workload.as_deref()).map_or(NO_TEXT, |w| keys.key_of(&mut out.texts, w));
-            out.cpu.push(r.cpu);
-            out.pid.push(r.pid);
-            out.tid.push(r.tid);
-            out.start_ns.push(r.start_ns);
-            out.end_ns.push(r.end_ns);
-            out.run_ns.push(r.run_ns);
-            out.sched_delay_ns.push(r.sched_delay_ns);
-            out.preempt_wait_ns.push(r.preempt_wait_ns);
-            out.prio.push(r.prio.unwrap_or(NO_PRIO));
-            out.comm.push(comm);
-            out.prev_state.push(prev_state);
-            out.workload.push(workload);
+            out.push(Values {
+                cpu: r.cpu,
+                pid: r.pid,
+                tid: r.tid,
+                start_ns: r.start_ns,
+                end_ns: r.end_ns,
+                sched_delay_ns: r.sched_delay_ns,
+                preempt_wait_ns: r.preempt_wait_ns,
+                prio: r.prio.unwrap_or(NO_PRIO),
+                comm,
+                runnable: matches!(&*r.prev_state, "R" | "R+"),
+                workload,
+            });
         }
         out
     }
@@ -377,21 +395,22 @@ impl<'a> Slice<'a> {
     }
 
     pub fn end_ns(self) -> i64 {
-        self.of.end_ns[self.row]
+        self.start_ns().wrapping_add(self.run_ns())
     }
 
+    /// Time on the CPU: `end_ns - start_ns`, as every parser writes the table's `run_ns`.
     pub fn run_ns(self) -> i64 {
-        self.of.run_ns[self.row]
+        self.of.run_ns.get(self.row)
     }
 
     /// Wakeup to switch-in (see [`SchedSliceRow::sched_delay_ns`]).
     pub fn sched_delay_ns(self) -> i64 {
-        self.of.sched_delay_ns[self.row]
+        self.of.sched_delay_ns.get(self.row)
     }
 
     /// Runnable after a preemption (see [`SchedSliceRow::preempt_wait_ns`]).
     pub fn preempt_wait_ns(self) -> i64 {
-        self.of.preempt_wait_ns[self.row]
+        self.of.preempt_wait_ns.get(self.row)
     }
 
     /// The task's kernel priority, where the source has it.
@@ -403,9 +422,10 @@ impl<'a> Slice<'a> {
         &self.of.texts[self.of.comm[self.row] as usize]
     }
 
-    /// The task state at switch-out, as perf prints it.
-    pub fn prev_state(self) -> &'a str {
-        &self.of.texts[self.of.prev_state[self.row] as usize]
+    /// Whether the task was switched out runnable (`prev_state` `R` or `R+`): preempted, so it
+    /// waited for a CPU afterwards instead of sleeping.
+    pub fn switched_out_runnable(self) -> bool {
+        self.of.runnable[self.row]
     }
 
     /// The key of its comm among its store's [`texts`](Slices::texts).

@@ -45,7 +45,7 @@ pub fn wakeup_placement(
         ..
     } in threads
     {
-        let first = slices[0];
+        let first = slices.get(0);
         let mut pairs: BTreeMap<(&str, &str), Counts> = BTreeMap::new();
         for from in classes.iter().copied().chain([NO_EARLIER_RUN]) {
             for &to in &classes {
