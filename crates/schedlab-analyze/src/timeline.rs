@@ -22,34 +22,27 @@ pub const ROWS_PER_WRITE: usize = 64 * 1024;
 #[derive(Debug)]
 pub struct Timeline<'a> {
     of: &'a Slices,
-    cpus: BTreeMap<i32, OnCpu>,
-}
-
-/// One CPU's slices in time order: their rows in the store, and beside them their ends, which
-/// every query searches (in a column of their own, so a search reads only them).
-#[derive(Debug, Default)]
-struct OnCpu {
-    rows: Vec<u32>,
-    ends: Vec<i64>,
+    cpus: BTreeMap<i32, Vec<u32>>,
 }
 
 impl<'a> Timeline<'a> {
     /// The timeline of `slices` (all of a run's slices, idle and other tasks' included).
     pub fn new(slices: &'a Slices) -> Timeline<'a> {
-        let mut rows: BTreeMap<i32, Vec<u32>> = BTreeMap::new();
-        for s in slices.iter().filter(|s| s.end_ns() > s.start_ns()) {
-            let row = u32::try_from(s.row()).expect("fewer slices than u32 rows");
-            rows.entry(s.cpu()).or_default().push(row);
+        let lasting = || slices.iter().filter(|s| s.end_ns() > s.start_ns());
+        let mut count: BTreeMap<i32, usize> = BTreeMap::new();
+        for s in lasting() {
+            *count.entry(s.cpu()).or_default() += 1;
         }
-        let cpus = (rows.into_iter())
-            .map(|(cpu, mut rows)| {
-                rows.sort_unstable_by_key(|&row| slices.get(row as usize).start_ns());
-                let ends = (rows.iter())
-                    .map(|&row| slices.get(row as usize).end_ns())
-                    .collect();
-                (cpu, OnCpu { rows, ends })
-            })
+        let mut cpus: BTreeMap<i32, Vec<u32>> = (count.into_iter())
+            .map(|(cpu, n)| (cpu, Vec::with_capacity(n)))
             .collect();
+        for s in lasting() {
+            let row = u32::try_from(s.row()).expect("fewer slices than u32 rows");
+            cpus.get_mut(&s.cpu()).expect("counted").push(row);
+        }
+        for rows in cpus.values_mut() {
+            rows.sort_unstable_by_key(|&row| slices.get(row as usize).start_ns());
+        }
         Timeline { of: slices, cpus }
     }
 
@@ -82,7 +75,7 @@ impl<'a> Timeline<'a> {
             texts: self.of.texts().to_vec(),
             waiting: names.iter().map(|&w| Arc::from(w)).collect(),
         });
-        for (&cpu, OnCpu { rows: on_cpu, .. }) in &self.cpus {
+        for (&cpu, on_cpu) in &self.cpus {
             let marks: Vec<((i64, i64), u32)> =
                 merged_marks(waiting.get(&cpu).map_or(&[][..], Vec::as_slice))
                     .into_iter()
@@ -172,12 +165,9 @@ impl<'t, 'a> Cursor<'t, 'a> {
         (start, end): (i64, i64),
     ) -> impl Iterator<Item = (Slice<'a>, (i64, i64))> + use<'t, 'a> {
         let of = self.timeline.of;
-        let (rows, ends) = match self.timeline.cpus.get(&cpu) {
-            Some(on) => (&on.rows[..], &on.ends[..]),
-            None => (&[][..], &[][..]),
-        };
+        let rows = self.timeline.cpus.get(&cpu).map_or(&[][..], Vec::as_slice);
         let hint = self.hints.entry(cpu).or_default();
-        let first = first_ending_after(ends, start, *hint);
+        let first = first_ending_after(rows, |row| of.get(row as usize).end_ns(), start, *hint);
         *hint = first;
         (rows[first..].iter())
             .map(move |&row| of.get(row as usize))
@@ -191,12 +181,13 @@ impl<'t, 'a> Cursor<'t, 'a> {
     }
 }
 
-/// The first position in `ends` (ascending) whose end is after `time`: `ends.partition_point(|e|
-/// e <= time)`, found by galloping from `hint` towards it.
-fn first_ending_after(ends: &[i64], time: i64, hint: usize) -> usize {
-    let ended = |i: usize| ends[i] <= time;
-    let search = |from: usize, to: usize| from + ends[from..to].partition_point(|&e| e <= time);
-    let hint = hint.min(ends.len());
+/// The first position in `rows` (in time order, so their ends ascend) whose end is after `time`:
+/// `rows.partition_point(|r| end_of(r) <= time)`, found by galloping from `hint` towards it.
+fn first_ending_after(rows: &[u32], end_of: impl Fn(u32) -> i64, time: i64, hint: usize) -> usize {
+    let ended = |i: usize| end_of(rows[i]) <= time;
+    let search =
+        |from: usize, to: usize| from + rows[from..to].partition_point(|&r| end_of(r) <= time);
+    let hint = hint.min(rows.len());
     if hint > 0 && !ended(hint - 1) {
         // Behind the hint: the answer is at most `below`.
         let (mut below, mut step) = (hint - 1, 1);
@@ -215,8 +206,8 @@ fn first_ending_after(ends: &[i64], time: i64, hint: usize) -> usize {
     let (mut from, mut step) = (hint, 1);
     loop {
         let probe = from + step - 1;
-        if probe >= ends.len() {
-            return search(from, ends.len());
+        if probe >= rows.len() {
+            return search(from, rows.len());
         }
         if !ended(probe) {
             return search(from, probe);
@@ -414,7 +405,9 @@ pub(crate) mod tests {
         ) {
             ends.sort_unstable();
             let expected = ends.partition_point(|&e| e <= time);
-            proptest::prop_assert_eq!(first_ending_after(&ends, time, hint), expected);
+            let rows: Vec<u32> = (0..ends.len() as u32).collect();
+            let found = first_ending_after(&rows, |row| ends[row as usize], time, hint);
+            proptest::prop_assert_eq!(found, expected);
         }
     }
 
