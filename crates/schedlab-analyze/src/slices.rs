@@ -43,51 +43,54 @@ const COLUMNS: [&str; 12] = [
 #[derive(Debug, Default)]
 pub struct Slices {
     texts: Vec<Arc<str>>,
+    /// Every distinct task the slices ran: a thread keeps its identity and priority for most
+    /// of its slices, so a slice holds only the key of its own.
+    tasks: Vec<Task>,
     cpu: Vec<i32>,
-    pid: Vec<i32>,
-    tid: Vec<i32>,
+    task: Vec<u32>,
     start_ns: Vec<i64>,
     /// `end_ns - start_ns`.
     run_ns: NarrowColumn,
     sched_delay_ns: NarrowColumn,
     preempt_wait_ns: NarrowColumn,
-    prio: Vec<i32>,
-    comm: Vec<u32>,
     /// Whether the task was switched out runnable (`prev_state` `R` or `R+`): the one thing
     /// the figures ask of the state.
     runnable: Vec<bool>,
-    workload: Vec<u32>,
 }
 
 /// A run without slices.
 pub static NO_SLICES: Slices = Slices {
     texts: Vec::new(),
+    tasks: Vec::new(),
     cpu: Vec::new(),
-    pid: Vec::new(),
-    tid: Vec::new(),
+    task: Vec::new(),
     start_ns: Vec::new(),
     run_ns: NarrowColumn::new(),
     sched_delay_ns: NarrowColumn::new(),
     preempt_wait_ns: NarrowColumn::new(),
-    prio: Vec::new(),
-    comm: Vec::new(),
     runnable: Vec::new(),
-    workload: Vec::new(),
 };
+
+/// Who ran a slice: the thread, its process, its comm and workload (keys of the store's
+/// texts) and its priority.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+struct Task {
+    tid: i32,
+    pid: i32,
+    comm: u32,
+    workload: u32,
+    prio: i32,
+}
 
 /// The values of one slice, as a [`Slices`] holds them.
 struct Values {
     cpu: i32,
-    pid: i32,
-    tid: i32,
+    task: u32,
     start_ns: i64,
     end_ns: i64,
     sched_delay_ns: i64,
     preempt_wait_ns: i64,
-    prio: i32,
-    comm: u32,
     runnable: bool,
-    workload: u32,
 }
 
 /// The slices of every run in `dir`, by run; with `every_slice`, all of them, otherwise only the
@@ -96,7 +99,7 @@ pub fn read_slices(
     dir: &(impl TableDir + ?Sized),
     every_slice: bool,
 ) -> Result<BTreeMap<String, Slices>, TableError> {
-    let mut runs: BTreeMap<String, (Slices, TextKeys)> = BTreeMap::new();
+    let mut runs: BTreeMap<String, (Slices, Keys)> = BTreeMap::new();
     read_columns::<SchedSliceRow>(dir, &COLUMNS, |batch| {
         let columns = Columns::of(batch)?;
         for (run, rows) in run_ranges(batch)? {
@@ -116,21 +119,33 @@ pub fn read_slices(
         .collect())
 }
 
-/// The key of each text of a run's [`Slices`], while they are read.
+/// The key of each text and task of a run's [`Slices`], while they are read.
 #[derive(Default)]
-struct TextKeys(HashMap<Arc<str>, u32>);
+struct Keys {
+    texts: HashMap<Arc<str>, u32>,
+    /// Looked up for every slice, so with a hash made for speed.
+    tasks: foldhash::HashMap<Task, u32>,
+}
 
-impl TextKeys {
+impl Keys {
     /// The key of `text` in `texts`, where it is added if it is not there yet.
     fn key_of(&mut self, texts: &mut Vec<Arc<str>>, text: &str) -> u32 {
-        if let Some(&key) = self.0.get(text) {
+        if let Some(&key) = self.texts.get(text) {
             return key;
         }
         let key = u32::try_from(texts.len()).expect("fewer texts than u32 keys");
         let text: Arc<str> = Arc::from(text);
         texts.push(text.clone());
-        self.0.insert(text, key);
+        self.texts.insert(text, key);
         key
+    }
+
+    /// The key of `task` in `tasks`, where it is added if it is not there yet.
+    fn task_key(&mut self, tasks: &mut Vec<Task>, task: Task) -> u32 {
+        *self.tasks.entry(task).or_insert_with(|| {
+            tasks.push(task);
+            u32::try_from(tasks.len() - 1).expect("fewer tasks than u32 keys")
+        })
     }
 
     /// The key in `texts` of each text of a batch's dictionary.
@@ -222,7 +237,7 @@ impl Slices {
     /// workload.
     fn extend(
         &mut self,
-        keys: &mut TextKeys,
+        keys: &mut Keys,
         columns: &Columns<'_>,
         rows: Range<usize>,
         every_slice: bool,
@@ -239,62 +254,55 @@ impl Slices {
             if !every_slice && of_workload == NO_TEXT {
                 continue;
             }
+            let task = Task {
+                tid: columns.tid.value(row),
+                pid: columns.pid.value(row),
+                comm: text(&comm, &columns.comm, row),
+                workload: of_workload,
+                prio: columns.prio.get(row).unwrap_or(NO_PRIO),
+            };
+            let task = keys.task_key(&mut self.tasks, task);
             self.push(Values {
                 cpu: columns.cpu.value(row),
-                pid: columns.pid.value(row),
-                tid: columns.tid.value(row),
+                task,
                 start_ns: columns.start_ns.value(row),
                 end_ns: columns.end_ns.value(row),
                 sched_delay_ns: columns.sched_delay_ns.value(row),
                 preempt_wait_ns: columns.preempt_wait_ns.value(row),
-                prio: columns.prio.get(row).unwrap_or(NO_PRIO),
-                comm: text(&comm, &columns.comm, row),
                 runnable: columns.prev_state.key(row).is_some_and(|k| runnable[k]),
-                workload: of_workload,
             });
         }
     }
 
     fn push(&mut self, v: Values) {
         self.cpu.push(v.cpu);
-        self.pid.push(v.pid);
-        self.tid.push(v.tid);
+        self.task.push(v.task);
         self.start_ns.push(v.start_ns);
         self.run_ns.push(v.end_ns.wrapping_sub(v.start_ns));
         self.sched_delay_ns.push(v.sched_delay_ns);
         self.preempt_wait_ns.push(v.preempt_wait_ns);
-        self.prio.push(v.prio);
-        self.comm.push(v.comm);
         self.runnable.push(v.runnable);
-        self.workload.push(v.workload);
     }
 
     fn reserve(&mut self, rows: usize) {
         self.cpu.reserve(rows);
-        self.pid.reserve(rows);
-        self.tid.reserve(rows);
+        self.task.reserve(rows);
         self.start_ns.reserve(rows);
         self.run_ns.reserve(rows);
         self.sched_delay_ns.reserve(rows);
         self.preempt_wait_ns.reserve(rows);
-        self.prio.reserve(rows);
-        self.comm.reserve(rows);
         self.runnable.reserve(rows);
-        self.workload.reserve(rows);
     }
 
     fn shrink_to_fit(&mut self) {
+        self.tasks.shrink_to_fit();
         self.cpu.shrink_to_fit();
-        self.pid.shrink_to_fit();
-        self.tid.shrink_to_fit();
+        self.task.shrink_to_fit();
         self.start_ns.shrink_to_fit();
         self.run_ns.shrink_to_fit();
         self.sched_delay_ns.shrink_to_fit();
         self.preempt_wait_ns.shrink_to_fit();
-        self.prio.shrink_to_fit();
-        self.comm.shrink_to_fit();
         self.runnable.shrink_to_fit();
-        self.workload.shrink_to_fit();
     }
 
     /// The parts of `slices` (all of this store) inside `[start, end]`, cut at its edges. A
@@ -306,6 +314,7 @@ impl Slices {
     ) -> Slices {
         let mut out = Slices {
             texts: self.texts.clone(),
+            tasks: self.tasks.clone(),
             ..Slices::default()
         };
         for s in slices.filter(|s| s.end_ns() > start && s.start_ns() < end) {
@@ -313,16 +322,12 @@ impl Slices {
             let cut = s.start_ns() < start;
             out.push(Values {
                 cpu: s.cpu(),
-                pid: s.pid(),
-                tid: s.tid(),
+                task: self.task[s.row],
                 start_ns: s.start_ns().max(start),
                 end_ns: s.end_ns().min(end),
                 sched_delay_ns: if cut { 0 } else { s.sched_delay_ns() },
                 preempt_wait_ns: if cut { 0 } else { s.preempt_wait_ns() },
-                prio: self.prio[s.row],
-                comm: s.comm_key(),
                 runnable: s.switched_out_runnable(),
-                workload: s.workload_key(),
             });
         }
         out
@@ -331,23 +336,25 @@ impl Slices {
     /// The slices of `rows`, for tests that write them as rows.
     #[cfg(test)]
     pub fn from_rows(rows: &[SchedSliceRow]) -> Slices {
-        let (mut out, mut keys) = (Slices::default(), TextKeys::default());
+        let (mut out, mut keys) = (Slices::default(), Keys::default());
         for r in rows {
-            let comm = keys.key_of(&mut out.texts, &r.comm);
-            let workload =
-                (r.workload.as_deref()).map_or(NO_TEXT, |w| keys.key_of(&mut out.texts, w));
+            let task = Task {
+                tid: r.tid,
+                pid: r.pid,
+                comm: keys.key_of(&mut out.texts, &r.comm),
+                workload: (r.workload.as_deref())
+                    .map_or(NO_TEXT, |w| keys.key_of(&mut out.texts, w)),
+                prio: r.prio.unwrap_or(NO_PRIO),
+            };
+            let task = keys.task_key(&mut out.tasks, task);
             out.push(Values {
                 cpu: r.cpu,
-                pid: r.pid,
-                tid: r.tid,
+                task,
                 start_ns: r.start_ns,
                 end_ns: r.end_ns,
                 sched_delay_ns: r.sched_delay_ns,
                 preempt_wait_ns: r.preempt_wait_ns,
-                prio: r.prio.unwrap_or(NO_PRIO),
-                comm,
                 runnable: matches!(&*r.prev_state, "R" | "R+"),
-                workload,
             });
         }
         out
@@ -382,12 +389,17 @@ impl<'a> Slice<'a> {
         self.of.cpu[self.row]
     }
 
+    /// Who ran it.
+    fn task(self) -> &'a Task {
+        &self.of.tasks[self.of.task[self.row] as usize]
+    }
+
     pub fn pid(self) -> i32 {
-        self.of.pid[self.row]
+        self.task().pid
     }
 
     pub fn tid(self) -> i32 {
-        self.of.tid[self.row]
+        self.task().tid
     }
 
     pub fn start_ns(self) -> i64 {
@@ -415,11 +427,11 @@ impl<'a> Slice<'a> {
 
     /// The task's kernel priority, where the source has it.
     pub fn prio(self) -> Option<i32> {
-        Some(self.of.prio[self.row]).filter(|&p| p != NO_PRIO)
+        Some(self.task().prio).filter(|&p| p != NO_PRIO)
     }
 
     pub fn comm(self) -> &'a Arc<str> {
-        &self.of.texts[self.of.comm[self.row] as usize]
+        &self.of.texts[self.comm_key() as usize]
     }
 
     /// Whether the task was switched out runnable (`prev_state` `R` or `R+`): preempted, so it
@@ -430,7 +442,7 @@ impl<'a> Slice<'a> {
 
     /// The key of its comm among its store's [`texts`](Slices::texts).
     pub fn comm_key(self) -> u32 {
-        self.of.comm[self.row]
+        self.task().comm
     }
 
     pub fn workload(self) -> Option<&'a str> {
@@ -442,7 +454,7 @@ impl<'a> Slice<'a> {
 
     /// The key of its workload among its store's [`texts`](Slices::texts), [`NO_TEXT`] for none.
     pub fn workload_key(self) -> u32 {
-        self.of.workload[self.row]
+        self.task().workload
     }
 
     /// Whether it is the idle task's.
