@@ -6,6 +6,8 @@
 //! of the run's [`Slices`], the grouping costs four bytes a workload slice, and the steps that
 //! run at the same time share it instead of each holding its own copy.
 
+use std::collections::BTreeMap;
+
 use crate::slices::{NO_TEXT, Slice, Slices};
 
 /// The workload slices of one store, by thread (ascending tid), each thread's by start.
@@ -19,24 +21,46 @@ pub struct ByThread<'a> {
 }
 
 impl<'a> ByThread<'a> {
-    /// The slices of `of` that belong to a workload, grouped.
+    /// The slices of `of` that belong to a workload, grouped. Each thread's rows are placed in
+    /// table order, which is time order for every source (each slice ends at a switch and the
+    /// parsers write them as they end); a thread whose rows are not is sorted.
     pub fn workloads(of: &'a Slices) -> ByThread<'a> {
         let of_workload = || of.iter().filter(|s| s.workload_key() != NO_TEXT);
-        let mut rows: Vec<u32> = Vec::with_capacity(of_workload().count());
-        rows.extend(
-            of_workload().map(|s| u32::try_from(s.row()).expect("fewer slices than u32 rows")),
-        );
-        rows.sort_unstable_by_key(|&row| {
-            let s = of.get(row as usize);
-            (s.tid(), s.start_ns(), row)
-        });
-        let mut ends: Vec<(i32, u32)> = Vec::new();
-        for (at, &row) in (1u32..).zip(&rows) {
-            let tid = of.get(row as usize).tid();
-            match ends.last_mut() {
-                Some((last, end)) if *last == tid => *end = at,
-                _ => ends.push((tid, at)),
+        // Counted and placed through the slices' task keys, which index a table: no lookup
+        // per slice.
+        let mut per_task = vec![0u32; of.task_count()];
+        for s in of_workload() {
+            per_task[s.task_key() as usize] += 1;
+        }
+        let mut per_thread: BTreeMap<i32, u32> = BTreeMap::new();
+        for (task, &n) in (0u32..).zip(&per_task).filter(|&(_, &n)| n > 0) {
+            *per_thread.entry(of.task_tid(task)).or_default() += n;
+        }
+        let threads: Vec<i32> = per_thread.keys().copied().collect();
+        let thread_of_task: Vec<usize> = (0..per_task.len() as u32)
+            .map(|task| threads.binary_search(&of.task_tid(task)).unwrap_or(0))
+            .collect();
+        let mut ends: Vec<(i32, u32)> = Vec::with_capacity(threads.len());
+        let mut next: Vec<u32> = Vec::with_capacity(threads.len());
+        for (tid, n) in per_thread {
+            let start = ends.last().map_or(0, |&(_, end)| end);
+            next.push(start);
+            ends.push((tid, start + n));
+        }
+        let mut rows = vec![0u32; ends.last().map_or(0, |&(_, end)| end as usize)];
+        for s in of_workload() {
+            let at = &mut next[thread_of_task[s.task_key() as usize]];
+            rows[*at as usize] = u32::try_from(s.row()).expect("fewer slices than u32 rows");
+            *at += 1;
+        }
+        let mut start = 0;
+        for &(_, end) in &ends {
+            let own = &mut rows[start..end as usize];
+            let start_of = |row: &u32| of.get(*row as usize).start_ns();
+            if !own.is_sorted_by_key(start_of) {
+                own.sort_by_key(start_of);
             }
+            start = end as usize;
         }
         ByThread { of, rows, ends }
     }

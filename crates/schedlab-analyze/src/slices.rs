@@ -104,7 +104,10 @@ pub fn read_slices(
         let columns = Columns::of(batch)?;
         for (run, rows) in run_ranges(batch)? {
             let (slices, keys) = runs.entry(run.to_owned()).or_default();
-            if every_slice && slices.is_empty() {
+            // Room for every row of the file, also where only the workloads' are kept: pages
+            // never written are never resident, and growing by doubling would copy the columns
+            // and hold both copies for a moment.
+            if slices.is_empty() {
                 slices.reserve(batch.file_rows());
             }
             slices.extend(keys, &columns, rows, every_slice);
@@ -221,6 +224,16 @@ impl Slices {
     /// The run's texts: a slice's text keys index them.
     pub fn texts(&self) -> &[Arc<str>] {
         &self.texts
+    }
+
+    /// How many distinct tasks ran the slices (see [`Slice::task_key`]).
+    pub(crate) fn task_count(&self) -> usize {
+        self.tasks.len()
+    }
+
+    /// The thread of task `key`.
+    pub(crate) fn task_tid(&self, key: u32) -> i32 {
+        self.tasks[key as usize].tid
     }
 
     /// Slice `row`.
@@ -391,7 +404,13 @@ impl<'a> Slice<'a> {
 
     /// Who ran it.
     fn task(self) -> &'a Task {
-        &self.of.tasks[self.of.task[self.row] as usize]
+        &self.of.tasks[self.task_key() as usize]
+    }
+
+    /// The key of who ran it (its thread, comm, workload and priority) among its store's
+    /// `task_count()` tasks: slices with one key have all of those in common.
+    pub(crate) fn task_key(self) -> u32 {
+        self.of.task[self.row]
     }
 
     pub fn pid(self) -> i32 {

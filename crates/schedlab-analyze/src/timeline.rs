@@ -40,8 +40,12 @@ impl<'a> Timeline<'a> {
             let row = u32::try_from(s.row()).expect("fewer slices than u32 rows");
             cpus.get_mut(&s.cpu()).expect("counted").push(row);
         }
+        // In table order, which is time order in every source (see `ByThread::workloads`).
         for rows in cpus.values_mut() {
-            rows.sort_unstable_by_key(|&row| slices.get(row as usize).start_ns());
+            let start_of = |row: &u32| slices.get(*row as usize).start_ns();
+            if !rows.is_sorted_by_key(start_of) {
+                rows.sort_unstable_by_key(start_of);
+            }
         }
         Timeline { of: slices, cpus }
     }
