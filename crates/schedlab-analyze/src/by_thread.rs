@@ -37,8 +37,13 @@ impl<'a> ByThread<'a> {
             *per_thread.entry(of.task_tid(task)).or_default() += n;
         }
         let threads: Vec<i32> = per_thread.keys().copied().collect();
+        // A task of no workload has no place, and none of its slices is placed.
         let thread_of_task: Vec<usize> = (0..per_task.len() as u32)
-            .map(|task| threads.binary_search(&of.task_tid(task)).unwrap_or(0))
+            .map(|task| {
+                threads
+                    .binary_search(&of.task_tid(task))
+                    .unwrap_or(usize::MAX)
+            })
             .collect();
         let mut ends: Vec<(i32, u32)> = Vec::with_capacity(threads.len());
         let mut next: Vec<u32> = Vec::with_capacity(threads.len());
@@ -117,25 +122,12 @@ pub struct ThreadSlices<'a> {
 }
 
 impl<'a> ThreadSlices<'a> {
-    pub fn len(self) -> usize {
-        self.rows.len()
-    }
-
-    pub fn is_empty(self) -> bool {
-        self.rows.is_empty()
-    }
-
     /// The `i`th slice in time order.
     pub fn get(self, i: usize) -> Slice<'a> {
         self.of.get(self.rows[i] as usize)
     }
 
-    /// The first slice in time order.
-    pub fn first(self) -> Option<Slice<'a>> {
-        (!self.is_empty()).then(|| self.get(0))
-    }
-
-    pub fn iter(self) -> impl DoubleEndedIterator<Item = Slice<'a>> + ExactSizeIterator + Clone {
+    pub fn iter(self) -> impl Iterator<Item = Slice<'a>> {
         self.rows.iter().map(move |&row| self.of.get(row as usize))
     }
 
