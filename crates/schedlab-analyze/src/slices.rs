@@ -7,7 +7,7 @@
 //! from the Parquet columns it came from (only those, see [`schedlab_tables::read_columns`]), a
 //! slice is its row number, and a text is compared by key. A run's slices are held whole while
 //! its figures are computed, so each is held in as few bytes as its figures allow: the run time
-//! and the delays in four (see [`crate::narrow`]), the task state as whether it was runnable.
+//! and the delays in four (the `narrow` module), the task state as whether it was runnable.
 //! [`Slice`] is the view the figures read a slice through.
 
 use std::collections::{BTreeMap, HashMap};
