@@ -6,9 +6,7 @@
 //! of the run's [`Slices`], the grouping costs four bytes a workload slice, and the steps that
 //! run at the same time share it instead of each holding its own copy.
 
-use std::collections::BTreeMap;
-
-use crate::slices::{NO_TEXT, Slice, Slices};
+use crate::slices::{NO_TEXT, Slice, Slices, rows_by_group};
 
 /// The workload slices of one store, by thread (ascending tid), each thread's by start.
 #[derive(Debug)]
@@ -21,52 +19,30 @@ pub struct ByThread<'a> {
 }
 
 impl<'a> ByThread<'a> {
-    /// The slices of `of` that belong to a workload, grouped. Each thread's rows are placed in
-    /// table order, which is time order for every source (each slice ends at a switch and the
-    /// parsers write them as they end); a thread whose rows are not is sorted.
+    /// The slices of `of` that belong to a workload, grouped (see [`rows_by_group`]).
     pub fn workloads(of: &'a Slices) -> ByThread<'a> {
-        let of_workload = || of.iter().filter(|s| s.workload_key() != NO_TEXT);
-        // Counted and placed through the slices' task keys, which index a table: no lookup
-        // per slice.
-        let mut per_task = vec![0u32; of.task_count()];
-        for s in of_workload() {
-            per_task[s.task_key() as usize] += 1;
-        }
-        let mut per_thread: BTreeMap<i32, u32> = BTreeMap::new();
-        for (task, &n) in (0u32..).zip(&per_task).filter(|&(_, &n)| n > 0) {
-            *per_thread.entry(of.task_tid(task)).or_default() += n;
-        }
-        let threads: Vec<i32> = per_thread.keys().copied().collect();
-        // A task of no workload has no place, and none of its slices is placed.
-        let thread_of_task: Vec<usize> = (0..per_task.len() as u32)
-            .map(|task| {
-                threads
-                    .binary_search(&of.task_tid(task))
-                    .unwrap_or(usize::MAX)
-            })
+        // Every thread with a workload slice, and each task's thread among them: a slice finds
+        // its group through its task key, an index, with no lookup per slice.
+        let mut threads: Vec<i32> = (0..of.task_count() as u32)
+            .filter(|&task| of.task_workload(task) != NO_TEXT)
+            .map(|task| of.task_tid(task))
             .collect();
-        let mut ends: Vec<(i32, u32)> = Vec::with_capacity(threads.len());
-        let mut next: Vec<u32> = Vec::with_capacity(threads.len());
-        for (tid, n) in per_thread {
-            let start = ends.last().map_or(0, |&(_, end)| end);
-            next.push(start);
-            ends.push((tid, start + n));
-        }
-        let mut rows = vec![0u32; ends.last().map_or(0, |&(_, end)| end as usize)];
-        for s in of_workload() {
-            let at = &mut next[thread_of_task[s.task_key() as usize]];
-            rows[*at as usize] = u32::try_from(s.row()).expect("fewer slices than u32 rows");
-            *at += 1;
-        }
-        let mut start = 0;
-        for &(_, end) in &ends {
-            let own = &mut rows[start..end as usize];
-            let start_of = |row: &u32| of.get(*row as usize).start_ns();
-            if !own.is_sorted_by_key(start_of) {
-                own.sort_by_key(start_of);
-            }
-            start = end as usize;
-        }
+        threads.sort_unstable();
+        threads.dedup();
+        let thread_of_task: Vec<Option<usize>> = (0..of.task_count() as u32)
+            .map(|task| threads.binary_search(&of.task_tid(task)).ok())
+            .collect();
+        let (rows, ends) = rows_by_group(of, threads.len(), |s| match s.workload_key() {
+            NO_TEXT => None,
+            _ => thread_of_task[s.task_key() as usize],
+        });
+        // A thread of tasks with no slices here (a clipped store keeps its source's tasks)
+        // is no thread of this grouping.
+        let starts = std::iter::once(0).chain(ends.clone());
+        let ends = (threads.into_iter().zip(ends).zip(starts))
+            .filter(|&((_, end), start)| end > start)
+            .map(|(thread, _)| thread)
+            .collect();
         ByThread { of, rows, ends }
     }
 

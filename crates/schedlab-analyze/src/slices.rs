@@ -122,6 +122,47 @@ pub fn read_slices(
         .collect())
 }
 
+/// The rows of `of` that `group_of` places in one of `groups` groups, group after group, and
+/// where each group's rows end. A group's rows come in time order: they are placed in table
+/// order, which is time order in every source (each slice ends at a switch and the parsers
+/// write them as they end), and only a group whose rows are not is sorted (stably, by start).
+/// `group_of` is asked twice a slice, so it should be an index, not a search of the trace.
+pub(crate) fn rows_by_group(
+    of: &Slices,
+    groups: usize,
+    group_of: impl Fn(Slice<'_>) -> Option<usize>,
+) -> (Vec<u32>, Vec<u32>) {
+    let mut ends = vec![0u32; groups];
+    for group in of.iter().filter_map(&group_of) {
+        ends[group] += 1;
+    }
+    let mut next = Vec::with_capacity(groups);
+    let mut total = 0;
+    for end in &mut ends {
+        next.push(total);
+        total += *end;
+        *end = total;
+    }
+    let mut rows = vec![0u32; total as usize];
+    for s in of.iter() {
+        if let Some(group) = group_of(s) {
+            rows[next[group] as usize] =
+                u32::try_from(s.row()).expect("fewer slices than u32 rows");
+            next[group] += 1;
+        }
+    }
+    let start_of = |row: &u32| of.get(*row as usize).start_ns();
+    let mut start = 0;
+    for &end in &ends {
+        let own = &mut rows[start..end as usize];
+        if !own.is_sorted_by_key(start_of) {
+            own.sort_by_key(start_of);
+        }
+        start = end as usize;
+    }
+    (rows, ends)
+}
+
 /// The key of each text and task of a run's [`Slices`], while they are read.
 #[derive(Default)]
 struct Keys {
@@ -234,6 +275,11 @@ impl Slices {
     /// The thread of task `key`.
     pub(crate) fn task_tid(&self, key: u32) -> i32 {
         self.tasks[key as usize].tid
+    }
+
+    /// The workload of task `key`, [`NO_TEXT`] for none.
+    pub(crate) fn task_workload(&self, key: u32) -> u32 {
+        self.tasks[key as usize].workload
     }
 
     /// Slice `row`.

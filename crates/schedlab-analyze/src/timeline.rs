@@ -7,12 +7,13 @@
 //! events are lost (the quality table's "went idle … never shows it leaving idle") idle time is
 //! folded into the next task's slice, and the idle figures there are too low, never too high.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
+use std::ops::Range;
 use std::sync::Arc;
 
 use crate::RunTables;
 use crate::placement_cost::IdleWhileWaiting;
-use crate::slices::{NO_TEXT, Slice, Slices};
+use crate::slices::{NO_TEXT, Slice, Slices, rows_by_group};
 use crate::stretches::{RunTexts, State, Stretch, Stretches};
 
 /// Rows [`Timeline::write_rows`] hands on at once.
@@ -22,32 +23,40 @@ pub const ROWS_PER_WRITE: usize = 64 * 1024;
 #[derive(Debug)]
 pub struct Timeline<'a> {
     of: &'a Slices,
-    cpus: BTreeMap<i32, Vec<u32>>,
+    /// Every CPU's rows, CPU after CPU.
+    rows: Vec<u32>,
+    /// Per CPU, where its rows lie in `rows`.
+    cpus: BTreeMap<i32, Range<usize>>,
 }
 
 impl<'a> Timeline<'a> {
-    /// The timeline of `slices` (all of a run's slices, idle and other tasks' included).
+    /// The timeline of `slices` (all of a run's slices, idle and other tasks' included), its
+    /// slices of no length left out (see [`rows_by_group`]).
     pub fn new(slices: &'a Slices) -> Timeline<'a> {
-        let lasting = || slices.iter().filter(|s| s.end_ns() > s.start_ns());
-        let mut count: BTreeMap<i32, usize> = BTreeMap::new();
-        for s in lasting() {
-            *count.entry(s.cpu()).or_default() += 1;
-        }
-        let mut cpus: BTreeMap<i32, Vec<u32>> = (count.into_iter())
-            .map(|(cpu, n)| (cpu, Vec::with_capacity(n)))
+        let cpus: Vec<i32> = (slices.iter().map(|s| s.cpu()))
+            .collect::<BTreeSet<i32>>()
+            .into_iter()
             .collect();
-        for s in lasting() {
-            let row = u32::try_from(s.row()).expect("fewer slices than u32 rows");
-            cpus.get_mut(&s.cpu()).expect("counted").push(row);
+        let (rows, ends) = rows_by_group(slices, cpus.len(), |s| {
+            (s.end_ns() > s.start_ns()).then(|| cpus.binary_search(&s.cpu()).expect("listed"))
+        });
+        let starts = std::iter::once(0).chain(ends.iter().copied());
+        let cpus = (cpus.iter().zip(ends.iter().zip(starts)))
+            .filter(|&(_, (&end, start))| end > start)
+            .map(|(&cpu, (&end, start))| (cpu, start as usize..end as usize))
+            .collect();
+        Timeline {
+            of: slices,
+            rows,
+            cpus,
         }
-        // In table order, which is time order in every source (see `ByThread::workloads`).
-        for rows in cpus.values_mut() {
-            let start_of = |row: &u32| slices.get(*row as usize).start_ns();
-            if !rows.is_sorted_by_key(start_of) {
-                rows.sort_unstable_by_key(start_of);
-            }
-        }
-        Timeline { of: slices, cpus }
+    }
+
+    /// The rows of `cpu`'s slices in time order.
+    fn on(&self, cpu: i32) -> &[u32] {
+        self.cpus
+            .get(&cpu)
+            .map_or(&[], |range| &self.rows[range.clone()])
     }
 
     /// A cursor for queries of this timeline.
@@ -79,7 +88,8 @@ impl<'a> Timeline<'a> {
             texts: self.of.texts().to_vec(),
             waiting: names.iter().map(|&w| Arc::from(w)).collect(),
         });
-        for (&cpu, on_cpu) in &self.cpus {
+        for &cpu in self.cpus.keys() {
+            let on_cpu = self.on(cpu);
             let marks: Vec<((i64, i64), u32)> =
                 merged_marks(waiting.get(&cpu).map_or(&[][..], Vec::as_slice))
                     .into_iter()
@@ -169,7 +179,7 @@ impl<'t, 'a> Cursor<'t, 'a> {
         (start, end): (i64, i64),
     ) -> impl Iterator<Item = (Slice<'a>, (i64, i64))> + use<'t, 'a> {
         let of = self.timeline.of;
-        let rows = self.timeline.cpus.get(&cpu).map_or(&[][..], Vec::as_slice);
+        let rows = self.timeline.on(cpu);
         let hint = self.hints.entry(cpu).or_default();
         let first = first_ending_after(rows, |row| of.get(row as usize).end_ns(), start, *hint);
         *hint = first;
