@@ -6,6 +6,8 @@
 //! of the run's [`Slices`], the grouping costs four bytes a workload slice, and the steps that
 //! run at the same time share it instead of each holding its own copy.
 
+use std::sync::Arc;
+
 use crate::slices::{NO_TEXT, Slice, Slices, rows_by_group};
 
 /// The workload slices of one store, by thread (ascending tid), each thread's by start.
@@ -75,6 +77,11 @@ impl<'a> ByThread<'a> {
             }
             Err(_) => self.slice(0, 0),
         }
+    }
+
+    /// The texts its slices' keys index (see [`Slices::texts`]).
+    pub fn texts(&self) -> &'a [Arc<str>] {
+        self.of.texts()
     }
 
     /// Every workload slice, thread after thread.

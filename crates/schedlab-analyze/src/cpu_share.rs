@@ -56,6 +56,10 @@ fn phases(run: &RunTables<'_>, reference: Option<&str>) -> Vec<(&'static str, (i
 /// `placement` (/proc samples, without a trace). The first of them that any of its threads needs.
 type Sources = BTreeMap<String, (u8, &'static str)>;
 
+/// What the rows call a traced thread's source, by rank: the kernel's before /proc's before the
+/// slices.
+const SOURCES: [&str; 3] = ["sched", "proc", "kernel"];
+
 /// CPU time per (phase, workload, class) of one run, and where each workload's came from.
 fn cpu_time(
     run: &RunTables<'_>,
@@ -69,36 +73,39 @@ fn cpu_time(
     };
     let mut sources = Sources::new();
     if !run.threads.is_empty() {
-        // Summed per CPU first: a slice's texts are compared, never copied.
-        let mut per_cpu: BTreeMap<(usize, &str, i32), i64> = BTreeMap::new();
+        // Summed per CPU first, by text key: a slice's texts are neither compared nor copied.
+        let mut per_cpu: foldhash::HashMap<(usize, u32, i32), i64> = Default::default();
+        let mut ranks: foldhash::HashMap<u32, u8> = Default::default();
         let headlines = run.headlines();
-        for s in run.threads.slices() {
-            let Some(workload) = s.workload() else {
-                continue;
+        for (tid, slices) in run.threads.threads() {
+            let time = headlines.get(tid);
+            let rank: u8 = match time.map(|t| t.headline) {
+                Some(Headline::Kernel) => 2,
+                Some(Headline::Proc) => 1,
+                _ => 0,
             };
-            let time = headlines.get(s.tid());
-            // The kernel's before /proc's before the slices.
-            let (rank, source) = match time.map(|t| t.headline) {
-                Some(Headline::Kernel) => (2, "kernel"),
-                Some(Headline::Proc) => (1, "proc"),
-                _ => (0, "sched"),
-            };
-            match sources.get_mut(workload) {
-                Some(known) => *known = (*known).max((rank, source)),
-                None => {
-                    sources.insert(workload.to_owned(), (rank, source));
-                }
-            }
-            for (i, (_, span)) in phases.iter().enumerate() {
-                let inside = s.overlap_ns(*span);
-                if inside > 0 {
-                    let ns = time.map_or(inside, |t| t.scaled(s.cpu(), inside));
-                    *per_cpu.entry((i, workload, s.cpu())).or_default() += ns;
+            for s in slices.iter() {
+                let workload = s.workload_key();
+                let known = ranks.entry(workload).or_insert(rank);
+                *known = (*known).max(rank);
+                for (i, (_, span)) in phases.iter().enumerate() {
+                    let inside = s.overlap_ns(*span);
+                    if inside > 0 {
+                        let ns = time.map_or(inside, |t| t.scaled(s.cpu(), inside));
+                        *per_cpu.entry((i, workload, s.cpu())).or_default() += ns;
+                    }
                 }
             }
         }
+        let texts = run.threads.texts();
         for ((phase, workload, cpu), ns) in per_cpu {
-            book(phase, workload, cpu, ns);
+            book(phase, &texts[workload as usize], cpu, ns);
+        }
+        for (workload, rank) in ranks {
+            sources.insert(
+                texts[workload as usize].to_string(),
+                (rank, SOURCES[rank as usize]),
+            );
         }
         return (time, sources);
     }
