@@ -34,6 +34,13 @@ impl NarrowColumn {
         }
     }
 
+    /// Appends the values of `other`.
+    pub(crate) fn append(&mut self, other: &NarrowColumn) {
+        let offset = u32::try_from(self.values.len()).expect("fewer values than u32 rows");
+        self.values.extend_from_slice(&other.values);
+        (self.wide).extend(other.wide.iter().map(|&(row, value)| (row + offset, value)));
+    }
+
     pub(crate) fn get(&self, row: usize) -> i64 {
         match self.values[row] {
             WIDE => {
@@ -77,6 +84,28 @@ mod tests {
             }
             let read: Vec<i64> = (0..values.len()).map(|row| column.get(row)).collect();
             proptest::prop_assert_eq!(read, values);
+        }
+
+        /// Two columns appended read back as the values of one and then the other's.
+        #[test]
+        fn appended_values_read_back_in_order(
+            first in proptest::collection::vec(proptest::num::i64::ANY, 0..50),
+            second in proptest::collection::vec(
+                proptest::prop_oneof![0i64..10, proptest::num::i64::ANY],
+                0..50,
+            ),
+        ) {
+            let column = |values: &[i64]| {
+                let mut column = NarrowColumn::default();
+                for &v in values {
+                    column.push(v);
+                }
+                column
+            };
+            let mut appended = column(&first);
+            appended.append(&column(&second));
+            let read: Vec<i64> = (0..first.len() + second.len()).map(|row| appended.get(row)).collect();
+            proptest::prop_assert_eq!(read, [first, second].concat());
         }
     }
 }

@@ -15,7 +15,8 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use crate::narrow::NarrowColumn;
-use schedlab_tables::{ColumnBatch, SchedSliceRow, TableDir, TableError, Texts, read_columns};
+use rayon::prelude::*;
+use schedlab_tables::{ColumnBatch, SchedSliceRow, TableDir, TableError, Texts, row_groups};
 
 /// The key of a missing text (a slice of no workload).
 pub(crate) const NO_TEXT: u32 = u32::MAX;
@@ -95,25 +96,48 @@ struct Values {
 
 /// The slices of every run in `dir`, by run; with `every_slice`, all of them, otherwise only the
 /// workloads' (see [`crate::Tables::load`]).
+///
+/// The table's row groups are read a few at a time on rayon's threads, each into stores of its
+/// own, which are then appended to the runs' in the table's order: the order the figures rely
+/// on is kept, and no more than those few row groups' slices are held twice.
 pub fn read_slices(
     dir: &(impl TableDir + ?Sized),
     every_slice: bool,
 ) -> Result<BTreeMap<String, Slices>, TableError> {
+    let groups = row_groups::<SchedSliceRow>(dir, &COLUMNS)?;
     let mut runs: BTreeMap<String, (Slices, Keys)> = BTreeMap::new();
-    read_columns::<SchedSliceRow>(dir, &COLUMNS, |batch| {
-        let columns = Columns::of(batch)?;
-        for (run, rows) in run_ranges(batch)? {
-            let (slices, keys) = runs.entry(run.to_owned()).or_default();
-            // Room for every row of the file, also where only the workloads' are kept: pages
-            // never written are never resident, and growing by doubling would copy the columns
-            // and hold both copies for a moment.
-            if slices.is_empty() {
-                slices.reserve(batch.file_rows());
+    for wave in groups.chunks(2 * rayon::current_num_threads()) {
+        let parts: Vec<Result<_, TableError>> = (wave.par_iter())
+            .map(|group| {
+                let mut part: BTreeMap<String, (Slices, Keys)> = BTreeMap::new();
+                group.read(|batch| {
+                    let columns = Columns::of(batch)?;
+                    for (run, rows) in run_ranges(batch)? {
+                        let (slices, keys) = part.entry(run.to_owned()).or_default();
+                        if slices.is_empty() {
+                            slices.reserve(group.rows());
+                        }
+                        slices.extend(keys, &columns, rows, every_slice);
+                    }
+                    Ok(())
+                })?;
+                Ok((group.file_rows(), part))
+            })
+            .collect();
+        for part in parts {
+            let (file_rows, part) = part?;
+            for (run, (part, _)) in part {
+                let (slices, keys) = runs.entry(run).or_default();
+                // Room for every row of the file, also where only the workloads' are kept:
+                // pages never written are never resident, and growing by doubling would copy
+                // the columns and hold both copies for a moment.
+                if slices.is_empty() {
+                    slices.reserve(file_rows);
+                }
+                slices.append(keys, &part);
             }
-            slices.extend(keys, &columns, rows, every_slice);
         }
-        Ok(())
-    })?;
+    }
     Ok((runs.into_iter())
         .map(|(run, (mut slices, _))| {
             slices.shrink_to_fit();
@@ -164,11 +188,26 @@ pub(crate) fn rows_by_group(
 }
 
 /// The key of each text and task of a run's [`Slices`], while they are read.
-#[derive(Default)]
 struct Keys {
     texts: HashMap<Arc<str>, u32>,
     /// Looked up for every slice, so with a hash made for speed.
     tasks: foldhash::HashMap<Task, u32>,
+    /// The task last seen of a thread and its key, by the thread's tid modulo [`RECENT`]: a
+    /// thread keeps its task over most of its slices, and comparing is cheaper than hashing.
+    recent: Vec<Option<(Task, u32)>>,
+}
+
+/// How many threads' last tasks [`Keys`] keeps.
+const RECENT: usize = 256;
+
+impl Default for Keys {
+    fn default() -> Keys {
+        Keys {
+            texts: HashMap::new(),
+            tasks: foldhash::HashMap::default(),
+            recent: vec![None; RECENT],
+        }
+    }
 }
 
 impl Keys {
@@ -186,10 +225,18 @@ impl Keys {
 
     /// The key of `task` in `tasks`, where it is added if it is not there yet.
     fn task_key(&mut self, tasks: &mut Vec<Task>, task: Task) -> u32 {
-        *self.tasks.entry(task).or_insert_with(|| {
+        let recent = &mut self.recent[task.tid.unsigned_abs() as usize % RECENT];
+        if let Some((known, key)) = *recent
+            && known == task
+        {
+            return key;
+        }
+        let key = *self.tasks.entry(task).or_insert_with(|| {
             tasks.push(task);
             u32::try_from(tasks.len() - 1).expect("fewer tasks than u32 keys")
-        })
+        });
+        *recent = Some((task, key));
+        key
     }
 
     /// The key in `texts` of each text of a batch's dictionary.
@@ -331,6 +378,34 @@ impl Slices {
                 runnable: columns.prev_state.key(row).is_some_and(|k| runnable[k]),
             });
         }
+    }
+
+    /// Appends the slices of `part`, another store, their texts and tasks keyed as this one's.
+    fn append(&mut self, keys: &mut Keys, part: &Slices) {
+        let texts: Vec<u32> = (part.texts.iter())
+            .map(|text| keys.key_of(&mut self.texts, text))
+            .collect();
+        let text = |key: u32| match key {
+            NO_TEXT => NO_TEXT,
+            key => texts[key as usize],
+        };
+        let tasks: Vec<u32> = (part.tasks.iter())
+            .map(|task| {
+                let task = Task {
+                    comm: text(task.comm),
+                    workload: text(task.workload),
+                    ..*task
+                };
+                keys.task_key(&mut self.tasks, task)
+            })
+            .collect();
+        self.cpu.extend_from_slice(&part.cpu);
+        (self.task).extend(part.task.iter().map(|&task| tasks[task as usize]));
+        self.start_ns.extend_from_slice(&part.start_ns);
+        self.run_ns.append(&part.run_ns);
+        self.sched_delay_ns.append(&part.sched_delay_ns);
+        self.preempt_wait_ns.append(&part.preempt_wait_ns);
+        self.runnable.extend_from_slice(&part.runnable);
     }
 
     fn push(&mut self, v: Values) {
@@ -530,5 +605,80 @@ impl<'a> Slice<'a> {
     /// How long it ran inside `[start, end]` (0 when it lies outside).
     pub fn overlap_ns(self, (start, end): (i64, i64)) -> i64 {
         (self.end_ns().min(end) - self.start_ns().max(start)).max(0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::from_sched::tests::slice;
+
+    /// What a test compares of a slice: everything the store keeps.
+    fn kept(s: Slice<'_>) -> String {
+        format!(
+            "{:?}",
+            (
+                (s.cpu(), s.pid(), s.tid(), s.start_ns(), s.end_ns()),
+                (
+                    s.sched_delay_ns(),
+                    s.preempt_wait_ns(),
+                    s.switched_out_runnable()
+                ),
+                (s.workload(), s.prio(), s.comm()),
+            )
+        )
+    }
+
+    #[test]
+    fn a_table_of_many_row_groups_reads_back_in_its_order_run_by_run() {
+        // Two runs whose rows alternate in stretches, over many row groups, with threads of
+        // no workload among them (dropped without `every_slice`).
+        // Numbers that do not compress, so that the row groups are many (cut at about 1 MiB).
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut noise = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 40) as i64
+        };
+        let rows: Vec<SchedSliceRow> = (0..400_000i64)
+            .map(|i| {
+                let start = i * (1 << 25) + noise();
+                let mut row = slice((i % 7) as i32, (i % 2) as i32, start, start + noise());
+                row.run_id = ["a", "b"][(i / 30_000 % 2) as usize].into();
+                row.comm = format!("comm{}", i % 5).into();
+                row.sched_delay_ns = noise() * (1 << 10);
+                row.prev_state = ["R", "S", "R+"][(i % 3) as usize].into();
+                row.prio = (i % 11 != 0).then_some(100 + (i % 3) as i32);
+                if i % 7 == 3 {
+                    row.workload = None;
+                }
+                row
+            })
+            .collect();
+        let dir = tempfile::tempdir().unwrap();
+        let path = schedlab_tables::write_table(dir.path(), &rows).unwrap();
+        let groups = row_groups::<SchedSliceRow>(dir.path(), &COLUMNS).unwrap();
+        assert!(
+            groups.len() > 2 * rayon::current_num_threads(),
+            "{} row groups in {path:?}",
+            groups.len()
+        );
+        for every_slice in [true, false] {
+            let runs = read_slices(dir.path(), every_slice).unwrap();
+            assert_eq!(runs.keys().collect::<Vec<_>>(), ["a", "b"]);
+            for (run, read) in &runs {
+                let own: Vec<SchedSliceRow> = (rows.iter())
+                    .filter(|r| &*r.run_id == run && (every_slice || r.workload.is_some()))
+                    .cloned()
+                    .collect();
+                let expected = Slices::from_rows(&own);
+                assert_eq!(read.len(), expected.len(), "run {run}");
+                assert!(
+                    (read.iter().zip(expected.iter())).all(|(r, e)| kept(r) == kept(e)),
+                    "run {run}, every_slice {every_slice}"
+                );
+            }
+        }
     }
 }

@@ -19,8 +19,7 @@ use arrow_buffer::NullBuffer;
 use arrow_schema::{DataType, Field, Schema};
 use parquet::arrow::ProjectionMask;
 use parquet::arrow::arrow_reader::{
-    ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReader,
-    ParquetRecordBatchReaderBuilder,
+    ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder,
 };
 
 use crate::{Table, TableDir, TableError, schema_of};
@@ -33,6 +32,20 @@ pub fn read_columns<T: Table>(
     columns: &[&str],
     mut each: impl FnMut(&ColumnBatch<'_>) -> Result<(), TableError>,
 ) -> Result<(), TableError> {
+    for group in row_groups::<T>(dir, columns)? {
+        group.read(&mut each)?;
+    }
+    Ok(())
+}
+
+/// The row groups of table `T` in `dir`, to read the columns `columns` of, file by file in the
+/// order `dir` lists them and in file order within one: each can be read on its own thread, and
+/// what is read from them, put together in this order, is in the table's order. A name that is
+/// not a column of `T` is a bug of the caller and panics.
+pub fn row_groups<T: Table>(
+    dir: &(impl TableDir + ?Sized),
+    columns: &[&str],
+) -> Result<Vec<RowGroup>, TableError> {
     let schema = schema_of::<T>();
     for name in columns {
         assert!(
@@ -41,29 +54,29 @@ pub fn read_columns<T: Table>(
             T::NAME
         );
     }
+    let mut groups = Vec::new();
     for path in dir.files_of(T::NAME)? {
-        let (file_rows, batches) = open_columns(&path, columns)?;
-        for batch in batches {
-            let batch = batch.map_err(|err| TableError::Parquet {
+        let footer = footer_of(&path, columns)?;
+        let mask = ProjectionMask::columns(footer.parquet_schema(), columns.iter().copied());
+        let metadata = footer.metadata();
+        let file_rows = usize::try_from(metadata.file_metadata().num_rows()).unwrap_or(0);
+        let path: Arc<Path> = path.into();
+        for (index, group) in metadata.row_groups().iter().enumerate() {
+            groups.push(RowGroup {
                 path: path.clone(),
-                message: err.to_string(),
-            })?;
-            each(&ColumnBatch {
-                path: &path,
+                index,
+                rows: usize::try_from(group.num_rows()).unwrap_or(0),
                 file_rows,
-                batch,
-            })?;
+                footer: footer.clone(),
+                mask: mask.clone(),
+            });
         }
     }
-    Ok(())
+    Ok(groups)
 }
 
-/// The rows of the Parquet file `path` and the batches of its `columns`, text columns read as
-/// dictionaries.
-fn open_columns(
-    path: &Path,
-    columns: &[&str],
-) -> Result<(usize, ParquetRecordBatchReader), TableError> {
+/// The footer of the Parquet file `path`, with its text `columns` read as dictionaries.
+fn footer_of(path: &Path, columns: &[&str]) -> Result<ArrowReaderMetadata, TableError> {
     let pq = |err| TableError::parquet(path, err);
     let file = File::open(path).map_err(|source| TableError::io(path, source))?;
     let footer = ArrowReaderMetadata::load(&file, ArrowReaderOptions::new()).map_err(pq)?;
@@ -78,20 +91,57 @@ fn open_columns(
         })
         .collect();
     let options = ArrowReaderOptions::new().with_schema(Arc::new(Schema::new(fields)));
-    let footer = ArrowReaderMetadata::try_new(footer.metadata().clone(), options).map_err(pq)?;
-    let rows = usize::try_from(footer.metadata().file_metadata().num_rows()).unwrap_or(0);
-    let mask = ProjectionMask::columns(footer.parquet_schema(), columns.iter().copied());
-    let batches = ParquetRecordBatchReaderBuilder::new_with_metadata(file, footer)
-        .with_projection(mask)
-        .build()
-        .map_err(pq)?;
-    Ok((rows, batches))
+    ArrowReaderMetadata::try_new(footer.metadata().clone(), options).map_err(pq)
+}
+
+/// One row group of one file of a table (see [`row_groups`]).
+pub struct RowGroup {
+    path: Arc<Path>,
+    index: usize,
+    rows: usize,
+    file_rows: usize,
+    footer: ArrowReaderMetadata,
+    mask: ProjectionMask,
+}
+
+impl RowGroup {
+    /// How many rows it has.
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    /// How many rows its file has (for a reader that sizes its columns once).
+    pub fn file_rows(&self) -> usize {
+        self.file_rows
+    }
+
+    /// Calls `each` with every batch of its columns, in order.
+    pub fn read(
+        &self,
+        mut each: impl FnMut(&ColumnBatch<'_>) -> Result<(), TableError>,
+    ) -> Result<(), TableError> {
+        let path = &*self.path;
+        let pq = |err| TableError::parquet(path, err);
+        let file = File::open(path).map_err(|source| TableError::io(path, source))?;
+        let batches = ParquetRecordBatchReaderBuilder::new_with_metadata(file, self.footer.clone())
+            .with_projection(self.mask.clone())
+            .with_row_groups(vec![self.index])
+            .build()
+            .map_err(pq)?;
+        for batch in batches {
+            let batch = batch.map_err(|err| TableError::Parquet {
+                path: path.to_owned(),
+                message: err.to_string(),
+            })?;
+            each(&ColumnBatch { path, batch })?;
+        }
+        Ok(())
+    }
 }
 
 /// One batch of some of a table's columns, from one file.
 pub struct ColumnBatch<'p> {
     path: &'p Path,
-    file_rows: usize,
     batch: RecordBatch,
 }
 
@@ -99,11 +149,6 @@ impl ColumnBatch<'_> {
     /// How many rows the batch has.
     pub fn rows(&self) -> usize {
         self.batch.num_rows()
-    }
-
-    /// How many rows its file has (for a reader that sizes its columns once).
-    pub fn file_rows(&self) -> usize {
-        self.file_rows
     }
 
     /// The `Int32` column `name`.

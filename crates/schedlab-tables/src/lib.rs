@@ -103,7 +103,7 @@ pub use schedlab_spec::selector;
 
 pub use aggregates::*;
 pub use background::BackgroundWriter;
-pub use columns::{ColumnBatch, Numbers, Texts, read_columns};
+pub use columns::{ColumnBatch, Numbers, RowGroup, Texts, read_columns, row_groups};
 pub use dataset::{
     Partition, TableDir, create_parent, read_table, read_table_where, table_path, table_path_named,
     write_table,
