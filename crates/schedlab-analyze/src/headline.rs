@@ -20,6 +20,8 @@
 
 use std::collections::BTreeMap;
 
+use rayon::prelude::*;
+
 use schedlab_tables::PlacementRow;
 
 use crate::RunTables;
@@ -162,11 +164,13 @@ impl Headlines {
         for &p in &run.placement {
             samples.entry(p.tid).or_default().push(p);
         }
-        let threads = (run.threads.threads())
-            .map(|(tid, slices)| {
+        let threads: Vec<_> = (run.threads.threads())
+            .map(|(tid, slices)| (tid, slices, kernel.remove(&tid)))
+            .collect();
+        let threads = (threads.into_par_iter())
+            .map(|(tid, slices, kernel)| {
                 let samples = samples.get(&tid).map_or(&[][..], Vec::as_slice);
-                let time = thread_time(run, slices, kernel.remove(&tid), samples);
-                (tid, time)
+                (tid, thread_time(run, slices, kernel, samples))
             })
             .collect();
         Headlines(threads)

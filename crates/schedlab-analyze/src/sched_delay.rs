@@ -105,23 +105,24 @@ pub(crate) struct Delays {
     workloads: BTreeMap<String, Gathered>,
 }
 
-impl Delays {
-    /// The thread's `sched_delay` row; its delays are kept for its workload's row.
-    pub(crate) fn thread(
-        &mut self,
+/// One thread's `sched_delay` row, and its delays for its workload's row (see [`Delays`]).
+pub(crate) struct ThreadDelays {
+    row: SchedDelayRow,
+    delays: Vec<i64>,
+    waits: Vec<i64>,
+}
+
+impl ThreadDelays {
+    /// The figures of thread `key`'s wakeup delays and waits after preemption over `slices`.
+    pub(crate) fn of(
         run_id: &str,
         key: &ThreadKey,
         slices: ThreadSlices<'_>,
         lost_events: i64,
-    ) -> SchedDelayRow {
+    ) -> ThreadDelays {
         let (mut delays, mut waits) = delays_of(slices);
         let (d, w) = (Spread::of(&mut delays), Spread::of(&mut waits));
-        let gathered = self.workloads.entry(key.workload.clone()).or_default();
-        gathered.threads += 1;
-        gathered.delays.extend(delays);
-        gathered.waits.extend(waits);
-        gathered.lost_events += lost_events;
-        SchedDelayRow {
+        let row = SchedDelayRow {
             run_id: run_id.to_owned(),
             workload: key.workload.clone(),
             pid: key.pid,
@@ -140,7 +141,22 @@ impl Delays {
             preempt_wait_p90_ns: w.p90,
             preempt_wait_p99_ns: w.p99,
             preempt_wait_max_ns: w.max,
-        }
+        };
+        ThreadDelays { row, delays, waits }
+    }
+}
+
+impl Delays {
+    /// The thread's `sched_delay` row; its delays are kept for its workload's row. Threads
+    /// are added in the order their rows go in.
+    pub(crate) fn thread(&mut self, thread: ThreadDelays) -> SchedDelayRow {
+        let row = thread.row;
+        let gathered = self.workloads.entry(row.workload.clone()).or_default();
+        gathered.threads += 1;
+        gathered.delays.extend(thread.delays);
+        gathered.waits.extend(thread.waits);
+        gathered.lost_events += row.lost_events.unwrap_or(0);
+        row
     }
 
     /// One row per workload of the threads seen so far, and the points of each workload's

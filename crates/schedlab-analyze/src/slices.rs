@@ -16,7 +16,9 @@ use std::sync::Arc;
 
 use crate::narrow::NarrowColumn;
 use rayon::prelude::*;
-use schedlab_tables::{ColumnBatch, SchedSliceRow, TableDir, TableError, Texts, row_groups};
+use schedlab_tables::{
+    ColumnBatch, RowGroup, SchedSliceRow, TableDir, TableError, Texts, row_groups,
+};
 
 /// The key of a missing text (a slice of no workload).
 pub(crate) const NO_TEXT: u32 = u32::MAX;
@@ -98,52 +100,76 @@ struct Values {
 /// workloads' (see [`crate::Tables::load`]).
 ///
 /// The table's row groups are read a few at a time on rayon's threads, each into stores of its
-/// own, which are then appended to the runs' in the table's order: the order the figures rely
-/// on is kept, and no more than those few row groups' slices are held twice.
+/// own, which are appended to the runs' in the table's order while the next few are read: the
+/// order the figures rely on is kept, and no more than two waves of row groups' slices are held
+/// twice.
 pub fn read_slices(
     dir: &(impl TableDir + ?Sized),
     every_slice: bool,
 ) -> Result<BTreeMap<String, Slices>, TableError> {
     let groups = row_groups::<SchedSliceRow>(dir, &COLUMNS)?;
     let mut runs: BTreeMap<String, (Slices, Keys)> = BTreeMap::new();
-    for wave in groups.chunks(2 * rayon::current_num_threads()) {
-        let parts: Vec<Result<_, TableError>> = (wave.par_iter())
-            .map(|group| {
-                let mut part: BTreeMap<String, (Slices, Keys)> = BTreeMap::new();
-                group.read(|batch| {
-                    let columns = Columns::of(batch)?;
-                    for (run, rows) in run_ranges(batch)? {
-                        let (slices, keys) = part.entry(run.to_owned()).or_default();
-                        if slices.is_empty() {
-                            slices.reserve(group.rows());
-                        }
-                        slices.extend(keys, &columns, rows, every_slice);
-                    }
-                    Ok(())
-                })?;
-                Ok((group.file_rows(), part))
-            })
-            .collect();
-        for part in parts {
-            let (file_rows, part) = part?;
-            for (run, (part, _)) in part {
-                let (slices, keys) = runs.entry(run).or_default();
-                // Room for every row of the file, also where only the workloads' are kept:
-                // pages never written are never resident, and growing by doubling would copy
-                // the columns and hold both copies for a moment.
-                if slices.is_empty() {
-                    slices.reserve(file_rows);
-                }
-                slices.append(keys, &part);
-            }
-        }
+    let mut read = Vec::new();
+    for wave in groups.chunks(rayon::current_num_threads()) {
+        let (appended, next) = rayon::join(
+            || append_parts(&mut runs, std::mem::take(&mut read)),
+            || {
+                (wave.par_iter())
+                    .map(|group| read_group(group, every_slice))
+                    .collect::<Vec<_>>()
+            },
+        );
+        appended?;
+        read = next;
     }
+    append_parts(&mut runs, read)?;
     Ok((runs.into_iter())
         .map(|(run, (mut slices, _))| {
             slices.shrink_to_fit();
             (run, slices)
         })
         .collect())
+}
+
+/// The slices of one row group, by run, and how many rows its file has.
+type Part = (usize, BTreeMap<String, (Slices, Keys)>);
+
+/// Reads the slices of `group` into stores of its own.
+fn read_group(group: &RowGroup, every_slice: bool) -> Result<Part, TableError> {
+    let mut part: BTreeMap<String, (Slices, Keys)> = BTreeMap::new();
+    group.read(|batch| {
+        let columns = Columns::of(batch)?;
+        for (run, rows) in run_ranges(batch)? {
+            let (slices, keys) = part.entry(run.to_owned()).or_default();
+            if slices.is_empty() {
+                slices.reserve(group.rows());
+            }
+            slices.extend(keys, &columns, rows, every_slice);
+        }
+        Ok(())
+    })?;
+    Ok((group.file_rows(), part))
+}
+
+/// Appends the slices of `parts`, in order, to the runs'.
+fn append_parts(
+    runs: &mut BTreeMap<String, (Slices, Keys)>,
+    parts: Vec<Result<Part, TableError>>,
+) -> Result<(), TableError> {
+    for part in parts {
+        let (file_rows, part) = part?;
+        for (run, (part, _)) in part {
+            let (slices, keys) = runs.entry(run).or_default();
+            // Room for every row of the file, also where only the workloads' are kept: pages
+            // never written are never resident, and growing by doubling would copy the columns
+            // and hold both copies for a moment.
+            if slices.is_empty() {
+                slices.reserve(file_rows);
+            }
+            slices.append(keys, &part);
+        }
+    }
+    Ok(())
 }
 
 /// The rows of `of` that `group_of` places in one of `groups` groups, group after group, and
