@@ -38,6 +38,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
+use rayon::prelude::*;
 use schedlab_spec::{PlotKind, ReportFormat, Summarize};
 use schedlab_tables::manifest::RunStatus;
 use schedlab_tables::{
@@ -132,7 +133,7 @@ struct Section {
 
 /// Where a report's files go. The runner's layout implements it: only the layout knows where
 /// files live, so the report names no file itself.
-pub trait ReportPaths {
+pub trait ReportPaths: Sync {
     /// The Markdown summary.
     fn summary_md(&self) -> PathBuf;
     /// The HTML page, which carries the plots inline.
@@ -750,22 +751,27 @@ pub fn plot_run(
             pipeline, run_id, tables, aggregates, &cpus, &lifetimes, &run,
         )?);
     }
-    for (name, svg) in drawn {
-        let svg = svg.map_err(|message| ReportError::Plot {
-            run_id: run_id.to_owned(),
-            message,
-        })?;
-        if let Some(svg) = svg {
-            let path = report.plot_svg(name, run_id);
-            let png = png::png_of(&svg).map_err(|message| ReportError::Plot {
+    // Rasterized on rayon's threads: each plot is drawn alone, and the PNGs are most of the
+    // time of a report.
+    let files: Vec<Result<Vec<PathBuf>, ReportError>> = (drawn.into_par_iter())
+        .map(|(name, svg)| {
+            let failed = |message| ReportError::Plot {
                 run_id: run_id.to_owned(),
-                message: format!("{name}: {message}"),
-            })?;
+                message,
+            };
+            let Some(svg) = svg.map_err(failed)? else {
+                return Ok(Vec::new());
+            };
+            let path = report.plot_svg(name, run_id);
+            let png = png::png_of(&svg).map_err(|message| failed(format!("{name}: {message}")))?;
             write_atomic(&path, svg.as_bytes())?;
             let png_path = path.with_extension("png");
             write_atomic(&png_path, &png)?;
-            written.extend([path, png_path]);
-        }
+            Ok(vec![path, png_path])
+        })
+        .collect();
+    for plot in files {
+        written.extend(plot?);
     }
     Ok(written)
 }
