@@ -454,13 +454,27 @@ pub fn aggregate(
         }
         false => None,
     };
-    // Neither reads the other's rows, so the per-thread figures are computed while the
-    // timeline is walked.
-    let ((mut all, in_trace_window), why_rows) = rayon::join(
-        || compute(&runs, startup_ns, any_in_window),
-        || match why.any() {
-            true => why_here(&runs, why, timeline.as_ref()),
-            false => Ok(Aggregates::default()),
+    // None reads another's rows, so the per-thread figures are computed while the timeline is
+    // walked and the CPUs per phase are counted.
+    let references = step_workloads(steps, StepKind::CpuShare);
+    let (((mut all, in_trace_window), why_rows), cpu_shares) = rayon::join(
+        || {
+            rayon::join(
+                || compute(&runs, startup_ns, any_in_window),
+                || match why.any() {
+                    true => why_here(&runs, why, timeline.as_ref()),
+                    false => Ok(Aggregates::default()),
+                },
+            )
+        },
+        || {
+            (references.iter())
+                .flat_map(|reference| {
+                    (runs.par_iter())
+                        .flat_map_iter(|run| cpu_share::cpu_share(run, reference.as_deref()))
+                        .collect::<Vec<_>>()
+                })
+                .collect::<Vec<CpuShareRow>>()
         },
     );
     all.extend(why_rows?);
@@ -589,16 +603,8 @@ pub fn aggregate(
         written.push(write_table(out_dir, &rows)?);
     }
 
-    let references = step_workloads(steps, StepKind::CpuShare);
     if !references.is_empty() {
-        let rows: Vec<CpuShareRow> = (references.iter())
-            .flat_map(|reference| {
-                (runs.par_iter())
-                    .flat_map_iter(|run| cpu_share::cpu_share(run, reference.as_deref()))
-                    .collect::<Vec<_>>()
-            })
-            .collect();
-        written.push(write_table(out_dir, &rows)?);
+        written.push(write_table(out_dir, &cpu_shares)?);
     }
     Ok(written)
 }
