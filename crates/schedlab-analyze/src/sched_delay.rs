@@ -15,16 +15,73 @@ use crate::slices::Slice;
 
 use crate::thread::ThreadKey;
 
+/// Values in sorted runs, read in the order of all of them without merging the runs into one:
+/// a thread's delays are one run, a workload's are its threads' runs. A workload's figures
+/// then cost no copy and no sort of its delays beside its threads'.
+#[derive(Clone, Copy)]
+struct Sorted<'a> {
+    runs: &'a [Vec<i64>],
+}
+
+impl<'a> Sorted<'a> {
+    /// `runs`, each sorted.
+    fn of(runs: &'a [Vec<i64>]) -> Sorted<'a> {
+        debug_assert!(runs.iter().all(|run| run.is_sorted()));
+        Sorted { runs }
+    }
+
+    fn len(self) -> usize {
+        self.runs.iter().map(Vec::len).sum()
+    }
+
+    fn sum(self) -> i64 {
+        self.runs.iter().flatten().sum()
+    }
+
+    fn min(self) -> Option<i64> {
+        self.runs
+            .iter()
+            .filter_map(|run| run.first())
+            .min()
+            .copied()
+    }
+
+    fn max(self) -> Option<i64> {
+        self.runs.iter().filter_map(|run| run.last()).max().copied()
+    }
+
+    /// How many of the values are at most `value`.
+    fn at_most(self, value: i64) -> usize {
+        (self.runs.iter())
+            .map(|run| run.partition_point(|&v| v <= value))
+            .sum()
+    }
+
+    /// The `rank`th smallest value (from 1; at most `len`): the smallest value that `rank` of
+    /// the values do not exceed, found by halving the span of the values.
+    fn ranked(self, rank: usize) -> Option<i64> {
+        let (mut low, mut high) = (self.min()?, self.max()?);
+        while low < high {
+            let middle = ((i128::from(low) + i128::from(high)) >> 1) as i64;
+            match self.at_most(middle) >= rank {
+                true => high = middle,
+                false => low = middle + 1,
+            }
+        }
+        Some(low)
+    }
+}
+
 /// The nearest-rank `p`-th percentile (`p` in 1..=100) of `sorted`; `None` when it is empty.
-fn percentile(sorted: &[i64], p: usize) -> Option<i64> {
+fn percentile(sorted: Sorted<'_>, p: usize) -> Option<i64> {
     nearest_rank(sorted, p, 100)
 }
 
 /// The nearest-rank value at the share `parts / whole` of `sorted` (the smallest value at 0);
 /// `None` when it is empty. Integer ranks, so 99.9 % is exactly 999 of 1000.
-fn nearest_rank(sorted: &[i64], parts: usize, whole: usize) -> Option<i64> {
+fn nearest_rank(sorted: Sorted<'_>, parts: usize, whole: usize) -> Option<i64> {
     let rank = (parts * sorted.len()).div_ceil(whole).max(1);
-    sorted.get(rank - 1).copied()
+    sorted.ranked(rank)
 }
 
 /// The CDF's points in thousandths of the wakeups: every percent, and 99.9 %.
@@ -33,7 +90,8 @@ fn cdf_per_mille() -> impl Iterator<Item = usize> {
 }
 
 /// The `sched_delay_cdf` rows of a workload's `sorted` wakeup delays (none without any).
-fn cdf_rows(run_id: &str, workload: &str, sorted: &[i64]) -> Vec<SchedDelayCdfRow> {
+fn cdf_rows(run_id: &str, workload: &str, sorted: Sorted<'_>) -> Vec<SchedDelayCdfRow> {
+    let wakeups = sorted.len() as i64;
     cdf_per_mille()
         .filter_map(|k| {
             Some(SchedDelayCdfRow {
@@ -41,7 +99,7 @@ fn cdf_rows(run_id: &str, workload: &str, sorted: &[i64]) -> Vec<SchedDelayCdfRo
                 workload: workload.to_owned(),
                 share: k as f64 / 1000.0,
                 delay_ns: nearest_rank(sorted, k, 1000)?,
-                wakeups: sorted.len() as i64,
+                wakeups,
             })
         })
         .collect()
@@ -59,18 +117,15 @@ struct Spread {
 }
 
 impl Spread {
-    fn of(values: &mut [i64]) -> Spread {
-        // Stable, because a workload's values are its threads' sorted ones one after the
-        // other, and the stable sort merges such runs instead of sorting them again.
-        values.sort();
+    fn of(values: Sorted<'_>) -> Spread {
         let count = values.len();
         Spread {
             count: count as i64,
-            mean: (count > 0).then(|| values.iter().sum::<i64>() as f64 / count as f64),
+            mean: (count > 0).then(|| values.sum() as f64 / count as f64),
             p50: percentile(values, 50),
             p90: percentile(values, 90),
             p99: percentile(values, 99),
-            max: values.last().copied(),
+            max: values.max(),
         }
     }
 }
@@ -93,8 +148,9 @@ fn delays_of(slices: ThreadSlices<'_>) -> (Vec<i64>, Vec<i64>) {
 #[derive(Default)]
 struct Gathered {
     threads: i64,
-    delays: Vec<i64>,
-    waits: Vec<i64>,
+    /// Each thread's, sorted.
+    delays: Vec<Vec<i64>>,
+    waits: Vec<Vec<i64>>,
     lost_events: i64,
 }
 
@@ -121,7 +177,10 @@ impl ThreadDelays {
         lost_events: i64,
     ) -> ThreadDelays {
         let (mut delays, mut waits) = delays_of(slices);
-        let (d, w) = (Spread::of(&mut delays), Spread::of(&mut waits));
+        delays.sort_unstable();
+        waits.sort_unstable();
+        let one = |run: &Vec<i64>| Spread::of(Sorted::of(std::slice::from_ref(run)));
+        let (d, w) = (one(&delays), one(&waits));
         let row = SchedDelayRow {
             run_id: run_id.to_owned(),
             workload: key.workload.clone(),
@@ -153,8 +212,8 @@ impl Delays {
         let row = thread.row;
         let gathered = self.workloads.entry(row.workload.clone()).or_default();
         gathered.threads += 1;
-        gathered.delays.extend(thread.delays);
-        gathered.waits.extend(thread.waits);
+        gathered.delays.push(thread.delays);
+        gathered.waits.push(thread.waits);
         gathered.lost_events += row.lost_events.unwrap_or(0);
         row
     }
@@ -167,10 +226,10 @@ impl Delays {
     ) -> (Vec<SchedDelayWorkloadRow>, Vec<SchedDelayCdfRow>) {
         let mut cdf = Vec::new();
         let rows = (self.workloads.into_iter())
-            .map(|(workload, mut g)| {
-                let (d, w) = (Spread::of(&mut g.delays), Spread::of(&mut g.waits));
-                // `Spread::of` sorted the delays.
-                cdf.extend(cdf_rows(run_id, &workload, &g.delays));
+            .map(|(workload, g)| {
+                let (delays, waits) = (Sorted::of(&g.delays), Sorted::of(&g.waits));
+                let (d, w) = (Spread::of(delays), Spread::of(waits));
+                cdf.extend(cdf_rows(run_id, &workload, delays));
                 SchedDelayWorkloadRow {
                     run_id: run_id.to_owned(),
                     workload,
@@ -215,7 +274,7 @@ mod tests {
         let check = |values: Vec<i64>, expected: [i64; 3]| {
             let mut sorted = values.clone();
             sorted.sort_unstable();
-            let got = [50, 90, 99].map(|p| percentile(&sorted, p).unwrap());
+            let got = [50, 90, 99].map(|p| percentile(Sorted::of(&[sorted.clone()]), p).unwrap());
             assert_eq!(got, expected, "{values:?}");
         };
         check(vec![7], [7, 7, 7]);
@@ -228,7 +287,37 @@ mod tests {
         );
         // x = [i * i % 1009 for i in range(1000)]
         check((0..1000).map(|i| i * i % 1009).collect(), [506, 922, 1003]);
-        assert_eq!(percentile(&[], 50), None);
+        assert_eq!(percentile(Sorted::of(&[]), 50), None);
+    }
+
+    proptest::proptest! {
+        /// Every rank of the values of several sorted runs is that rank of all of them sorted
+        /// together, whatever the values.
+        #[test]
+        fn a_rank_of_sorted_runs_is_that_of_their_values_merged(
+            runs in proptest::collection::vec(
+                proptest::collection::vec(
+                    proptest::prop_oneof![0i64..20, proptest::num::i64::ANY],
+                    0..20,
+                ),
+                0..6,
+            ),
+        ) {
+            let runs: Vec<Vec<i64>> = (runs.into_iter())
+                .map(|mut run| {
+                    run.sort_unstable();
+                    run
+                })
+                .collect();
+            let mut all = runs.concat();
+            all.sort_unstable();
+            let sorted = Sorted::of(&runs);
+            proptest::prop_assert_eq!(sorted.len(), all.len());
+            for rank in 1..=all.len() {
+                proptest::prop_assert_eq!(sorted.ranked(rank), Some(all[rank - 1]));
+            }
+            proptest::prop_assert_eq!(sorted.max(), all.last().copied());
+        }
     }
 
     /// A slice of `tid` with a wakeup delay and a wait after a preemption.
