@@ -110,7 +110,7 @@ pub fn read_slices(
     let groups = row_groups::<SchedSliceRow>(dir, &COLUMNS)?;
     let mut runs: BTreeMap<String, (Slices, Keys)> = BTreeMap::new();
     let mut read = Vec::new();
-    for wave in groups.chunks(rayon::current_num_threads()) {
+    for wave in groups.chunks(2 * rayon::current_num_threads()) {
         let (appended, next) = rayon::join(
             || append_parts(&mut runs, std::mem::take(&mut read)),
             || {
