@@ -591,10 +591,21 @@ pub fn cpu_timeline(
             .x_desc(x_axis)
             .draw()
             .map_err(plot_error)?;
+        // A span shorter than a pixel of the plot is drawn a pixel wide: drawn to scale, it
+        // would round to no width and not show (and the PNG's renderer warns of each).
+        let pixels = chart
+            .plotting_area()
+            .get_pixel_range()
+            .0
+            .len()
+            .saturating_sub(1)
+            .max(1);
+        let pixel_ns = (t1 - t0).max(0).unsigned_abs().div_ceil(pixels as u64) as i64;
         let rectangle = |s: &Occupancy, color: RGBAColor| {
             let (bottom, top) = lane_span(index_of[&s.cpu], lanes.len());
+            let end_ns = s.end_ns.max(s.start_ns + pixel_ns);
             Rectangle::new(
-                [(seconds(s.start_ns), bottom), (seconds(s.end_ns), top)],
+                [(seconds(s.start_ns), bottom), (seconds(end_ns), top)],
                 color.filled(),
             )
         };
@@ -880,6 +891,28 @@ mod tests {
             svg.contains("its seconds here, from slices, are too high"),
             "{svg}"
         );
+    }
+
+    #[test]
+    fn a_span_shorter_than_a_pixel_is_drawn_a_pixel_wide() {
+        let cpus = [cpu(0, "P")];
+        let cpus: Vec<&CpuRow> = cpus.iter().collect();
+        // A second on the axis and 10 ns spans in it, wherever they fall in their pixel: to
+        // scale, far under a pixel, and widened to a pixel of the whole picture, still under
+        // one of the plot.
+        let mut spans = vec![span(0, 0, 1_000_000_000, "w")];
+        spans.extend((1..25).map(|i| span(0, i * 37_000_000, i * 37_000_000 + 10, "v")));
+        let svg = cpu_timeline("t", &spans, &[], &cpus, &RunContext::default())
+            .unwrap()
+            .unwrap();
+        let widths: Vec<&str> = (svg.lines())
+            .filter(|line| {
+                line.starts_with("<rect") && line.contains("height=\"") && line.contains("x=\"")
+            })
+            .filter_map(|line| line.split("width=\"").nth(1)?.split('"').next())
+            .collect();
+        assert!(!widths.is_empty(), "{svg}");
+        assert!(!widths.contains(&"0"), "a rectangle of no width in {svg}");
     }
 
     fn slice_row(cpu: i32, start_ns: i64, end_ns: i64, workload: Option<&str>) -> SchedSliceRow {
