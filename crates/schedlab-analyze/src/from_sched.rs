@@ -7,7 +7,7 @@ use schedlab_spec::Window;
 use schedlab_tables::{LossRow, PlacementRow};
 
 use crate::by_thread::{ByThread, ThreadSlices};
-use crate::headline::{Headline, proc_check};
+use crate::headline::{Headline, Headlines, proc_check};
 use crate::migration_classes::migration_classes;
 use crate::sched_delay::{Delays, ThreadDelays};
 use crate::slices::Slices;
@@ -47,77 +47,115 @@ pub fn aggregate(run: &RunTables<'_>, startup_ns: i64, window: Option<Window>) -
     for m in run.migrations.iter().filter(|m| inside(m.time_ns)) {
         migrations.entry(m.tid).or_default().push(m.time_ns);
     }
+    let per_thread = PerThread {
+        run,
+        startup_ns,
+        span,
+        headlines,
+        migrations: &migrations,
+        sampled: &sampled,
+    };
     // Each thread's figures on rayon's threads, gathered in tid order: the tables' order.
     let threads: Vec<(i32, ThreadSlices<'_>)> = threads.threads().collect();
-    let figures: Vec<_> = (threads.into_par_iter())
-        .map(|(tid, slices)| {
-            let first = slices.get(0);
-            let key = ThreadKey {
-                workload: first.workload().unwrap_or_default().to_owned(),
-                pid: first.pid(),
-                tid,
-                comm: first.comm().to_string(),
-            };
-            let mut sliced: BTreeMap<i32, i64> = BTreeMap::new();
-            for s in slices.iter() {
-                *sliced.entry(s.cpu()).or_default() += s.run_ns();
-            }
-            let time = headlines.get(tid);
-            // Inside the window, the headline's share of the slices there.
-            let within = |figure: &BTreeMap<i32, i64>| match (time, span) {
-                (Some(time), Some(_)) => time.within(figure, &sliced),
-                _ => figure.clone(),
-            };
-            let (headline, per_cpu) = match time {
-                Some(t) if t.headline != Headline::Slices => (t.headline, within(&t.per_cpu)),
-                _ => (Headline::Slices, sliced.clone()),
-            };
-            let traced = Traced {
-                kernel: time.and_then(|t| t.kernel.as_ref()).map(within),
-                idle_blind: time.map(|t| t.idle_blind.clone()).unwrap_or_default(),
-                slices: sliced,
-            };
-            let first_ns = slices.iter().map(|s| s.start_ns()).min().unwrap_or(0);
-            let last_ns = slices.iter().map(|s| s.end_ns()).max().unwrap_or(0);
-            let lost = lost_between(&run.losses, first_ns, last_ns);
-            let delays = ThreadDelays::of(run.run_id, &key, slices, lost);
-            let mut usage = Aggregates::default();
-            ThreadUsage {
-                key: &key,
-                per_cpu,
-                headline,
-                traced: Some(traced),
-                first_ns,
-                last_ns,
-                migrations: migrations.get(&tid).cloned().unwrap_or_default(),
-                source: "sched",
-                lost_events: Some(lost),
-                proc_check: proc_check(sampled.get(&tid).map_or(&[][..], Vec::as_slice), slices),
-            }
-            .push_into(run, startup_ns, &mut usage);
-            (
-                tid,
-                first.workload().unwrap_or_default(),
-                lost,
-                delays,
-                usage,
-            )
-        })
+    let figures: Vec<ThreadFigures<'_>> = (threads.into_par_iter())
+        .map(|(tid, slices)| per_thread.figures(tid, slices))
         .collect();
     let mut out = Aggregates::default();
     let mut delays = Delays::default();
     // Each thread's workload and lost events, for the migrations by class.
     let mut counted: BTreeMap<i32, (&str, i64)> = BTreeMap::new();
-    for (tid, workload, lost, thread_delays, usage) in figures {
-        out.sched_delay.push(delays.thread(thread_delays));
-        counted.insert(tid, (workload, lost));
-        out.extend(usage);
+    for thread in figures {
+        out.sched_delay.push(delays.thread(thread.delays));
+        counted.insert(thread.tid, (thread.workload, thread.lost_events));
+        out.extend(thread.usage);
     }
     (out.sched_delay_workloads, out.sched_delay_cdf) = delays.workload_rows(run.run_id);
     // Every slice of each thread, also outside the window: its state at a migration inside the
     // window may date from before it.
     out.migration_classes = migration_classes(run, &counted, &run.threads, inside);
     out
+}
+
+/// What every thread's figures read of their run.
+struct PerThread<'r, 'a> {
+    run: &'r RunTables<'a>,
+    startup_ns: i64,
+    /// The window, if the figures are of it.
+    span: Option<(i64, i64)>,
+    headlines: &'r Headlines,
+    /// Each thread's migrations (inside the window).
+    migrations: &'r BTreeMap<i32, Vec<i64>>,
+    /// Each thread's /proc samples.
+    sampled: &'r BTreeMap<i32, Vec<&'a PlacementRow>>,
+}
+
+/// One thread's figures, before they join its run's tables.
+struct ThreadFigures<'s> {
+    tid: i32,
+    workload: &'s str,
+    lost_events: i64,
+    delays: ThreadDelays,
+    /// Its residency, CPU-time and migration rows.
+    usage: Aggregates,
+}
+
+impl PerThread<'_, '_> {
+    /// The figures of thread `tid`, of `slices`.
+    fn figures<'s>(&self, tid: i32, slices: ThreadSlices<'s>) -> ThreadFigures<'s> {
+        let (run, span) = (self.run, self.span);
+        let first = slices.get(0);
+        let key = ThreadKey {
+            workload: first.workload().unwrap_or_default().to_owned(),
+            pid: first.pid(),
+            tid,
+            comm: first.comm().to_string(),
+        };
+        let mut sliced: BTreeMap<i32, i64> = BTreeMap::new();
+        for s in slices.iter() {
+            *sliced.entry(s.cpu()).or_default() += s.run_ns();
+        }
+        let time = self.headlines.get(tid);
+        // Inside the window, the headline's share of the slices there.
+        let within = |figure: &BTreeMap<i32, i64>| match (time, span) {
+            (Some(time), Some(_)) => time.within(figure, &sliced),
+            _ => figure.clone(),
+        };
+        let (headline, per_cpu) = match time {
+            Some(t) if t.headline != Headline::Slices => (t.headline, within(&t.per_cpu)),
+            _ => (Headline::Slices, sliced.clone()),
+        };
+        let traced = Traced {
+            kernel: time.and_then(|t| t.kernel.as_ref()).map(within),
+            idle_blind: time.map(|t| t.idle_blind.clone()).unwrap_or_default(),
+            slices: sliced,
+        };
+        let first_ns = slices.iter().map(|s| s.start_ns()).min().unwrap_or(0);
+        let last_ns = slices.iter().map(|s| s.end_ns()).max().unwrap_or(0);
+        let lost = lost_between(&run.losses, first_ns, last_ns);
+        let delays = ThreadDelays::of(run.run_id, &key, slices, lost);
+        let samples = self.sampled.get(&tid).map_or(&[][..], Vec::as_slice);
+        let mut usage = Aggregates::default();
+        ThreadUsage {
+            key: &key,
+            per_cpu,
+            headline,
+            traced: Some(traced),
+            first_ns,
+            last_ns,
+            migrations: self.migrations.get(&tid).cloned().unwrap_or_default(),
+            source: "sched",
+            lost_events: Some(lost),
+            proc_check: proc_check(samples, slices),
+        }
+        .push_into(run, self.startup_ns, &mut usage);
+        ThreadFigures {
+            tid,
+            workload: first.workload().unwrap_or_default(),
+            lost_events: lost,
+            delays,
+            usage,
+        }
+    }
 }
 
 #[cfg(test)]
