@@ -465,7 +465,34 @@ struct Merge<'a> {
     /// Each CPU's running task (tid, comm, prio): the prev of its next compact switch, the
     /// waker of its compact wakings.
     running: HashMap<i32, (i32, Comm, i32)>,
+    tree_names: TreeNames,
     notes: &'a mut Notes,
+}
+
+/// The threads whose last name is the process tree's: those it names that no event renamed
+/// after their first name. perf keeps the name its records of existing tasks give until a
+/// COMM record changes it, and trace processor ranks the tree's names over ftrace's: a
+/// kworker procfs names `kworker/1:1H+kb` (its workqueue added) runs as `kworker/1:1H`.
+#[derive(Default)]
+struct TreeNames {
+    /// Threads of the tree no event has named yet.
+    unnamed: HashSet<i32>,
+    /// Threads of the tree no event has renamed.
+    kept: HashSet<i32>,
+}
+
+impl TreeNames {
+    fn seed(&mut self, tid: i32) {
+        self.unnamed.insert(tid);
+        self.kept.insert(tid);
+    }
+
+    /// An event names thread `tid`: its first name, or a rename.
+    fn named(&mut self, tid: i32) {
+        if !self.unnamed.remove(&tid) {
+            self.kept.remove(&tid);
+        }
+    }
 }
 
 impl Merge<'_> {
@@ -493,6 +520,11 @@ impl Merge<'_> {
             }
             _ => self.names.rename(&body),
         };
+        match (&renamed, &body) {
+            (Some(Body::Comm { tid, .. }), _) => self.tree_names.named(*tid),
+            (None, Body::Comm { tid, comm, .. }) if *comm != [0; 16] => self.tree_names.named(*tid),
+            _ => {}
+        }
         if let Some(renamed) = renamed {
             self.feed.event(&event(renamed));
         }
@@ -624,14 +656,15 @@ impl Merge<'_> {
             );
             // Named by its first event, as a rename: the tree may hold a later name (the
             // export writes each thread's last), and a workload's `comm:` applies from the
-            // event that names it so, as for perf. The tree's name is for threads no event
-            // names.
+            // event that names it so, as for perf. The tree's name is the last of threads no
+            // event renames (see `TreeNames`).
             let unnamed = Body::Comm {
                 pid: tgid,
                 tid,
                 comm: [0; 16],
             };
             self.body(0, 0, tid, unnamed);
+            self.tree_names.seed(tid);
         }
     }
 }
@@ -672,6 +705,7 @@ pub(crate) fn run(
         tgids: HashMap::new(),
         made: HashSet::new(),
         running: HashMap::new(),
+        tree_names: TreeNames::default(),
         notes: &mut notes,
     };
     merge.seed(&index);
@@ -758,7 +792,8 @@ pub(crate) fn run(
     }
     let file_name = path.display().to_string();
     let mut summary = merge.feed.finish(&file_name);
-    for t in summary.threads.iter_mut().filter(|t| t.comm.is_empty()) {
+    let kept = &merge.tree_names.kept;
+    for t in (summary.threads.iter_mut()).filter(|t| t.comm.is_empty() || kept.contains(&t.tid)) {
         if let Some(name) = index.tree.get(&t.tid).and_then(|t| t.name.as_deref()) {
             t.comm = name.into();
         }

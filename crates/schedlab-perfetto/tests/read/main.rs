@@ -5,4 +5,5 @@
 //! damage with `salvage`.
 
 mod bad_input;
+mod tree_names;
 mod writer;

@@ -17,8 +17,12 @@ v53): a GenericFtraceEvent naming each field. With --runtime dense, as it writes
 since v53: a message of the event's own at field 65536 of FtraceEvent, described once per CPU
 by the first bundle's generic_event_descriptors as the DescriptorProto of the kernel's format.
 
+With --tree-name TID=NAME (any number of times), the ProcessTree names thread TID NAME, as
+Perfetto's process scan names a thread by procfs, which may differ from the name its events
+carry (procfs adds a kworker's workqueue: `kworker/1:1H+kb`).
+
 usage: perf_script_to_pftrace.py SCRIPT_TEXT OUT.pftrace [--compact] [--deflate]
-                                 [--runtime generic|dense]
+                                 [--runtime generic|dense] [--tree-name TID=NAME]...
 """
 
 import re
@@ -163,7 +167,7 @@ def compact(bundle, events):
     cs.intern_table.extend(sorted(names, key=names.get))
 
 
-def main(script, path, compact_sched, deflate, encoding):
+def main(script, path, compact_sched, deflate, encoding, tree_names):
     dense = dense_runtime_types() if encoding == "dense" else None
     trace = pb.Trace()
     tgids = {}
@@ -191,7 +195,9 @@ def main(script, path, compact_sched, deflate, encoding):
     for pid in sorted(set(tgids.values())):
         tree.processes.add(pid=pid)
     for tid, pid in sorted(tgids.items()):
-        tree.threads.add(tid=tid, tgid=pid)
+        thread = tree.threads.add(tid=tid, tgid=pid)
+        if tid in tree_names:
+            thread.name = tree_names[tid]
     for cpu, events in sorted(per_cpu.items()):
         for start in range(0, len(events), 1000):
             bundle = trace.packet.add().ftrace_events
@@ -218,4 +224,10 @@ if __name__ == "__main__":
     flags = sys.argv[3:]
     encoding = flags[flags.index("--runtime") + 1] if "--runtime" in flags else None
     assert encoding in (None, "generic", "dense"), f"--runtime {encoding}: generic or dense"
-    main(sys.argv[1], sys.argv[2], "--compact" in flags, "--deflate" in flags, encoding)
+    tree_names = {}
+    for i, flag in enumerate(flags):
+        if flag == "--tree-name":
+            tid, name = flags[i + 1].split("=", 1)
+            tree_names[int(tid)] = name
+    main(sys.argv[1], sys.argv[2], "--compact" in flags, "--deflate" in flags, encoding,
+         tree_names)

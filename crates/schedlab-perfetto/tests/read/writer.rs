@@ -16,11 +16,34 @@ use schedlab_testkit::{perfetto_python, test_name, unavailable};
 /// generic encodings as `runtime-generic.pftrace` and `runtime-dense.pftrace`. One recording for all: each would be the others' noise.
 pub struct Recording {
     pub dir: PathBuf,
+    python: PathBuf,
 }
 
 impl Recording {
     pub fn path(&self, name: &str) -> PathBuf {
         self.dir.join(name)
+    }
+
+    /// Writes `out` in the recording's folder from its `perf script` text, with the writer's
+    /// `flags`.
+    pub fn write(&self, out: &str, flags: &[&str]) -> PathBuf {
+        let writer = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/read/perf_script_to_pftrace.py"
+        );
+        let wrote = Command::new(&self.python)
+            .arg(writer)
+            .arg(self.path("perf-script.txt"))
+            .arg(self.path(out))
+            .args(flags)
+            .output()
+            .unwrap();
+        assert!(
+            wrote.status.success(),
+            "{writer}: {}",
+            String::from_utf8_lossy(&wrote.stderr)
+        );
+        self.path(out)
     }
 }
 
@@ -53,7 +76,10 @@ fn record(python: &Path) -> Recording {
     // What an earlier run of the tests left.
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
-    let recording = Recording { dir };
+    let recording = Recording {
+        dir,
+        python: python.to_path_buf(),
+    };
     let perf_data = recording.path("perf.data");
     // A bounded event rate (2000 switches a second), so no ring buffer overruns.
     let perf = Command::new("perf")
@@ -81,10 +107,6 @@ fn record(python: &Path) -> Recording {
     );
     let text = recording.path("perf-script.txt");
     std::fs::write(&text, &script.stdout).unwrap();
-    let writer = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/read/perf_script_to_pftrace.py"
-    );
     for (out, flags) in [
         ("trace.pftrace", &[][..]),
         ("compact.pftrace", &["--compact"][..]),
@@ -92,18 +114,7 @@ fn record(python: &Path) -> Recording {
         ("runtime-generic.pftrace", &["--runtime", "generic"][..]),
         ("runtime-dense.pftrace", &["--runtime", "dense"][..]),
     ] {
-        let wrote = Command::new(python)
-            .arg(writer)
-            .arg(&text)
-            .arg(recording.path(out))
-            .args(flags)
-            .output()
-            .unwrap();
-        assert!(
-            wrote.status.success(),
-            "{writer}: {}",
-            String::from_utf8_lossy(&wrote.stderr)
-        );
+        recording.write(out, flags);
     }
     recording
 }
