@@ -101,7 +101,17 @@ pub fn report(file: &Path, fields: Fields, buffers: &[&str]) -> Vec<Line> {
         String::from_utf8_lossy(&out.stderr)
     );
     let text = String::from_utf8_lossy(&out.stdout);
-    text.lines().filter_map(|l| parse(l, buffers)).collect()
+    let lines: Vec<Line> = text.lines().filter_map(|l| parse(l, buffers)).collect();
+    // What trace-cmd said, where it printed no event this parser reads.
+    assert!(
+        !lines.is_empty(),
+        "trace-cmd report -i {}: no event line in {} bytes of output, which begins {:?}; stderr: {}",
+        file.display(),
+        text.len(),
+        text.chars().take(2000).collect::<String>(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    lines
 }
 
 /// `[buffer:] comm-pid [cpu] secs.nanos: event: rest`.
