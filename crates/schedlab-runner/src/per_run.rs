@@ -5,7 +5,6 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 
-use rayon::prelude::*;
 
 use crate::digest::{self, Digests};
 use crate::error::RunnerError;
@@ -23,41 +22,6 @@ pub(crate) struct RunWork<'r> {
     pub(crate) run: &'r CollectedRun,
     pub(crate) inputs: Inputs,
     pub(crate) reasons: Vec<String>,
-}
-
-/// How many runs `stage` computes side by side.
-///
-/// One run's parse already keeps every core busy (records decoded in parallel, tables encoded
-/// alongside in the same pool), and parsing runs side by side would add their memory up: runs are
-/// parsed one after the other, so the stage's peak memory is one run's whatever their number.
-/// Aggregates and plots work on one core a run but hold a run's slices, about 0.7-0.8 times
-/// its raw files' size as the manifest lists them (measured on switch-heavy traces): as many
-/// runs at once as there are cores and as fit in half of the memory available now, and at
-/// least one.
-pub(crate) fn runs_at_once(stage: Stage, stale: &[&RunWork<'_>]) -> usize {
-    if stage == Stage::Parse {
-        return 1;
-    }
-    let largest_run = (stale.iter())
-        .map(|w| w.run.manifest.raw_files.iter().map(|f| f.size).sum())
-        .max()
-        .unwrap_or(0);
-    let available = procfs::Current::current()
-        .ok()
-        .and_then(|m: procfs::Meminfo| m.mem_available);
-    side_by_side(rayon::current_num_threads(), available, largest_run)
-}
-
-/// Runs of `run_bytes` of raw files each that fit in half of `available` bytes, at least one
-/// and at most `cores`; `cores` when either size is unknown.
-pub(crate) fn side_by_side(cores: usize, available: Option<u64>, run_bytes: u64) -> usize {
-    let cores = cores.max(1);
-    match available {
-        Some(available) if run_bytes > 0 => {
-            usize::try_from(available / 2 / run_bytes).map_or(cores, |n| n.clamp(1, cores))
-        }
-        _ => cores,
-    }
 }
 
 impl<'a> Runner<'a> {
@@ -149,13 +113,14 @@ impl<'a> Runner<'a> {
             }
             Ok(Some(record))
         };
-        let mut done: Vec<Option<Record>> = Vec::with_capacity(stale.len());
-        for group in stale.chunks(runs_at_once(stage, &stale)) {
-            let records = (group.par_iter())
-                .map(compute)
-                .collect::<Result<Vec<_>, RunnerError>>()?;
-            done.extend(records);
-        }
+        // One run after another: each run's stage keeps every core busy by itself (the parse
+        // decodes and encodes in parallel, the aggregates read row groups and compute threads'
+        // figures on rayon's threads, the report rasterizes its plots in parallel), and runs
+        // side by side would add their memory up. The stage's peak memory is one run's,
+        // whatever their number.
+        let done = (stale.iter())
+            .map(compute)
+            .collect::<Result<Vec<Option<Record>>, RunnerError>>()?;
         if let Some(bar) = &bar {
             bar.finish_and_clear();
         }
@@ -250,25 +215,5 @@ impl<'a> Runner<'a> {
             inputs: work.inputs.clone(),
             outputs,
         })
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn runs_side_by_side_are_as_many_as_half_the_memory_holds_within_the_cores() {
-        const GIB: u64 = 1 << 30;
-        assert_eq!(side_by_side(8, Some(4 * GIB), GIB), 2);
-        assert_eq!(
-            side_by_side(8, Some(100 * GIB), GIB),
-            8,
-            "no more than the cores"
-        );
-        assert_eq!(side_by_side(8, Some(GIB), 4 * GIB), 1, "at least one");
-        assert_eq!(side_by_side(8, None, GIB), 8, "memory unknown");
-        assert_eq!(side_by_side(8, Some(GIB), 0), 8, "no raw files");
-        assert_eq!(side_by_side(0, Some(GIB), GIB), 1);
     }
 }
