@@ -6,6 +6,7 @@
 //! of the run's [`Slices`], the grouping costs four bytes a workload slice, and the steps that
 //! run at the same time share it instead of each holding its own copy.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use crate::slices::{NO_TEXT, Slice, Slices, rows_by_group};
@@ -118,6 +119,27 @@ impl<'a> ThreadSlices<'a> {
     pub fn started_before(self, time: i64) -> usize {
         (self.rows).partition_point(|&row| self.of.get(row as usize).start_ns() < time)
     }
+
+    /// The run time of the slices on each CPU they ran on. A thread's consecutive slices are
+    /// mostly on one CPU: each run of them is summed before the map is asked.
+    pub fn run_ns_by_cpu(self) -> BTreeMap<i32, i64> {
+        let mut by_cpu: BTreeMap<i32, i64> = BTreeMap::new();
+        let mut current: Option<(i32, i64)> = None;
+        for s in self.iter() {
+            match &mut current {
+                Some((cpu, ns)) if *cpu == s.cpu() => *ns += s.run_ns(),
+                _ => {
+                    if let Some((cpu, ns)) = current.replace((s.cpu(), s.run_ns())) {
+                        *by_cpu.entry(cpu).or_default() += ns;
+                    }
+                }
+            }
+        }
+        if let Some((cpu, ns)) = current {
+            *by_cpu.entry(cpu).or_default() += ns;
+        }
+        by_cpu
+    }
 }
 
 #[cfg(test)]
@@ -158,6 +180,24 @@ mod tests {
             grouped.slices().count(),
             4,
             "the idle slice is no workload's"
+        );
+    }
+
+    #[test]
+    fn a_threads_run_time_is_summed_per_cpu_across_its_moves() {
+        let rows = [
+            slice(7, 0, 0, 10),
+            slice(7, 0, 10, 20),
+            slice(7, 1, 20, 25),
+            slice(7, 0, 30, 40),
+            slice(7, 2, 40, 40),
+            slice(8, 1, 0, 100),
+        ];
+        let slices = Slices::from_rows(&rows);
+        let grouped = ByThread::workloads(&slices);
+        assert_eq!(
+            grouped.thread(7).run_ns_by_cpu(),
+            BTreeMap::from([(0, 30), (1, 5), (2, 0)])
         );
     }
 }

@@ -110,10 +110,7 @@ impl PerThread<'_, '_> {
             tid,
             comm: first.comm().to_string(),
         };
-        let mut sliced: BTreeMap<i32, i64> = BTreeMap::new();
-        for s in slices.iter() {
-            *sliced.entry(s.cpu()).or_default() += s.run_ns();
-        }
+        let sliced = slices.run_ns_by_cpu();
         let time = self.headlines.get(tid);
         // Inside the window, the headline's share of the slices there.
         let within = |figure: &BTreeMap<i32, i64>| match (time, span) {

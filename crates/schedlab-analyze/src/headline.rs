@@ -187,10 +187,7 @@ fn thread_time(
     kernel: Option<BTreeMap<i32, i64>>,
     samples: &[&PlacementRow],
 ) -> ThreadTime {
-    let mut sliced: BTreeMap<i32, i64> = BTreeMap::new();
-    for s in slices.iter() {
-        *sliced.entry(s.cpu()).or_default() += s.run_ns();
-    }
+    let sliced = slices.run_ns_by_cpu();
     let idle_blind: Vec<i32> = (sliced.iter())
         .filter(|&(cpu, &ns)| ns > 0 && run.idle_blind_cpus.contains(cpu))
         .map(|(&cpu, _)| cpu)

@@ -153,11 +153,10 @@ fn thread_cost<'a>(
     let fastest_allowed = allowed.iter().filter_map(|&c| rank(c)).min();
     let mut wait_ns = 0;
     // Its run time per CPU by its slices, and by its headline figure (see `crate::headline`).
-    let mut sliced: BTreeMap<i32, i64> = BTreeMap::new();
+    let sliced = slices.run_ns_by_cpu();
     let (mut idle, mut lower_prio, mut wait_idle) =
         (Spans::default(), Spans::default(), Spans::default());
     for s in slices.iter() {
-        *sliced.entry(s.cpu()).or_default() += s.run_ns();
         let waits =
             [s.sched_delay_ns(), s.preempt_wait_ns()].map(|w| (s.start_ns() - w, s.start_ns()));
         for wait in waits.into_iter().filter(|(a, b)| b > a) {

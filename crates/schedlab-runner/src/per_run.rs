@@ -5,7 +5,6 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 
-
 use crate::digest::{self, Digests};
 use crate::error::RunnerError;
 use crate::files::{remove_if_exists, write_json};
