@@ -281,12 +281,22 @@ pub(crate) fn run_ranges<'b>(
 ) -> Result<Vec<(&'b str, Range<usize>)>, TableError> {
     let runs = batch.texts("run_id")?;
     let names: Vec<&str> = runs.dictionary().collect();
-    let mut ranges: Vec<(&str, Range<usize>)> = Vec::new();
+    // Compared by dictionary key, row by row; a batch's dictionary may still name a run twice,
+    // so ranges next to each other are joined by name after.
+    let mut keyed: Vec<(Option<usize>, Range<usize>)> = Vec::new();
     for row in 0..batch.rows() {
-        let name = runs.key(row).map_or("", |k| names[k]);
+        let key = runs.key(row);
+        match keyed.last_mut() {
+            Some((last, rows)) if *last == key => rows.end = row + 1,
+            _ => keyed.push((key, row..row + 1)),
+        }
+    }
+    let mut ranges: Vec<(&str, Range<usize>)> = Vec::new();
+    for (key, rows) in keyed {
+        let name = key.map_or("", |k| names[k]);
         match ranges.last_mut() {
-            Some((last, rows)) if *last == name => rows.end = row + 1,
-            _ => ranges.push((name, row..row + 1)),
+            Some((last, joined)) if *last == name => joined.end = rows.end,
+            _ => ranges.push((name, rows)),
         }
     }
     Ok(ranges)
