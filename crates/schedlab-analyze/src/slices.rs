@@ -281,23 +281,20 @@ pub(crate) fn run_ranges<'b>(
 ) -> Result<Vec<(&'b str, Range<usize>)>, TableError> {
     let runs = batch.texts("run_id")?;
     let names: Vec<&str> = runs.dictionary().collect();
-    // Compared by dictionary key, row by row; a batch's dictionary may still name a run twice,
-    // so ranges next to each other are joined by name after.
-    let mut keyed: Vec<(Option<usize>, Range<usize>)> = Vec::new();
+    // Compared by dictionary key, row by row, and by name only where the key changes: a
+    // batch's dictionary may name a run twice.
+    let mut ranges: Vec<(&str, Range<usize>)> = Vec::new();
+    let mut last_key = None;
     for row in 0..batch.rows() {
         let key = runs.key(row);
-        match keyed.last_mut() {
-            Some((last, rows)) if *last == key => rows.end = row + 1,
-            _ => keyed.push((key, row..row + 1)),
+        if last_key != Some(key) {
+            last_key = Some(key);
+            let name = key.map_or("", |k| names[k]);
+            if ranges.last().is_none_or(|(last, _)| *last != name) {
+                ranges.push((name, row..row));
+            }
         }
-    }
-    let mut ranges: Vec<(&str, Range<usize>)> = Vec::new();
-    for (key, rows) in keyed {
-        let name = key.map_or("", |k| names[k]);
-        match ranges.last_mut() {
-            Some((last, joined)) if *last == name => joined.end = rows.end,
-            _ => ranges.push((name, rows)),
-        }
+        ranges.last_mut().expect("a range is open").1.end = row + 1;
     }
     Ok(ranges)
 }

@@ -474,24 +474,36 @@ struct Merge<'a> {
 /// COMM record changes it, and trace processor ranks the tree's names over ftrace's: a
 /// kworker procfs names `kworker/1:1H+kb` (its workqueue added) runs as `kworker/1:1H`.
 #[derive(Default)]
-struct TreeNames {
-    /// Threads of the tree no event has named yet.
-    unnamed: HashSet<i32>,
-    /// Threads of the tree no event has renamed.
-    kept: HashSet<i32>,
+struct TreeNames(HashMap<i32, Named>);
+
+/// How far events have named a thread of the tree.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Named {
+    NotYet,
+    Once,
 }
 
 impl TreeNames {
     fn seed(&mut self, tid: i32) {
-        self.unnamed.insert(tid);
-        self.kept.insert(tid);
+        self.0.insert(tid, Named::NotYet);
     }
 
     /// An event names thread `tid`: its first name, or a rename.
     fn named(&mut self, tid: i32) {
-        if !self.unnamed.remove(&tid) {
-            self.kept.remove(&tid);
+        match self.0.get(&tid) {
+            Some(Named::NotYet) => {
+                self.0.insert(tid, Named::Once);
+            }
+            Some(Named::Once) => {
+                self.0.remove(&tid);
+            }
+            None => {}
         }
+    }
+
+    /// Whether thread `tid` keeps the tree's name.
+    fn kept(&self, tid: i32) -> bool {
+        self.0.contains_key(&tid)
     }
 }
 
@@ -792,8 +804,8 @@ pub(crate) fn run(
     }
     let file_name = path.display().to_string();
     let mut summary = merge.feed.finish(&file_name);
-    let kept = &merge.tree_names.kept;
-    for t in (summary.threads.iter_mut()).filter(|t| t.comm.is_empty() || kept.contains(&t.tid)) {
+    let names = &merge.tree_names;
+    for t in (summary.threads.iter_mut()).filter(|t| t.comm.is_empty() || names.kept(t.tid)) {
         if let Some(name) = index.tree.get(&t.tid).and_then(|t| t.name.as_deref()) {
             t.comm = name.into();
         }

@@ -10,7 +10,7 @@ use schedlab_tracecmd::{TraceCmdTables, read_sched};
 
 use crate::record::{Buffer, convert, record};
 use crate::recording_or_skip;
-use crate::report::{Fields, of, report, run_times, switch_states};
+use crate::report::{Fields, Line, of, report, run_times, switch_states};
 
 pub fn read(path: &Path) -> TraceCmdTables {
     let opts = SchedOptions {
@@ -270,14 +270,15 @@ fn an_instance_is_read_and_a_local_clock_is_flagged() {
     let instance = rec.instance.clone().unwrap();
     let t = agrees_with_report(&rec.path, &[instance.as_str()]);
     let lines = report(&rec.path, Fields::Raw, &[instance.as_str()]);
-    let foreign = (lines.iter()).find(|l| l.buffer.as_deref() != Some(instance.as_str()));
+    let foreign: Vec<&Line> = (lines.iter())
+        .filter(|l| l.buffer.as_deref() != Some(instance.as_str()))
+        .collect();
     assert!(
-        foreign.is_none(),
-        "every event is the instance's: {} of {} lines are not, the first {foreign:?}",
-        (lines.iter())
-            .filter(|l| l.buffer.as_deref() != Some(instance.as_str()))
-            .count(),
-        lines.len()
+        foreign.is_empty(),
+        "every event is the instance's: {} of {} lines are not, the first {:?}",
+        foreign.len(),
+        lines.len(),
+        foreign.first()
     );
     let trace = t.sched.trace.as_ref().unwrap();
     assert_eq!(
