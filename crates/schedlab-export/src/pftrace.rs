@@ -235,56 +235,13 @@ impl Trace {
         self.packet(None, Data::CpuInfo(CpuInfo { cpus }))
     }
 
-    /// Every process and thread the `threads` table names, with its last name; a workload's
-    /// process with its command line.
+    /// Every process and thread the `threads` table names (see [`process_tree`]).
     fn process_tree(
         &mut self,
         threads: &[ThreadRow],
         processes: &[ProcessRow],
     ) -> Result<(), ExportError> {
-        // The table's last row of a tid holds its last name.
-        let last: BTreeMap<i32, &ThreadRow> = (threads.iter())
-            .filter(|t| t.tid > 0)
-            .map(|t| (t.tid, t))
-            .collect();
-        let argv: HashMap<i32, &[String]> = (processes.iter())
-            .filter(|p| !p.argv.is_empty())
-            .map(|p| (p.pid, &p.argv[..]))
-            .collect();
-        let mut tree = ProcessTree::default();
-        let pids: BTreeMap<i32, &ThreadRow> = (last.values())
-            .filter(|t| t.pid > 0)
-            .map(|t| (t.pid, *last.get(&t.pid).unwrap_or(t)))
-            .collect();
-        for (&pid, main) in &pids {
-            let parent = main.parent_tid.and_then(|p| last.get(&p)).map(|p| p.pid);
-            let (cmdline, is_comm) = match argv.get(&pid) {
-                Some(argv) => (argv.to_vec(), false),
-                None => (vec![main.comm.to_string()], true),
-            };
-            tree.processes.push(process_tree::Process {
-                pid: Some(pid),
-                ppid: parent.filter(|&p| p > 0),
-                cmdline,
-                cmdline_is_comm: Some(is_comm),
-            });
-        }
-        // A workload process the trace never saw run still has its command line.
-        for (&pid, argv) in argv.iter().filter(|(pid, _)| !pids.contains_key(pid)) {
-            tree.processes.push(process_tree::Process {
-                pid: Some(pid),
-                ppid: None,
-                cmdline: argv.to_vec(),
-                cmdline_is_comm: Some(false),
-            });
-        }
-        for thread in last.values() {
-            tree.threads.push(process_tree::Thread {
-                tid: Some(thread.tid),
-                tgid: (thread.pid > 0).then_some(thread.pid),
-                name: Some(thread.comm.to_string()),
-            });
-        }
+        let tree = process_tree(threads, processes);
         self.summary.processes = tree.processes.len() as u64;
         self.summary.threads = tree.threads.len() as u64;
         let first = threads.iter().filter_map(|t| t.start_ns).min();
@@ -632,5 +589,102 @@ fn idle(cpu: i32) -> Idle {
 impl Idle {
     fn as_task(&self) -> Task<'_> {
         (0, &self.0, Some(IDLE_PRIO))
+    }
+}
+
+/// Every process and thread the `threads` table names, with its last name; a workload's
+/// process with its command line. A process is the row of its main thread: a thread whose
+/// main thread the table lacks (perf saw it forked by a task it never named) keeps its tgid,
+/// and no process is made up for it, which a reader would take for a thread the trace held.
+fn process_tree(threads: &[ThreadRow], processes: &[ProcessRow]) -> ProcessTree {
+    // The table's last row of a tid holds its last name.
+    let last: BTreeMap<i32, &ThreadRow> = (threads.iter())
+        .filter(|t| t.tid > 0)
+        .map(|t| (t.tid, t))
+        .collect();
+    let argv: HashMap<i32, &[String]> = (processes.iter())
+        .filter(|p| !p.argv.is_empty())
+        .map(|p| (p.pid, &p.argv[..]))
+        .collect();
+    let mut tree = ProcessTree::default();
+    let mains: BTreeMap<i32, &ThreadRow> = (last.iter())
+        .filter(|(tid, t)| t.pid == **tid)
+        .map(|(tid, t)| (*tid, *t))
+        .collect();
+    for (&pid, main) in &mains {
+        let parent = main.parent_tid.and_then(|p| last.get(&p)).map(|p| p.pid);
+        let (cmdline, is_comm) = match argv.get(&pid) {
+            Some(argv) => (argv.to_vec(), false),
+            None => (vec![main.comm.to_string()], true),
+        };
+        tree.processes.push(process_tree::Process {
+            pid: Some(pid),
+            ppid: parent.filter(|&p| p > 0),
+            cmdline,
+            cmdline_is_comm: Some(is_comm),
+        });
+    }
+    // A workload process the trace never saw run still has its command line.
+    for (&pid, argv) in argv.iter().filter(|(pid, _)| !mains.contains_key(pid)) {
+        tree.processes.push(process_tree::Process {
+            pid: Some(pid),
+            ppid: None,
+            cmdline: argv.to_vec(),
+            cmdline_is_comm: Some(false),
+        });
+    }
+    for thread in last.values() {
+        tree.threads.push(process_tree::Thread {
+            tid: Some(thread.tid),
+            tgid: (thread.pid > 0).then_some(thread.pid),
+            name: Some(thread.comm.to_string()),
+        });
+    }
+    tree
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn thread(tid: i32, pid: i32, comm: &str) -> ThreadRow {
+        ThreadRow {
+            run_id: "r".into(),
+            tid,
+            pid,
+            parent_tid: None,
+            comm: comm.into(),
+            start_ns: None,
+            end_ns: None,
+            workload: None,
+            first_run_ns: None,
+            last_run_ns: None,
+        }
+    }
+
+    #[test]
+    fn a_thread_whose_main_thread_the_table_lacks_gets_no_made_up_process() {
+        // Process 20 with its main thread and another; thread 11 of process 10, which perf saw
+        // forked by a task it never named.
+        let threads = [
+            thread(20, 20, "server"),
+            thread(21, 20, "worker"),
+            thread(11, 10, ""),
+        ];
+        let tree = process_tree(&threads, &[]);
+        let processes: Vec<(Option<i32>, &[String])> = (tree.processes.iter())
+            .map(|p| (p.pid, &p.cmdline[..]))
+            .collect();
+        assert_eq!(processes, [(Some(20), &["server".to_owned()][..])]);
+        let threads: Vec<(Option<i32>, Option<i32>)> =
+            (tree.threads.iter()).map(|t| (t.tid, t.tgid)).collect();
+        assert_eq!(
+            threads,
+            [
+                (Some(11), Some(10)),
+                (Some(20), Some(20)),
+                (Some(21), Some(20))
+            ]
+        );
     }
 }
