@@ -83,7 +83,7 @@ pub fn start(
             let running = start_tool(plan, ctx, record, argv, None, control)?;
             // perf writes its header at once; wait for it so the workloads start under tracing.
             if let Err(why) =
-                wait_for_file(&ctx.run_dir.join(&file), &running, Duration::from_secs(5))
+                wait_for_file(&ctx.run_dir.join(&file), &running, PERF_HEADER_DEADLINE)
             {
                 let _ = running.stop(); // not left tracing every CPU behind the run
                 return Err(why);
@@ -260,6 +260,10 @@ fn exit_message(running: &Running) -> Option<String> {
         process::tail(stderr, 3).trim()
     ))
 }
+
+/// How long a running perf may take to write its header. A perf that cannot trace exits, and
+/// the wait notices that at once; one still starting on a busy machine is only slow.
+const PERF_HEADER_DEADLINE: Duration = Duration::from_secs(30);
 
 fn wait_for_file(path: &Path, running: &Running, limit: Duration) -> Result<(), Unavailable> {
     let deadline = std::time::Instant::now() + limit;

@@ -256,7 +256,6 @@ const SKIPPED_TRACE: &str = "\
 name: skipped
 repeat: 2
 collect:
-  duration: 1s
   monitors:
     sched: { perf-sched: {}, optional: true }
     where: { placement: { interval: 100ms } }

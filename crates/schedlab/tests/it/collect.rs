@@ -365,7 +365,7 @@ fn perf_sched_window_records_only_part_of_the_run() {
     let sandbox = Sandbox::new();
     let pipeline = sandbox.write(
         "window.yaml",
-        "name: window\ncollect:\n  duration: 2s\n  monitors:\n    sched: { perf-sched: { window: { start: 500ms, duration: 600ms } } }\n  workloads:\n    \
+        "name: window\ncollect:\n  monitors:\n    sched: { perf-sched: { window: { start: 500ms, duration: 600ms } } }\n  workloads:\n    \
          spin: { periodic: { threads: 1, period: 20ms, busy: 5ms, duration: 1800ms } }\n",
     );
     let plan = sandbox.schedlab(&["run", pipeline.to_str().unwrap(), "--dry-run"]);

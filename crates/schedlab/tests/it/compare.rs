@@ -490,7 +490,7 @@ fn periodic_at(name: &str, busy: &str, seconds: f64, traced: bool, nice: i32) ->
     };
     format!(
         "name: {name}\n\
-         collect:\n  duration: {collect}ms\n  monitors:\n    {perf}\
+         collect:\n  monitors:\n    {perf}\
          where: {{ placement: {{ interval: 100ms }} }}\n  \
          workloads:\n    periodic:\n      start_after: 200ms\n      nice: {nice}\n      \
          periodic: {{ threads: 1, period: 20ms, busy: {busy}, duration: {ms}ms }}\n\
@@ -498,7 +498,6 @@ fn periodic_at(name: &str, busy: &str, seconds: f64, traced: bool, nice: i32) ->
          - sched_delay: {{}}\n  - cpu_time: {{}}\n  - cpu_share: {{}}\n  \
          - placement_cost: {{ workload: periodic }}\n  - wakeup_placement: {{ workload: periodic }}\n",
         ms = (seconds * 1000.0) as u64,
-        collect = (seconds * 1000.0) as u64 + 500,
     )
 }
 

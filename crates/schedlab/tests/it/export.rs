@@ -59,7 +59,6 @@ fn export_pftrace(sandbox: &Sandbox, name: &str, run_id: &str, test: &str) -> Op
 const TRACED: &str = "\
 name: traced
 collect:
-  duration: 2s
   monitors:
     sched: { perf-sched: {} }
     load: { cpu: { interval: 200ms } }
@@ -73,7 +72,6 @@ collect:
 const UNTRACED: &str = "\
 name: untraced
 collect:
-  duration: 1s
   monitors:
     load: { cpu: { interval: 100ms } }
   workloads:

@@ -14,7 +14,6 @@ const SMALL: &str = "\
 name: small
 repeat: 2
 collect:
-  duration: 700ms
   monitors:
     where: { placement: { interval: 50ms } }
   workloads:

@@ -10,7 +10,6 @@ use schedlab_tables::{
 const SMALL: &str = "\
 name: small
 collect:
-  duration: 1200ms
   monitors:
     where: { placement: { interval: 50ms } }
   workloads:

@@ -243,7 +243,6 @@ name: every
 topology: {{ P: [0], E: [\"1-{last}\"] }}
 repeat: 2
 collect:
-  duration: 2s
   monitors:
     sched: {{ perf-sched: {{}} }}
   workloads:
