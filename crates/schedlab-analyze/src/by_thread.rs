@@ -33,12 +33,13 @@ impl<'a> ByThread<'a> {
         threads.sort_unstable();
         threads.dedup();
         let thread_of_task: Vec<Option<usize>> = (0..of.task_count() as u32)
-            .map(|task| threads.binary_search(&of.task_tid(task)).ok())
+            .map(|task| match of.task_workload(task) {
+                NO_TEXT => None,
+                _ => threads.binary_search(&of.task_tid(task)).ok(),
+            })
             .collect();
-        let (rows, ends) = rows_by_group(of, threads.len(), |s| match s.workload_key() {
-            NO_TEXT => None,
-            _ => thread_of_task[s.task_key() as usize],
-        });
+        let (rows, ends) =
+            rows_by_group(of, threads.len(), |s| thread_of_task[s.task_key() as usize]);
         // A thread of tasks with no slices here (a clipped store keeps its source's tasks)
         // is no thread of this grouping.
         let starts = std::iter::once(0).chain(ends.clone());

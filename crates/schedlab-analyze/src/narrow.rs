@@ -24,14 +24,23 @@ impl NarrowColumn {
     }
 
     pub(crate) fn push(&mut self, value: i64) {
-        match u32::try_from(value).ok().filter(|&v| v != WIDE) {
-            Some(fits) => self.values.push(fits),
-            None => {
-                let row = u32::try_from(self.values.len()).expect("fewer values than u32 rows");
-                self.wide.push((row, value));
-                self.values.push(WIDE);
+        self.extend(std::iter::once(value));
+    }
+
+    /// Appends `values`.
+    pub(crate) fn extend(&mut self, values: impl Iterator<Item = i64>) {
+        let first = self.values.len();
+        let wide = &mut self.wide;
+        self.values.extend(values.enumerate().map(|(i, value)| {
+            match u32::try_from(value).ok().filter(|&v| v != WIDE) {
+                Some(fits) => fits,
+                None => {
+                    let row = u32::try_from(first + i).expect("fewer values than u32 rows");
+                    wide.push((row, value));
+                    WIDE
+                }
             }
-        }
+        }));
     }
 
     /// Appends the values of `other`.

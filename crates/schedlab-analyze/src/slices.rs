@@ -299,6 +299,14 @@ pub(crate) fn run_ranges<'b>(
     Ok(ranges)
 }
 
+/// The values of `column` at rows `kept`.
+fn picked<'a, T: Copy + 'a>(
+    kept: &'a [usize],
+    column: schedlab_tables::Numbers<'a, T>,
+) -> impl Iterator<Item = T> + 'a {
+    kept.iter().map(move |&row| column.value(row))
+}
+
 /// The columns of one batch of `sched_slices`.
 struct Columns<'b> {
     cpu: schedlab_tables::Numbers<'b, i32>,
@@ -373,7 +381,8 @@ impl Slices {
     }
 
     /// Appends rows `rows` of a batch's `columns`; without `every_slice` only those of a
-    /// workload.
+    /// workload. The rows kept are found first, then each column is copied for them in a loop
+    /// of its own.
     fn extend(
         &mut self,
         keys: &mut Keys,
@@ -388,29 +397,34 @@ impl Slices {
             .collect();
         let text =
             |keys: &[u32], texts: &Texts<'_>, row| texts.key(row).map_or(NO_TEXT, |k| keys[k]);
-        for row in rows {
-            let of_workload = text(&workload, &columns.workload, row);
-            if !every_slice && of_workload == NO_TEXT {
-                continue;
-            }
+        let kept: Vec<usize> = match every_slice {
+            true => rows.collect(),
+            false => rows
+                .filter(|&row| columns.workload.key(row).is_some())
+                .collect(),
+        };
+        let tasks = &mut self.tasks;
+        self.task.extend(kept.iter().map(|&row| {
             let task = Task {
                 tid: columns.tid.value(row),
                 pid: columns.pid.value(row),
                 comm: text(&comm, &columns.comm, row),
-                workload: of_workload,
+                workload: text(&workload, &columns.workload, row),
                 prio: columns.prio.get(row).unwrap_or(NO_PRIO),
             };
-            let task = keys.task_key(&mut self.tasks, task);
-            self.push(Values {
-                cpu: columns.cpu.value(row),
-                task,
-                start_ns: columns.start_ns.value(row),
-                end_ns: columns.end_ns.value(row),
-                sched_delay_ns: columns.sched_delay_ns.value(row),
-                preempt_wait_ns: columns.preempt_wait_ns.value(row),
-                runnable: columns.prev_state.key(row).is_some_and(|k| runnable[k]),
-            });
-        }
+            keys.task_key(tasks, task)
+        }));
+        self.cpu.extend(picked(&kept, columns.cpu));
+        self.start_ns.extend(picked(&kept, columns.start_ns));
+        (self.run_ns).extend(
+            (picked(&kept, columns.end_ns).zip(picked(&kept, columns.start_ns)))
+                .map(|(end, start)| end.wrapping_sub(start)),
+        );
+        (self.sched_delay_ns).extend(picked(&kept, columns.sched_delay_ns));
+        (self.preempt_wait_ns).extend(picked(&kept, columns.preempt_wait_ns));
+        (self.runnable).extend(
+            (kept.iter()).map(|&row| columns.prev_state.key(row).is_some_and(|k| runnable[k])),
+        );
     }
 
     /// Appends the slices of `part`, another store, their texts and tasks keyed as this one's.
