@@ -59,10 +59,11 @@ fn the_foreground_displaces_about_one_cpu_of_background_and_stress_ng_agrees_on_
     assert!((0.95..=3.0).contains(&length), "{length}");
     assert!(foreground.cpus > 0.0, "{foreground:#?}");
     assert_eq!(share("foreground", "before").cpu_ns, 0);
-    // Before the foreground, the background has most CPUs, unless other work at nice 0 keeps
-    // the machine busy (nice 0 weighs 1024 against nice 19's 15): then there is nothing for the
-    // foreground to displace, and that part is skipped with the figure that shows it.
-    if before.cpus > 0.5 * nproc {
+    // Before the foreground, the background has nearly every CPU, unless other work at nice 0
+    // keeps the machine busy (nice 0 weighs 1024 against nice 19's 15): then the foreground
+    // may take what that work leaves rather than the background's, and that part is skipped
+    // with the figure that shows it.
+    if before.cpus > 0.9 * nproc {
         // While it runs, the normal-priority worker takes about one CPU from the background.
         assert!(foreground.cpus > 0.5, "{foreground:#?}");
         assert!(

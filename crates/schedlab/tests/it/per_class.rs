@@ -67,7 +67,9 @@ fn each_instance_is_compared_with_the_runs_pinned_to_the_class_it_ran_on() {
     ]);
     assert_eq!(compared.code, 0, "{}{}", compared.stdout, compared.stderr);
 
-    // Where each instance ran most, and its own count of periods, from the tables.
+    // Where each instance ran most, and its own count of periods, from the tables. A tie (an
+    // instance sampled as often on either class) goes to the class listed first, as compare
+    // breaks it.
     let tables = sandbox.data("workers", "tables");
     let processes: Vec<ProcessRow> = read_table(&tables).unwrap();
     let rollup: Vec<ResidencyRollupRow> =
@@ -77,7 +79,7 @@ fn each_instance_is_compared_with_the_runs_pinned_to_the_class_it_ran_on() {
     for p in &processes {
         let class = (rollup.iter())
             .filter(|r| r.scope == "process" && r.pid == Some(p.pid) && r.cpu.is_none())
-            .max_by(|a, b| a.share.total_cmp(&b.share))
+            .reduce(|best, r| if r.share > best.share { r } else { best })
             .map(|r| r.class.clone())
             .expect("each instance has residency");
         let periods = (metrics.iter())
