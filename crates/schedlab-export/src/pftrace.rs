@@ -607,11 +607,9 @@ fn process_tree(threads: &[ThreadRow], processes: &[ProcessRow]) -> ProcessTree 
         .map(|p| (p.pid, &p.argv[..]))
         .collect();
     let mut tree = ProcessTree::default();
-    let mains: BTreeMap<i32, &ThreadRow> = (last.iter())
-        .filter(|(tid, t)| t.pid == **tid)
-        .map(|(tid, t)| (*tid, *t))
-        .collect();
-    for (&pid, main) in &mains {
+    let is_main = |t: &ThreadRow| t.pid == t.tid;
+    for main in last.values().filter(|t| is_main(t)) {
+        let pid = main.pid;
         let parent = main.parent_tid.and_then(|p| last.get(&p)).map(|p| p.pid);
         let (cmdline, is_comm) = match argv.get(&pid) {
             Some(argv) => (argv.to_vec(), false),
@@ -625,7 +623,8 @@ fn process_tree(threads: &[ThreadRow], processes: &[ProcessRow]) -> ProcessTree 
         });
     }
     // A workload process the trace never saw run still has its command line.
-    for (&pid, argv) in argv.iter().filter(|(pid, _)| !mains.contains_key(pid)) {
+    for (&pid, argv) in (argv.iter()).filter(|(pid, _)| !last.get(pid).is_some_and(|t| is_main(t)))
+    {
         tree.processes.push(process_tree::Process {
             pid: Some(pid),
             ppid: None,
