@@ -250,6 +250,7 @@ impl Keys {
     }
 
     /// The key of `task` in `tasks`, where it is added if it is not there yet.
+    #[inline]
     fn task_key(&mut self, tasks: &mut Vec<Task>, task: Task) -> u32 {
         let recent = &mut self.recent[task.tid.unsigned_abs() as usize % RECENT];
         if let Some((known, key)) = *recent
@@ -299,12 +300,16 @@ pub(crate) fn run_ranges<'b>(
     Ok(ranges)
 }
 
-/// The values of `column` at rows `kept`.
-fn picked<'a, T: Copy + 'a>(
-    kept: &'a [usize],
-    column: schedlab_tables::Numbers<'a, T>,
-) -> impl Iterator<Item = T> + 'a {
-    kept.iter().map(move |&row| column.value(row))
+/// `rows`, in increasing order, as runs of consecutive rows.
+fn consecutive(rows: impl Iterator<Item = usize>) -> Vec<Range<usize>> {
+    let mut runs: Vec<Range<usize>> = Vec::new();
+    for row in rows {
+        match runs.last_mut() {
+            Some(run) if run.end == row => run.end += 1,
+            _ => runs.push(row..row + 1),
+        }
+    }
+    runs
 }
 
 /// The columns of one batch of `sched_slices`.
@@ -397,34 +402,39 @@ impl Slices {
             .collect();
         let text =
             |keys: &[u32], texts: &Texts<'_>, row| texts.key(row).map_or(NO_TEXT, |k| keys[k]);
-        let kept: Vec<usize> = match every_slice {
-            true => rows.collect(),
-            false => rows
-                .filter(|&row| columns.workload.key(row).is_some())
-                .collect(),
+        // The rows kept, as runs of consecutive rows: the numbers are copied a run at a time,
+        // and a workload's trace keeps nearly every row.
+        let kept: Vec<Range<usize>> = match every_slice {
+            true => vec![rows],
+            false => consecutive(rows.filter(|&row| columns.workload.key(row).is_some())),
         };
-        let tasks = &mut self.tasks;
-        self.task.extend(kept.iter().map(|&row| {
-            let task = Task {
-                tid: columns.tid.value(row),
-                pid: columns.pid.value(row),
-                comm: text(&comm, &columns.comm, row),
-                workload: text(&workload, &columns.workload, row),
-                prio: columns.prio.get(row).unwrap_or(NO_PRIO),
-            };
-            keys.task_key(tasks, task)
-        }));
-        self.cpu.extend(picked(&kept, columns.cpu));
-        self.start_ns.extend(picked(&kept, columns.start_ns));
-        (self.run_ns).extend(
-            (picked(&kept, columns.end_ns).zip(picked(&kept, columns.start_ns)))
-                .map(|(end, start)| end.wrapping_sub(start)),
-        );
-        (self.sched_delay_ns).extend(picked(&kept, columns.sched_delay_ns));
-        (self.preempt_wait_ns).extend(picked(&kept, columns.preempt_wait_ns));
-        (self.runnable).extend(
-            (kept.iter()).map(|&row| columns.prev_state.key(row).is_some_and(|k| runnable[k])),
-        );
+        for rows in kept {
+            let tasks = &mut self.tasks;
+            self.task.extend(rows.clone().map(|row| {
+                let task = Task {
+                    tid: columns.tid.value(row),
+                    pid: columns.pid.value(row),
+                    comm: text(&comm, &columns.comm, row),
+                    workload: text(&workload, &columns.workload, row),
+                    prio: columns.prio.get(row).unwrap_or(NO_PRIO),
+                };
+                keys.task_key(tasks, task)
+            }));
+            self.cpu.extend_from_slice(columns.cpu.values(rows.clone()));
+            let start_ns = columns.start_ns.values(rows.clone());
+            self.start_ns.extend_from_slice(start_ns);
+            (self.run_ns).extend(
+                (columns.end_ns.values(rows.clone()).iter())
+                    .zip(start_ns)
+                    .map(|(end, start)| end.wrapping_sub(*start)),
+            );
+            (self.sched_delay_ns)
+                .extend(columns.sched_delay_ns.values(rows.clone()).iter().copied());
+            (self.preempt_wait_ns)
+                .extend(columns.preempt_wait_ns.values(rows.clone()).iter().copied());
+            (self.runnable)
+                .extend(rows.map(|row| columns.prev_state.key(row).is_some_and(|k| runnable[k])));
+        }
     }
 
     /// Appends the slices of `part`, another store, their texts and tasks keyed as this one's.

@@ -9,6 +9,7 @@
 //! reader's expectation and name the file when it does not fit.
 
 use std::fs::File;
+use std::os::unix::fs::FileExt;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -17,6 +18,9 @@ use arrow_array::types::{ArrowPrimitiveType, Int32Type, Int64Type};
 use arrow_array::{Array, RecordBatch, StringArray};
 use arrow_buffer::NullBuffer;
 use arrow_schema::{DataType, Field, Schema};
+use bytes::{Buf, Bytes};
+use parquet::errors::ParquetError;
+use parquet::file::reader::{ChunkReader, Length};
 use parquet::arrow::ProjectionMask;
 use parquet::arrow::arrow_reader::{
     ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder,
@@ -122,10 +126,13 @@ impl RowGroup {
     ) -> Result<(), TableError> {
         let path = &*self.path;
         let pq = |err| TableError::parquet(path, err);
-        let file = File::open(path).map_err(|source| TableError::io(path, source))?;
-        let batches = ParquetRecordBatchReaderBuilder::new_with_metadata(file, self.footer.clone())
+        let bytes = self.bytes()?;
+        // One batch for the whole group: the columns' pages are decoded in one go, and the
+        // caller's work per batch is done once.
+        let batches = ParquetRecordBatchReaderBuilder::new_with_metadata(bytes, self.footer.clone())
             .with_projection(self.mask.clone())
             .with_row_groups(vec![self.index])
+            .with_batch_size(self.rows.max(1))
             .build()
             .map_err(pq)?;
         for batch in batches {
@@ -136,6 +143,98 @@ impl RowGroup {
             each(&ColumnBatch { path, batch })?;
         }
         Ok(())
+    }
+}
+
+impl RowGroup {
+    /// The bytes of the group's columns, read from the file in one call. Read from a file,
+    /// the Parquet reader reopens and seeks it for every page it reads.
+    fn bytes(&self) -> Result<GroupBytes, TableError> {
+        let path = &*self.path;
+        let metadata = self.footer.metadata();
+        let group = metadata.row_group(self.index);
+        let mut span: Option<(u64, u64)> = None;
+        for (leaf, column) in group.columns().iter().enumerate() {
+            if !self.mask.leaf_included(leaf) {
+                continue;
+            }
+            let start = column.dictionary_page_offset().unwrap_or(column.data_page_offset());
+            let (Ok(start), Ok(len)) = (u64::try_from(start), u64::try_from(column.compressed_size()))
+            else {
+                return Err(TableError::Parquet {
+                    path: path.to_owned(),
+                    message: format!(
+                        "row group {} column {leaf}: a negative offset or size in the footer",
+                        self.index
+                    ),
+                });
+            };
+            let end = start.saturating_add(len);
+            span = Some(span.map_or((start, end), |(s, e)| (s.min(start), e.max(end))));
+        }
+        let (start, end) = span.unwrap_or((0, 0));
+        let file = File::open(path).map_err(|source| TableError::io(path, source))?;
+        let file_len = (file.metadata())
+            .map_err(|source| TableError::io(path, source))?
+            .len();
+        if end > file_len {
+            return Err(TableError::Parquet {
+                path: path.to_owned(),
+                message: format!(
+                    "row group {} ends at byte {end}, past the file's end ({file_len} bytes): \
+                     the file is truncated",
+                    self.index
+                ),
+            });
+        }
+        let mut bytes = vec![0; usize::try_from(end - start).expect("a row group fits in memory")];
+        file.read_exact_at(&mut bytes, start)
+            .map_err(|source| TableError::io(path, source))?;
+        Ok(GroupBytes {
+            start,
+            file_len,
+            bytes: bytes.into(),
+        })
+    }
+}
+
+/// The bytes of one row group's columns at their offset in the file, as the Parquet reader's
+/// source: it asks for each page by its offset in the file, and a page outside the group is an
+/// error of the footer.
+struct GroupBytes {
+    start: u64,
+    file_len: u64,
+    bytes: Bytes,
+}
+
+impl Length for GroupBytes {
+    fn len(&self) -> u64 {
+        self.file_len
+    }
+}
+
+impl ChunkReader for GroupBytes {
+    type T = bytes::buf::Reader<Bytes>;
+
+    fn get_read(&self, start: u64) -> parquet::errors::Result<Self::T> {
+        let end = self.start + self.bytes.len() as u64;
+        let length = usize::try_from(end.saturating_sub(start)).unwrap_or(0);
+        Ok(self.get_bytes(start, length)?.reader())
+    }
+
+    fn get_bytes(&self, start: u64, length: usize) -> parquet::errors::Result<Bytes> {
+        let at = usize::try_from(start.wrapping_sub(self.start)).unwrap_or(usize::MAX);
+        match at.checked_add(length) {
+            Some(end) if start >= self.start && end <= self.bytes.len() => {
+                Ok(self.bytes.slice(at..end))
+            }
+            _ => Err(ParquetError::General(format!(
+                "{length} bytes at byte {start} are outside the row group's columns \
+                 (bytes {} to {})",
+                self.start,
+                self.start + self.bytes.len() as u64
+            ))),
+        }
     }
 }
 
@@ -220,6 +319,11 @@ impl<T: Copy> Numbers<'_, T> {
     /// Row `row`'s number, whatever it is where the row is null (a column that has no nulls).
     pub fn value(&self, row: usize) -> T {
         self.values[row]
+    }
+
+    /// The numbers of `rows`, whatever they are where a row is null.
+    pub fn values(&self, rows: std::ops::Range<usize>) -> &[T] {
+        &self.values[rows]
     }
 
     /// Row `row`'s number, `None` where it is null.
