@@ -5,6 +5,7 @@
 
 mod cli;
 mod commands;
+mod huge_pages;
 
 use std::io::IsTerminal;
 use std::process::ExitCode;
@@ -35,6 +36,10 @@ fn keep_freed_memory() {
         libc::mallopt(libc::M_TRIM_THRESHOLD, 64 << 20);
     }
 }
+
+#[global_allocator]
+static ALLOCATOR: huge_pages::HugePagesForLargeAllocations =
+    huge_pages::HugePagesForLargeAllocations;
 
 fn main() -> ExitCode {
     keep_freed_memory();
