@@ -19,12 +19,12 @@ use arrow_array::{Array, RecordBatch, StringArray};
 use arrow_buffer::NullBuffer;
 use arrow_schema::{DataType, Field, Schema};
 use bytes::{Buf, Bytes};
-use parquet::errors::ParquetError;
-use parquet::file::reader::{ChunkReader, Length};
 use parquet::arrow::ProjectionMask;
 use parquet::arrow::arrow_reader::{
     ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder,
 };
+use parquet::errors::ParquetError;
+use parquet::file::reader::{ChunkReader, Length};
 
 use crate::{Table, TableDir, TableError, schema_of};
 
@@ -129,12 +129,13 @@ impl RowGroup {
         let bytes = self.bytes()?;
         // One batch for the whole group: the columns' pages are decoded in one go, and the
         // caller's work per batch is done once.
-        let batches = ParquetRecordBatchReaderBuilder::new_with_metadata(bytes, self.footer.clone())
-            .with_projection(self.mask.clone())
-            .with_row_groups(vec![self.index])
-            .with_batch_size(self.rows.max(1))
-            .build()
-            .map_err(pq)?;
+        let batches =
+            ParquetRecordBatchReaderBuilder::new_with_metadata(bytes, self.footer.clone())
+                .with_projection(self.mask.clone())
+                .with_row_groups(vec![self.index])
+                .with_batch_size(self.rows.max(1))
+                .build()
+                .map_err(pq)?;
         for batch in batches {
             let batch = batch.map_err(|err| TableError::Parquet {
                 path: path.to_owned(),
@@ -144,9 +145,7 @@ impl RowGroup {
         }
         Ok(())
     }
-}
 
-impl RowGroup {
     /// The bytes of the group's columns, read from the file in one call. Read from a file,
     /// the Parquet reader reopens and seeks it for every page it reads.
     fn bytes(&self) -> Result<GroupBytes, TableError> {
@@ -158,9 +157,13 @@ impl RowGroup {
             if !self.mask.leaf_included(leaf) {
                 continue;
             }
-            let start = column.dictionary_page_offset().unwrap_or(column.data_page_offset());
-            let (Ok(start), Ok(len)) = (u64::try_from(start), u64::try_from(column.compressed_size()))
-            else {
+            let start = column
+                .dictionary_page_offset()
+                .unwrap_or(column.data_page_offset());
+            let (Ok(start), Ok(len)) = (
+                u64::try_from(start),
+                u64::try_from(column.compressed_size()),
+            ) else {
                 return Err(TableError::Parquet {
                     path: path.to_owned(),
                     message: format!(

@@ -190,12 +190,16 @@ mod tests {
             assert!(!block.is_null());
             assert_eq!(block as usize % HUGE_PAGE, 0, "starts on a huge page");
             assert!(
-                flags_of_mapping_at(block as usize).iter().any(|f| f == "hg"),
+                flags_of_mapping_at(block as usize)
+                    .iter()
+                    .any(|f| f == "hg"),
                 "the mapping is advised huge pages (VmFlags hg)"
             );
             let small = alloc.alloc(layout(LARGE / 2));
             assert!(
-                !flags_of_mapping_at(small as usize).iter().any(|f| f == "hg"),
+                !flags_of_mapping_at(small as usize)
+                    .iter()
+                    .any(|f| f == "hg"),
                 "a smaller allocation is glibc's heap, not advised"
             );
             alloc.dealloc(small, layout(LARGE / 2));
@@ -206,7 +210,15 @@ mod tests {
     #[test]
     fn bytes_survive_every_realloc_between_heap_and_mapping() {
         let alloc = HugePagesForLargeAllocations;
-        let sizes = [1000, LARGE + 1, 3 * LARGE, LARGE + 7, LARGE - 1, 5 * LARGE, 64];
+        let sizes = [
+            1000,
+            LARGE + 1,
+            3 * LARGE,
+            LARGE + 7,
+            LARGE - 1,
+            5 * LARGE,
+            64,
+        ];
         // SAFETY: each realloc gets the block and layout the one before returned; the last
         // block is freed with its layout.
         unsafe {
