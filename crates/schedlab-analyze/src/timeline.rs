@@ -7,7 +7,7 @@
 //! events are lost (the quality table's "went idle … never shows it leaving idle") idle time is
 //! folded into the next task's slice, and the idle figures there are too low, never too high.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::ops::Range;
 use std::sync::Arc;
 
@@ -25,9 +25,15 @@ pub struct Timeline<'a> {
     of: &'a Slices,
     /// Every CPU's rows, CPU after CPU.
     rows: Vec<u32>,
-    /// Per CPU, where its rows lie in `rows`.
-    cpus: BTreeMap<i32, Range<usize>>,
+    /// Each CPU with slices and where its rows lie in `rows`, by CPU.
+    cpus: Vec<(i32, Range<usize>)>,
+    /// By CPU number, its place in `cpus` ([`NO_PLACE`] for a CPU without slices): every query
+    /// names a CPU, and most CPUs are numbered from 0 up.
+    place_of_cpu: Vec<u32>,
 }
+
+/// In [`Timeline::place_of_cpu`], a CPU without slices.
+const NO_PLACE: u32 = u32::MAX;
 
 impl<'a> Timeline<'a> {
     /// The timeline of `slices` (all of a run's slices, idle and other tasks' included), its
@@ -41,29 +47,48 @@ impl<'a> Timeline<'a> {
             (s.end_ns() > s.start_ns()).then(|| cpus.binary_search(&s.cpu()).expect("listed"))
         });
         let starts = std::iter::once(0).chain(ends.iter().copied());
-        let cpus = (cpus.iter().zip(ends.iter().zip(starts)))
+        let cpus: Vec<(i32, Range<usize>)> = (cpus.iter().zip(ends.iter().zip(starts)))
             .filter(|&(_, (&end, start))| end > start)
             .map(|(&cpu, (&end, start))| (cpu, start as usize..end as usize))
             .collect();
+        // Numbers no trace has (negative, or past any machine's CPUs) are found by a search.
+        let numbered = cpus.iter().filter_map(|&(cpu, _)| u16::try_from(cpu).ok());
+        let mut place_of_cpu = vec![NO_PLACE; numbered.max().map_or(0, |cpu| cpu as usize + 1)];
+        for (place, (cpu, _)) in cpus.iter().enumerate() {
+            if let Ok(cpu) = u16::try_from(*cpu) {
+                place_of_cpu[cpu as usize] = place as u32;
+            }
+        }
         Timeline {
             of: slices,
             rows,
             cpus,
+            place_of_cpu,
         }
     }
 
-    /// The rows of `cpu`'s slices in time order.
-    fn on(&self, cpu: i32) -> &[u32] {
-        self.cpus
-            .get(&cpu)
-            .map_or(&[], |range| &self.rows[range.clone()])
+    /// The place of `cpu` in `cpus`, if it has slices.
+    fn place(&self, cpu: i32) -> Option<usize> {
+        match usize::try_from(cpu)
+            .ok()
+            .and_then(|cpu| self.place_of_cpu.get(cpu))
+        {
+            Some(&NO_PLACE) => None,
+            Some(&place) => Some(place as usize),
+            None => self.cpus.binary_search_by_key(&cpu, |&(cpu, _)| cpu).ok(),
+        }
+    }
+
+    /// The rows of the slices of the CPU at `place` in `cpus`, in time order.
+    fn rows_at(&self, place: usize) -> &[u32] {
+        &self.rows[self.cpus[place].1.clone()]
     }
 
     /// A cursor for queries of this timeline.
     pub fn cursor(&self) -> Cursor<'_, 'a> {
         Cursor {
             timeline: self,
-            hints: BTreeMap::new(),
+            hints: vec![0; self.cpus.len()],
         }
     }
 
@@ -88,8 +113,8 @@ impl<'a> Timeline<'a> {
             texts: self.of.texts().to_vec(),
             waiting: names.iter().map(|&w| Arc::from(w)).collect(),
         });
-        for &cpu in self.cpus.keys() {
-            let on_cpu = self.on(cpu);
+        for (place, &(cpu, _)) in self.cpus.iter().enumerate() {
+            let on_cpu = self.rows_at(place);
             let marks: Vec<((i64, i64), u32)> =
                 merged_marks(waiting.get(&cpu).map_or(&[][..], Vec::as_slice))
                     .into_iter()
@@ -167,8 +192,9 @@ impl<'a> Timeline<'a> {
 /// queries gets the same answers; only their cost depends on it.
 pub struct Cursor<'t, 'a> {
     timeline: &'t Timeline<'a>,
-    /// Per CPU, the position of the last answer in its slices.
-    hints: BTreeMap<i32, usize>,
+    /// Per CPU (by its place in the timeline's CPUs), the position of the last answer in its
+    /// slices.
+    hints: Vec<usize>,
 }
 
 impl<'t, 'a> Cursor<'t, 'a> {
@@ -179,10 +205,13 @@ impl<'t, 'a> Cursor<'t, 'a> {
         (start, end): (i64, i64),
     ) -> impl Iterator<Item = (Slice<'a>, (i64, i64))> + use<'t, 'a> {
         let of = self.timeline.of;
-        let rows = self.timeline.on(cpu);
-        let hint = self.hints.entry(cpu).or_default();
-        let first = first_ending_after(rows, |row| of.get(row as usize).end_ns(), start, *hint);
-        *hint = first;
+        let place = self.timeline.place(cpu);
+        let rows = place.map_or(&[][..], |place| self.timeline.rows_at(place));
+        let hint = place.map_or(0, |place| self.hints[place]);
+        let first = first_ending_after(rows, |row| of.get(row as usize).end_ns(), start, hint);
+        if let Some(place) = place {
+            self.hints[place] = first;
+        }
         (rows[first..].iter())
             .map(move |&row| of.get(row as usize))
             .take_while(move |s| s.start_ns() < end)
