@@ -357,3 +357,46 @@ impl<'a> Texts<'a> {
         self.keys.get(row).map(|k| k as usize)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::io::Read;
+
+    use super::*;
+
+    /// Ten bytes of a row group that starts at byte 100 of a 200-byte file.
+    fn group() -> GroupBytes {
+        GroupBytes {
+            start: 100,
+            file_len: 200,
+            bytes: Bytes::from_iter(0u8..10),
+        }
+    }
+
+    #[test]
+    fn a_page_is_read_by_its_offset_in_the_file() {
+        let group = group();
+        assert_eq!(&group.get_bytes(103, 4).unwrap()[..], [3, 4, 5, 6]);
+        assert_eq!(
+            &group.get_bytes(100, 10).unwrap()[..],
+            (0u8..10).collect::<Vec<_>>()
+        );
+        let mut rest = Vec::new();
+        group.get_read(107).unwrap().read_to_end(&mut rest).unwrap();
+        assert_eq!(rest, [7, 8, 9]);
+    }
+
+    #[test]
+    fn a_page_outside_the_group_is_an_error_not_a_panic() {
+        let group = group();
+        for (start, length) in [(95, 5), (99, 2), (105, 10), (110, 1), (u64::MAX, 2)] {
+            let err = group.get_bytes(start, length).unwrap_err().to_string();
+            assert!(
+                err.contains("outside the row group's columns (bytes 100 to 110)"),
+                "{start} +{length}: {err}"
+            );
+        }
+        assert!(group.get_read(150).is_err());
+        assert!(group.get_read(50).is_err());
+    }
+}
