@@ -52,11 +52,13 @@ impl<'a> Timeline<'a> {
             .map(|(&cpu, (&end, start))| (cpu, start as usize..end as usize))
             .collect();
         // Numbers no trace has (negative, or past any machine's CPUs) are found by a search.
-        let numbered = cpus.iter().filter_map(|&(cpu, _)| u16::try_from(cpu).ok());
-        let mut place_of_cpu = vec![NO_PLACE; numbered.max().map_or(0, |cpu| cpu as usize + 1)];
-        for (place, (cpu, _)) in cpus.iter().enumerate() {
-            if let Ok(cpu) = u16::try_from(*cpu) {
-                place_of_cpu[cpu as usize] = place as u32;
+        let mut place_of_cpu = Vec::new();
+        for (place, &(cpu, _)) in cpus.iter().enumerate() {
+            if let Ok(cpu) = u16::try_from(cpu).map(usize::from) {
+                if place_of_cpu.len() <= cpu {
+                    place_of_cpu.resize(cpu + 1, NO_PLACE);
+                }
+                place_of_cpu[cpu] = place as u32;
             }
         }
         Timeline {
@@ -205,13 +207,15 @@ impl<'t, 'a> Cursor<'t, 'a> {
         (start, end): (i64, i64),
     ) -> impl Iterator<Item = (Slice<'a>, (i64, i64))> + use<'t, 'a> {
         let of = self.timeline.of;
-        let place = self.timeline.place(cpu);
-        let rows = place.map_or(&[][..], |place| self.timeline.rows_at(place));
-        let hint = place.map_or(0, |place| self.hints[place]);
-        let first = first_ending_after(rows, |row| of.get(row as usize).end_ns(), start, hint);
-        if let Some(place) = place {
-            self.hints[place] = first;
-        }
+        let (rows, first) = match self.timeline.place(cpu) {
+            Some(place) => {
+                let rows = self.timeline.rows_at(place);
+                let end_of = |row: u32| of.get(row as usize).end_ns();
+                self.hints[place] = first_ending_after(rows, end_of, start, self.hints[place]);
+                (rows, self.hints[place])
+            }
+            None => (&[][..], 0),
+        };
         (rows[first..].iter())
             .map(move |&row| of.get(row as usize))
             .take_while(move |s| s.start_ns() < end)

@@ -150,6 +150,10 @@ impl RowGroup {
     /// the Parquet reader reopens and seeks it for every page it reads.
     fn bytes(&self) -> Result<GroupBytes, TableError> {
         let path = &*self.path;
+        let damaged = |message: String| TableError::Parquet {
+            path: path.to_owned(),
+            message: format!("row group {} {message}", self.index),
+        };
         let metadata = self.footer.metadata();
         let group = metadata.row_group(self.index);
         let mut span: Option<(u64, u64)> = None;
@@ -164,13 +168,8 @@ impl RowGroup {
                 u64::try_from(start),
                 u64::try_from(column.compressed_size()),
             ) else {
-                return Err(TableError::Parquet {
-                    path: path.to_owned(),
-                    message: format!(
-                        "row group {} column {leaf}: a negative offset or size in the footer",
-                        self.index
-                    ),
-                });
+                let why = format!("column {leaf}: a negative offset or size in the footer");
+                return Err(damaged(why));
             };
             let end = start.saturating_add(len);
             span = Some(span.map_or((start, end), |(s, e)| (s.min(start), e.max(end))));
@@ -181,14 +180,9 @@ impl RowGroup {
             .map_err(|source| TableError::io(path, source))?
             .len();
         if end > file_len {
-            return Err(TableError::Parquet {
-                path: path.to_owned(),
-                message: format!(
-                    "row group {} ends at byte {end}, past the file's end ({file_len} bytes): \
-                     the file is truncated",
-                    self.index
-                ),
-            });
+            return Err(damaged(format!(
+                "ends at byte {end}, past the file's end ({file_len} bytes): the file is truncated"
+            )));
         }
         let mut bytes = vec![0; usize::try_from(end - start).expect("a row group fits in memory")];
         file.read_exact_at(&mut bytes, start)
