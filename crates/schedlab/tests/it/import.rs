@@ -1552,11 +1552,10 @@ fn trace_tables(sandbox: &Sandbox, pipeline: &str) -> TraceTables {
             (slices.iter())
                 .map(|s| {
                     format!(
-                        "{} {} {} {} {}..{} run {} wait {} delay {} preempt {} {} {:?} {:?}",
+                        "{} {} {} {}..{} run {} wait {} delay {} preempt {} {} {:?} {:?} {}",
                         s.cpu,
                         s.pid,
                         s.tid,
-                        s.comm,
                         s.start_ns,
                         s.end_ns,
                         s.run_ns,
@@ -1565,7 +1564,8 @@ fn trace_tables(sandbox: &Sandbox, pipeline: &str) -> TraceTables {
                         s.preempt_wait_ns,
                         s.prev_state,
                         s.workload,
-                        s.prio
+                        s.prio,
+                        s.comm,
                     )
                 })
                 .collect(),
@@ -1639,6 +1639,39 @@ fn only_in<'a>(a: &'a [String], b: &[String]) -> Vec<&'a String> {
         })
         .take(5)
         .collect()
+}
+
+/// The slice rows of `trace_tables` with the delay masked where it is the one figure a
+/// wakeup's order against a switch at the same nanosecond decides: the thread's wait began when
+/// one of `wakeups` woke it, and the delay is 0 (the wakeup taken before the switch) or the
+/// wait (after it). Every other row is left as it is.
+fn delay_of_wait_begun_at_wakeup(slices: &[String], wakeups: &[String]) -> Vec<String> {
+    let woken: BTreeSet<(&str, i64)> = (wakeups.iter())
+        .map(|w| {
+            let fields: Vec<&str> = w.split_whitespace().collect();
+            (fields[2], fields[0].parse().unwrap())
+        })
+        .collect();
+    let mut rows: Vec<String> = (slices.iter())
+        .map(|row| {
+            // The comm, which may hold spaces, is last.
+            let fields: Vec<&str> = row.split(' ').collect();
+            let number = |name: &str| -> i64 {
+                let at = fields.iter().position(|f| *f == name).unwrap();
+                fields[at + 1].parse().unwrap()
+            };
+            let start: i64 = fields[3].split("..").next().unwrap().parse().unwrap();
+            let (wait, delay) = (number("wait"), number("delay"));
+            let tie = wait > 0 && woken.contains(&(fields[2], start - wait));
+            if tie && (delay == 0 || delay == wait) {
+                row.replacen(&format!(" delay {delay} "), " delay 0-or-wait ", 1)
+            } else {
+                row.clone()
+            }
+        })
+        .collect();
+    rows.sort();
+    rows
 }
 
 /// Imports `file` as the one run of pipeline `name` and analyses it.
@@ -1739,8 +1772,15 @@ fn a_perfetto_export_of_an_imported_recording_imports_again_to_the_same_tables()
         perf.slices.iter().any(|s| s.contains("Some(\"stress\")")),
         "the workload is found"
     );
+    // A wakeup at the nanosecond its thread was switched out came before or after the switch
+    // in the recording, which the tables do not keep (see perfetto.md): such a slice's delay
+    // may come back as its wait or as 0.
+    let (perf_slices, pftrace_slices) = (
+        delay_of_wait_begun_at_wakeup(&perf.slices, &perf.wakeups),
+        delay_of_wait_begun_at_wakeup(&pftrace.slices, &perf.wakeups),
+    );
     for (what, a, b) in [
-        ("sched_slices", &perf.slices, &pftrace.slices),
+        ("sched_slices", &perf_slices, &pftrace_slices),
         ("wakeups", &perf.wakeups, &pftrace.wakeups),
         ("migrations", &perf.migrations, &pftrace.migrations),
         ("threads", &perf.threads, &pftrace.threads),
