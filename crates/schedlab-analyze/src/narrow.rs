@@ -50,16 +50,23 @@ impl NarrowColumn {
         (self.wide).extend(other.wide.iter().map(|&(row, value)| (row + offset, value)));
     }
 
+    /// Inlined into the timeline's searches, which read millions of ends; the rare wide value
+    /// is looked up out of line.
+    #[inline]
     pub(crate) fn get(&self, row: usize) -> i64 {
         match self.values[row] {
-            WIDE => {
-                let at = (self.wide)
-                    .binary_search_by_key(&(row as u32), |&(r, _)| r)
-                    .expect("every wide value is listed");
-                self.wide[at].1
-            }
+            WIDE => self.wide(row),
             fits => i64::from(fits),
         }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn wide(&self, row: usize) -> i64 {
+        let at = (self.wide)
+            .binary_search_by_key(&(row as u32), |&(r, _)| r)
+            .expect("every wide value is listed");
+        self.wide[at].1
     }
 
     pub(crate) fn reserve(&mut self, rows: usize) {

@@ -599,15 +599,18 @@ impl<'a> Slice<'a> {
         self.task().tid
     }
 
+    #[inline]
     pub fn start_ns(self) -> i64 {
         self.of.start_ns[self.row]
     }
 
+    #[inline]
     pub fn end_ns(self) -> i64 {
         self.start_ns().wrapping_add(self.run_ns())
     }
 
     /// Time on the CPU: `end_ns - start_ns`, as every parser writes the table's `run_ns`.
+    #[inline]
     pub fn run_ns(self) -> i64 {
         self.of.run_ns.get(self.row)
     }

@@ -96,27 +96,29 @@ pub struct Stretches {
 }
 
 impl Stretches {
-    /// No stretches yet of `cpu` (of class `class`) in `run`.
-    pub fn new(run: Arc<RunTexts>, cpu: i32, class: Arc<str>) -> Stretches {
+    /// No stretches yet of `cpu` (of class `class`) in `run`, with room for `capacity`: the
+    /// columns of a chunk of tens of thousands of stretches, grown by doubling, would be
+    /// copied again and again.
+    pub fn new(run: Arc<RunTexts>, cpu: i32, class: Arc<str>, capacity: usize) -> Stretches {
         Stretches {
             run,
             cpu,
             class,
-            start_ns: Vec::new(),
-            end_ns: Vec::new(),
-            state: Vec::new(),
-            workload: Vec::new(),
-            tid: Vec::new(),
-            comm: Vec::new(),
-            prio: Vec::new(),
-            slices: Vec::new(),
-            waiting: Vec::new(),
+            start_ns: Vec::with_capacity(capacity),
+            end_ns: Vec::with_capacity(capacity),
+            state: Vec::with_capacity(capacity),
+            workload: Vec::with_capacity(capacity),
+            tid: Vec::with_capacity(capacity),
+            comm: Vec::with_capacity(capacity),
+            prio: Vec::with_capacity(capacity),
+            slices: Vec::with_capacity(capacity),
+            waiting: Vec::with_capacity(capacity),
         }
     }
 
-    /// The same CPU with no stretches yet.
-    pub fn emptied(&self) -> Stretches {
-        Stretches::new(self.run.clone(), self.cpu, self.class.clone())
+    /// The same CPU with no stretches yet, and room for `capacity`.
+    pub fn emptied(&self, capacity: usize) -> Stretches {
+        Stretches::new(self.run.clone(), self.cpu, self.class.clone(), capacity)
     }
 
     pub fn len(&self) -> usize {

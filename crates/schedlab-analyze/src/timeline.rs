@@ -27,58 +27,91 @@ pub struct Timeline<'a> {
     rows: Vec<u32>,
     /// Each CPU with slices and where its rows lie in `rows`, by CPU.
     cpus: Vec<(i32, Range<usize>)>,
-    /// By CPU number, its place in `cpus` ([`NO_PLACE`] for a CPU without slices): every query
-    /// names a CPU, and most CPUs are numbered from 0 up.
-    place_of_cpu: Vec<u32>,
+    /// The CPUs of `cpus` by number, for the place of each: every query names a CPU.
+    places: CpuNumbers,
 }
 
-/// In [`Timeline::place_of_cpu`], a CPU without slices.
+/// In [`CpuNumbers::index_of_cpu`], a number not among them.
 const NO_PLACE: u32 = u32::MAX;
+
+/// Distinct CPU numbers in order, and a table from a number to its index among them: asked
+/// for every slice and every query, where a search would cost more than the rest of the
+/// timeline, and most CPUs are numbered from 0 up.
+#[derive(Debug)]
+struct CpuNumbers {
+    cpus: Vec<i32>,
+    /// By CPU number, its index in `cpus` ([`NO_PLACE`] for a number not there). Numbers no
+    /// trace has (negative, or past any machine's CPUs) are only in `cpus`, found by a search.
+    index_of_cpu: Vec<u32>,
+}
+
+impl CpuNumbers {
+    fn of(numbers: impl Iterator<Item = i32>) -> CpuNumbers {
+        let (mut seen, mut odd) = (Vec::<bool>::new(), BTreeSet::new());
+        for cpu in numbers {
+            match u16::try_from(cpu).map(usize::from) {
+                Ok(at) => {
+                    if seen.len() <= at {
+                        seen.resize(at + 1, false);
+                    }
+                    seen[at] = true;
+                }
+                Err(_) => {
+                    odd.insert(cpu);
+                }
+            }
+        }
+        let numbered =
+            (seen.iter().enumerate()).filter_map(|(cpu, &seen)| seen.then_some(cpu as i32));
+        let mut cpus: Vec<i32> = odd.into_iter().chain(numbered).collect();
+        cpus.sort_unstable();
+        let mut index_of_cpu = vec![NO_PLACE; seen.len()];
+        for (index, &cpu) in cpus.iter().enumerate() {
+            if let Ok(cpu) = u16::try_from(cpu).map(usize::from) {
+                index_of_cpu[cpu] = index as u32;
+            }
+        }
+        CpuNumbers { cpus, index_of_cpu }
+    }
+
+    /// The index of `cpu`, if it is one of the numbers.
+    fn find(&self, cpu: i32) -> Option<usize> {
+        match usize::try_from(cpu)
+            .ok()
+            .and_then(|at| self.index_of_cpu.get(at))
+        {
+            Some(&NO_PLACE) => None,
+            Some(&index) => Some(index as usize),
+            None => self.cpus.binary_search(&cpu).ok(),
+        }
+    }
+}
 
 impl<'a> Timeline<'a> {
     /// The timeline of `slices` (all of a run's slices, idle and other tasks' included), its
     /// slices of no length left out (see [`rows_by_group`]).
     pub fn new(slices: &'a Slices) -> Timeline<'a> {
-        let cpus: Vec<i32> = (slices.iter().map(|s| s.cpu()))
-            .collect::<BTreeSet<i32>>()
-            .into_iter()
-            .collect();
-        let (rows, ends) = rows_by_group(slices, cpus.len(), |s| {
-            (s.end_ns() > s.start_ns()).then(|| cpus.binary_search(&s.cpu()).expect("listed"))
+        let numbered = CpuNumbers::of(slices.iter().map(|s| s.cpu()));
+        let (rows, ends) = rows_by_group(slices, numbered.cpus.len(), |s| {
+            (s.end_ns() > s.start_ns()).then(|| numbered.find(s.cpu()).expect("numbered"))
         });
         let starts = std::iter::once(0).chain(ends.iter().copied());
-        let cpus: Vec<(i32, Range<usize>)> = (cpus.iter().zip(ends.iter().zip(starts)))
+        let cpus: Vec<(i32, Range<usize>)> = (numbered.cpus.iter().zip(ends.iter().zip(starts)))
             .filter(|&(_, (&end, start))| end > start)
             .map(|(&cpu, (&end, start))| (cpu, start as usize..end as usize))
             .collect();
-        // Numbers no trace has (negative, or past any machine's CPUs) are found by a search.
-        let mut place_of_cpu = Vec::new();
-        for (place, &(cpu, _)) in cpus.iter().enumerate() {
-            if let Ok(cpu) = u16::try_from(cpu).map(usize::from) {
-                if place_of_cpu.len() <= cpu {
-                    place_of_cpu.resize(cpu + 1, NO_PLACE);
-                }
-                place_of_cpu[cpu] = place as u32;
-            }
-        }
+        let places = CpuNumbers::of(cpus.iter().map(|&(cpu, _)| cpu));
         Timeline {
             of: slices,
             rows,
             cpus,
-            place_of_cpu,
+            places,
         }
     }
 
     /// The place of `cpu` in `cpus`, if it has slices.
     fn place(&self, cpu: i32) -> Option<usize> {
-        match usize::try_from(cpu)
-            .ok()
-            .and_then(|cpu| self.place_of_cpu.get(cpu))
-        {
-            Some(&NO_PLACE) => None,
-            Some(&place) => Some(place as usize),
-            None => self.cpus.binary_search_by_key(&cpu, |&(cpu, _)| cpu).ok(),
-        }
+        self.places.find(cpu)
     }
 
     /// The rows of the slices of the CPU at `place` in `cpus`, in time order.
@@ -125,7 +158,10 @@ impl<'a> Timeline<'a> {
                         (span, key as u32)
                     })
                     .collect();
-            let mut out = Stretches::new(texts.clone(), cpu, Arc::from(run.class_name(cpu)));
+            // About a stretch a slice, more where marks cut idle ones.
+            let room = on_cpu.len().min(ROWS_PER_WRITE);
+            let class = Arc::from(run.class_name(cpu));
+            let mut out = Stretches::new(texts.clone(), cpu, class, room);
             // A finished stretch: idle ones cut at the marks, and a full chunk handed on.
             let mut push = |out: &mut Stretches, stretch: Stretch| {
                 match stretch.state {
@@ -133,7 +169,7 @@ impl<'a> Timeline<'a> {
                     _ => out.push(stretch),
                 }
                 if out.len() >= ROWS_PER_WRITE {
-                    let full = std::mem::replace(out, out.emptied());
+                    let full = std::mem::replace(out, out.emptied(room));
                     write(full)?;
                 }
                 Ok(())
@@ -489,6 +525,30 @@ pub(crate) mod tests {
                 .collect();
             assert_eq!(got, scanned, "cpu {cpu} {span:?}");
         }
+    }
+
+    #[test]
+    fn cpus_numbered_oddly_are_found_as_cpus_numbered_from_0_are() {
+        let cpus = [3, -1, 70_000, 0];
+        let slices: Vec<SchedSliceRow> = (cpus.iter())
+            .map(|&cpu| slice(cpu, cpu.rem_euclid(100) + 1, (0, 10), 120, None))
+            .chain([slice(5, 9, (20, 20), 120, None)])
+            .collect();
+        let refs = Slices::from_rows(&slices);
+        let timeline = Timeline::new(&refs);
+        let mut cursor = timeline.cursor();
+        for cpu in cpus {
+            let tids: Vec<i32> = cursor.during(cpu, (0, 100)).map(|(s, _)| s.tid()).collect();
+            assert_eq!(tids, [cpu.rem_euclid(100) + 1], "cpu {cpu}");
+        }
+        for cpu in [1, 2, 5, -2, 69_999, 1 << 20] {
+            assert_eq!(cursor.at(cpu, 5).map(|s| s.tid()), None, "cpu {cpu}");
+        }
+        let run = RunTables::for_tests(&[]);
+        let written: Vec<i32> = (rows(&timeline, &run, &IdleWhileWaiting::new()).iter())
+            .map(|r| r.cpu)
+            .collect();
+        assert_eq!(written, [-1, 0, 3, 70_000], "a CPU of only empty slices has none");
     }
 
     #[test]
