@@ -548,7 +548,11 @@ pub(crate) mod tests {
         let written: Vec<i32> = (rows(&timeline, &run, &IdleWhileWaiting::new()).iter())
             .map(|r| r.cpu)
             .collect();
-        assert_eq!(written, [-1, 0, 3, 70_000], "a CPU of only empty slices has none");
+        assert_eq!(
+            written,
+            [-1, 0, 3, 70_000],
+            "a CPU of only empty slices has none"
+        );
     }
 
     #[test]

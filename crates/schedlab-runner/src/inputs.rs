@@ -2,7 +2,7 @@
 //! the digests of its input files.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::digest::{self, Digests};
 use crate::error::RunnerError;
@@ -126,24 +126,67 @@ impl<'a> Runner<'a> {
         Ok((inputs, plots))
     }
 
-    /// The program in stage fingerprints: its version and a digest of the executable. The
+    /// The program in stage fingerprints: its version and the identity of the executable. The
     /// version alone stays the same between builds, which left the tables and aggregates of older
-    /// code "fresh" after an upgrade; with the digest, a rebuilt schedlab recomputes what its code
-    /// computes (collection, never fingerprinted, is not repeated). The digest is cached in
-    /// `state/digests.json` like any input's, so the executable is hashed again only when it changed.
+    /// code "fresh" after an upgrade; with the identity, a rebuilt schedlab recomputes what its
+    /// code computes (collection, never fingerprinted, is not repeated).
+    ///
+    /// The identity is the executable's GNU build id, which the linker computes over its whole
+    /// output, so another build has another one (and `strip`, which keeps the code, keeps it):
+    /// read from its headers, where a digest would read the hundred megabytes of a binary with
+    /// line tables on every first run after a build. An executable linked without one is
+    /// identified by a digest of its bytes, cached in `state/digests.json` like any input's.
     pub(crate) fn program(&self, cache: &mut Digests) -> String {
         let version = env!("CARGO_PKG_VERSION");
-        // The executable may be started through a symlink; its digest is of the file itself.
+        // The executable may be started through a symlink; its identity is the file's itself.
         let exe = std::fs::canonicalize(&self.options.self_exe);
-        match cache.digest("program", exe.as_deref().unwrap_or(&self.options.self_exe)) {
+        let exe = exe.as_deref().unwrap_or(&self.options.self_exe);
+        if let Some(id) = build_id(exe) {
+            return format!("{version}+build-{}", &id[..id.len().min(12)]);
+        }
+        match cache.digest("program", exe) {
             Ok(Some(hash)) => format!("{version}+{}", &hash[..12]),
             _ => version.to_owned(),
         }
     }
 }
 
+/// The GNU build id of the ELF executable `path`, in hex; `None` for a file without one or not
+/// ELF.
+fn build_id(path: &Path) -> Option<String> {
+    use object::Object as _;
+    let (file, _) = crate::digest::open_regular(path).ok()?;
+    let cache = object::read::ReadCache::new(file);
+    let elf = object::read::File::parse(&cache).ok()?;
+    let id = elf.build_id().ok()??;
+    (!id.is_empty()).then(|| id.iter().map(|b| format!("{b:02x}")).collect())
+}
+
 /// The table or aggregate a partition file (`tables/<t>/run_id=…/…`, relative to the pipeline
 /// root) belongs to.
 pub(crate) fn table_of(file: &str) -> Option<&str> {
     file.split('/').nth(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_elf_executable_has_its_build_id_and_other_files_none() {
+        let exe = std::env::current_exe().unwrap();
+        let id = build_id(&exe).expect("this test binary was linked with a build id");
+        assert!(
+            id.len() >= 16 && id.chars().all(|c| c.is_ascii_hexdigit()),
+            "{id}"
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let text = dir.path().join("not-elf");
+        std::fs::write(&text, b"#!/bin/sh\necho hi\n").unwrap();
+        assert_eq!(build_id(&text), None);
+        // Cut inside its headers: not an executable to be identified by.
+        let cut = dir.path().join("cut");
+        std::fs::write(&cut, &std::fs::read(&exe).unwrap()[..40]).unwrap();
+        assert_eq!(build_id(&cut), None);
+    }
 }

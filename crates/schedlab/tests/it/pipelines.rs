@@ -202,10 +202,17 @@ fn a_rebuilt_schedlab_recomputes_the_analysis_but_never_recollects() {
     let pipeline = pipeline.to_str().unwrap();
     assert_eq!(sandbox.schedlab(&["run", pipeline]).code, 0);
 
-    // Another build: the same program with different bytes (trailing data is ignored by exec).
+    // Another build: the same program with another GNU build id, which identifies it (the
+    // linker's note: name size 4, a type of 3, "GNU\0", then the id); linked without one, with
+    // other bytes (trailing data is ignored by exec), which its digest tells.
     let rebuilt = sandbox.path("schedlab-rebuilt");
     let mut bytes = std::fs::read(env!("CARGO_BIN_EXE_schedlab")).unwrap();
-    bytes.extend_from_slice(b"another build");
+    let note = (bytes.windows(16))
+        .position(|w| w[..4] == [4, 0, 0, 0] && w[8..] == [3, 0, 0, 0, b'G', b'N', b'U', 0]);
+    match note {
+        Some(note) => bytes[note + 16] ^= 0xff,
+        None => bytes.extend_from_slice(b"another build"),
+    }
     std::fs::write(&rebuilt, bytes).unwrap();
     std::fs::set_permissions(
         &rebuilt,
