@@ -13,7 +13,9 @@ use schedlab_tables::CpuRow;
 #[derive(Debug, Clone, Default)]
 pub struct ClassOrder {
     fastest_first: Vec<String>,
-    rank_of_cpu: BTreeMap<i32, usize>,
+    /// Each CPU with a ranked class and its rank, by CPU: asked for every slice and wait of the
+    /// "why here" figures, so where CPUs are numbered from 0 up a CPU is found at its number.
+    rank_of_cpu: Vec<(i32, usize)>,
 }
 
 impl ClassOrder {
@@ -34,9 +36,10 @@ impl ClassOrder {
                 fastest_first.push(class.to_owned());
             }
         }
-        let rank_of_cpu = (cpus.iter())
+        let rank_of_cpu: BTreeMap<i32, usize> = (cpus.iter())
             .filter_map(|c| Some((c.cpu, fastest_first.iter().position(|f| *f == c.class)?)))
             .collect();
+        let rank_of_cpu = rank_of_cpu.into_iter().collect();
         ClassOrder {
             fastest_first,
             rank_of_cpu,
@@ -56,7 +59,11 @@ impl ClassOrder {
 
     /// `cpu`'s place in the order (0: fastest class); `None` for a CPU without a ranked class.
     pub fn rank(&self, cpu: i32) -> Option<usize> {
-        self.rank_of_cpu.get(&cpu).copied()
+        let ranks = &self.rank_of_cpu;
+        match usize::try_from(cpu).ok().and_then(|at| ranks.get(at)) {
+            Some(&(at, rank)) if at == cpu => Some(rank),
+            _ => (ranks.binary_search_by_key(&cpu, |&(c, _)| c).ok()).map(|at| ranks[at].1),
+        }
     }
 
     /// Whether `cpu`'s class is as fast as `than`'s or faster (false when either has no rank).
@@ -66,7 +73,7 @@ impl ClassOrder {
 
     /// Every CPU with a ranked class.
     pub fn cpus(&self) -> impl Iterator<Item = i32> + '_ {
-        self.rank_of_cpu.keys().copied()
+        self.rank_of_cpu.iter().map(|&(cpu, _)| cpu)
     }
 }
 
@@ -102,5 +109,24 @@ pub(crate) mod tests {
         assert_eq!((preferred.rank(0), preferred.rank(2)), (Some(1), Some(0)));
         assert!(preferred.is_hybrid());
         assert!(!ClassOrder::new(&cpus[..1], &[]).is_hybrid());
+    }
+
+    #[test]
+    fn cpus_numbered_with_gaps_or_oddly_have_their_ranks() {
+        let rows = [
+            cpu(5, "E", Some(1)),
+            cpu(0, "P", Some(0)),
+            cpu(100_000, "E", Some(1)),
+            cpu(-1, "P", Some(0)),
+            cpu(2, "E", Some(1)),
+        ];
+        let cpus: Vec<&CpuRow> = rows.iter().collect();
+        let ranked = ClassOrder::new(&cpus, &[]);
+        let ranks: Vec<_> = [-1, 0, 1, 2, 3, 5, 100_000, 100_001]
+            .map(|c| ranked.rank(c))
+            .into();
+        let (p, e) = (Some(0), Some(1));
+        assert_eq!(ranks, [p, p, None, e, None, e, e, None]);
+        assert_eq!(ranked.cpus().collect::<Vec<_>>(), [-1, 0, 2, 5, 100_000]);
     }
 }

@@ -95,7 +95,7 @@ pub fn class_intervals(
         let class = class_of
             .get(&(row.run_id.as_str(), cpu))
             .copied()
-            .unwrap_or("?");
+            .unwrap_or(crate::UNKNOWN_CLASS);
         let interval = intervals
             .entry((&row.run_id, row.sample, class))
             .or_default();
@@ -197,7 +197,7 @@ pub fn activity(
                 }
                 let Some(cpu) = row.cpu else { continue };
                 per_cpu.entry(cpu).or_default().add(row);
-                let class = class_of.get(&cpu).copied().unwrap_or("?");
+                let class = class_of.get(&cpu).copied().unwrap_or(crate::UNKNOWN_CLASS);
                 per_class.entry(class).or_default().add(row);
                 all.add(row);
             }
@@ -228,7 +228,7 @@ pub fn activity(
                 out.push(row("class", None, Some(class), a, None));
             }
             for (cpu, a) in &per_cpu {
-                let class = class_of.get(cpu).copied().unwrap_or("?");
+                let class = class_of.get(cpu).copied().unwrap_or(crate::UNKNOWN_CLASS);
                 out.push(row("cpu", Some(*cpu), Some(class), a, None));
             }
         }

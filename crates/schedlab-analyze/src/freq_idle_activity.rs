@@ -77,7 +77,7 @@ pub fn activity(
             .filter(|c| c.run_id == run_id)
             .map(|c| (c.cpu, c.class.as_str()))
             .collect();
-        let class = |cpu: i32| class_of.get(&cpu).copied().unwrap_or("?");
+        let class = |cpu: i32| class_of.get(&cpu).copied().unwrap_or(crate::UNKNOWN_CLASS);
         // A CPU whose trace has cpu_idle events: its frequency counts only while it runs.
         let idle_known: Vec<i32> = (rows.iter())
             .filter(|s| s.idle_state.is_some())

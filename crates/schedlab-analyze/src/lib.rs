@@ -174,6 +174,9 @@ impl WhyHere {
     }
 }
 
+/// The class of a CPU the `cpus` table lacks.
+pub(crate) const UNKNOWN_CLASS: &str = "?";
+
 /// One run's rows of every table, borrowed.
 pub struct RunTables<'a> {
     pub run_id: &'a str,
@@ -212,7 +215,10 @@ impl RunTables<'_> {
 
     /// The class of `cpu`, `?` for a CPU the `cpus` table lacks.
     pub fn class_name(&self, cpu: i32) -> &str {
-        self.class_of_cpu.get(&cpu).copied().unwrap_or("?")
+        self.class_of_cpu
+            .get(&cpu)
+            .copied()
+            .unwrap_or(UNKNOWN_CLASS)
     }
 
     /// Each traced workload thread's headline CPU time (see [`headline`]), from the run's

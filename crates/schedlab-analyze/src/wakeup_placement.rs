@@ -8,16 +8,16 @@
 //! thread before it ran: `perf sched record` on current kernels records `sched_waking`, whose
 //! `target_cpu` is the CPU the thread left, not the one chosen.
 
-use std::collections::BTreeMap;
-
 use schedlab_tables::{NO_EARLIER_RUN, WakeupPlacementRow};
+
+use crate::UNKNOWN_CLASS;
 
 use crate::RunTables;
 use crate::placement_cost::WorkloadThread;
 use crate::slices::Slice;
 use crate::timeline::Timeline;
 
-#[derive(Default)]
+#[derive(Default, Clone, Copy)]
 struct Counts {
     wakeups: i64,
     same_cpu: i64,
@@ -37,6 +37,21 @@ pub fn wakeup_placement(
     let mut classes: Vec<&str> = run.class_of_cpu.values().copied().collect();
     classes.sort();
     classes.dedup();
+    // Every name a pair can hold, in order: a wakeup's pair is counted by the names' indexes,
+    // not looked up by its two texts, and the rows come out in the order of the pairs' texts.
+    let mut names: Vec<&str> = (classes.iter().copied())
+        .chain([NO_EARLIER_RUN, UNKNOWN_CLASS])
+        .collect();
+    names.sort();
+    names.dedup();
+    let index_of = |name: &str| names.binary_search(&name).expect("a listed name");
+    let always: Vec<bool> = (0..names.len() * names.len())
+        .map(|pair| {
+            let (from, to) = (names[pair / names.len()], names[pair % names.len()]);
+            (from == NO_EARLIER_RUN || classes.contains(&from)) && classes.contains(&to)
+        })
+        .collect();
+    let mut class_of = ClassOfCpu::default();
     let mut rows = Vec::new();
     for WorkloadThread {
         slices,
@@ -46,19 +61,18 @@ pub fn wakeup_placement(
     } in threads
     {
         let first = slices.get(0);
-        let mut pairs: BTreeMap<(&str, &str), Counts> = BTreeMap::new();
-        for from in classes.iter().copied().chain([NO_EARLIER_RUN]) {
-            for &to in &classes {
-                pairs.insert((from, to), Counts::default());
-            }
-        }
+        let mut pairs = vec![Counts::default(); names.len() * names.len()];
         let mut previous: Option<i32> = None;
         let mut timeline = timeline.cursor();
         for s in slices.iter() {
             if s.sched_delay_ns() > 0 {
                 let woken = s.start_ns() - s.sched_delay_ns();
-                let from = previous.map_or(NO_EARLIER_RUN, |c| run.class_name(c));
-                let counts = pairs.entry((from, run.class_name(s.cpu()))).or_default();
+                let from = match previous {
+                    Some(cpu) => class_of.index(run, cpu, index_of),
+                    None => index_of(NO_EARLIER_RUN),
+                };
+                let to = class_of.index(run, s.cpu(), index_of);
+                let counts = &mut pairs[from * names.len() + to];
                 counts.wakeups += 1;
                 counts.same_cpu += i64::from(previous == Some(s.cpu()));
                 let busy = timeline
@@ -77,30 +91,51 @@ pub fn wakeup_placement(
             previous = Some(s.cpu());
         }
         // A thread never woken has shares of 0, not 0/0.
-        let total = pairs.values().map(|c| c.wakeups).sum::<i64>().max(1);
-        rows.extend(
-            pairs
-                .into_iter()
-                .map(|((from_class, to_class), c)| WakeupPlacementRow {
-                    run_id: run.run_id.to_owned(),
-                    workload: (*workload).to_owned(),
-                    pid: first.pid(),
-                    tid: first.tid(),
-                    comm: first.comm().to_string(),
-                    from_class: from_class.to_owned(),
-                    to_class: to_class.to_owned(),
-                    wakeups: c.wakeups,
-                    share: c.wakeups as f64 / total as f64,
-                    same_cpu: c.same_cpu,
-                    other_cpu: c.wakeups - c.same_cpu,
-                    onto_busy: c.onto_busy,
-                    onto_busy_while_idle: c.onto_busy_while_idle,
-                    same_cpu_share: c.same_cpu as f64 / total as f64,
-                    other_cpu_share: (c.wakeups - c.same_cpu) as f64 / total as f64,
-                }),
-        );
+        let total = pairs.iter().map(|c| c.wakeups).sum::<i64>().max(1);
+        let kept = (pairs.iter().enumerate()).filter(|&(pair, c)| always[pair] || c.wakeups > 0);
+        rows.extend(kept.map(|(pair, c)| {
+            let (from_class, to_class) = (names[pair / names.len()], names[pair % names.len()]);
+            WakeupPlacementRow {
+                run_id: run.run_id.to_owned(),
+                workload: (*workload).to_owned(),
+                pid: first.pid(),
+                tid: first.tid(),
+                comm: first.comm().to_string(),
+                from_class: from_class.to_owned(),
+                to_class: to_class.to_owned(),
+                wakeups: c.wakeups,
+                share: c.wakeups as f64 / total as f64,
+                same_cpu: c.same_cpu,
+                other_cpu: c.wakeups - c.same_cpu,
+                onto_busy: c.onto_busy,
+                onto_busy_while_idle: c.onto_busy_while_idle,
+                same_cpu_share: c.same_cpu as f64 / total as f64,
+                other_cpu_share: (c.wakeups - c.same_cpu) as f64 / total as f64,
+            }
+        }));
     }
     rows
+}
+
+/// The index of each CPU's class name among the names of [`wakeup_placement`]'s pairs, found
+/// once per CPU number.
+#[derive(Default)]
+struct ClassOfCpu {
+    /// By CPU number; numbers no trace has (negative, or past any machine's CPUs) are looked
+    /// up each time.
+    known: Vec<Option<usize>>,
+}
+
+impl ClassOfCpu {
+    fn index(&mut self, run: &RunTables<'_>, cpu: i32, index_of: impl Fn(&str) -> usize) -> usize {
+        let Ok(at) = u16::try_from(cpu).map(usize::from) else {
+            return index_of(run.class_name(cpu));
+        };
+        if self.known.len() <= at {
+            self.known.resize(at + 1, None);
+        }
+        *self.known[at].get_or_insert_with(|| index_of(run.class_name(cpu)))
+    }
 }
 
 #[cfg(test)]
@@ -175,6 +210,30 @@ mod tests {
                 ("P", "P", 0, 0, 0, 0, 0),
                 ("none", "E", 0, 0, 0, 0, 0),
                 ("none", "P", 0, 0, 0, 0, 0),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_wakeup_onto_a_cpu_of_no_class_has_a_row_among_the_pairs_in_order() {
+        // cpu 2 is not in the `cpus` table: its class is `?`.
+        let slices = [woken(0, (0, 80), 0), woken(2, (100, 150), 10)];
+        let run = RunTables::for_tests(&slices);
+        let timeline = Timeline::new(run.all_slices);
+        let placed = wakeup_placement(&run, &timeline, &workload_threads(&run));
+        let pairs: Vec<(&str, &str, i64)> = (placed.iter())
+            .map(|r| (r.from_class.as_str(), r.to_class.as_str(), r.wakeups))
+            .collect();
+        assert_eq!(
+            pairs,
+            [
+                ("E", "E", 0),
+                ("E", "P", 0),
+                ("P", "?", 1),
+                ("P", "E", 0),
+                ("P", "P", 0),
+                ("none", "E", 0),
+                ("none", "P", 0),
             ]
         );
     }
