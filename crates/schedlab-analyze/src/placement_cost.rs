@@ -91,13 +91,19 @@ pub(crate) fn usual_prio(slices: ThreadSlices<'_>) -> Option<i32> {
 struct Spans {
     spans: Vec<(i64, i64)>,
     cpus: BTreeSet<u32>,
+    /// The CPU of the last span: most spans come from the CPU the one before came from, which
+    /// is then not looked up in `cpus` again.
+    last_cpu: Option<i32>,
 }
 
 impl Spans {
     fn add(&mut self, cpu: i32, (start, end): (i64, i64)) {
         if end > start {
             self.spans.push((start, end));
-            self.cpus.insert(cpu as u32);
+            if self.last_cpu != Some(cpu) {
+                self.cpus.insert(cpu as u32);
+                self.last_cpu = Some(cpu);
+            }
         }
     }
 
@@ -151,6 +157,10 @@ fn thread_cost<'a>(
     let prio = usual_prio(*slices);
     let rank = |cpu: i32| run.classes.rank(cpu);
     let fastest_allowed = allowed.iter().filter_map(|&c| rank(c)).min();
+    // Walked for every wait and slice, so as a list; and the marks of each allowed CPU, by its
+    // place in it, handed to `marks` once the thread is done.
+    let allowed: Vec<i32> = allowed.iter().copied().collect();
+    let mut own_marks: Vec<Vec<((i64, i64), &'a str)>> = vec![Vec::new(); allowed.len()];
     let mut wait_ns = 0;
     // Its run time per CPU by its slices, and by its headline figure (see `crate::headline`).
     let sliced = slices.run_ns_by_cpu();
@@ -161,12 +171,12 @@ fn thread_cost<'a>(
             [s.sched_delay_ns(), s.preempt_wait_ns()].map(|w| (s.start_ns() - w, s.start_ns()));
         for wait in waits.into_iter().filter(|(a, b)| b > a) {
             wait_ns += wait.1 - wait.0;
-            for &cpu in allowed.iter().filter(|&&c| c != s.cpu()) {
+            for (place, &cpu) in allowed.iter().enumerate().filter(|&(_, &c)| c != s.cpu()) {
                 for (other, part) in timeline.during(cpu, wait) {
                     if other.is_idle() {
                         wait_idle.add(cpu, part);
                         if run.classes.as_fast(cpu, s.cpu()) {
-                            marks.entry(cpu).or_default().push((part, workload));
+                            own_marks[place].push((part, workload));
                         }
                     }
                 }
@@ -192,6 +202,11 @@ fn thread_cost<'a>(
                     lower_prio.add(cpu, part);
                 }
             }
+        }
+    }
+    for (cpu, own) in allowed.iter().zip(own_marks) {
+        if !own.is_empty() {
+            marks.entry(*cpu).or_default().extend(own);
         }
     }
     let ran = time.as_ref().map_or(&sliced, |t| &t.per_cpu);
