@@ -9,13 +9,16 @@ use std::collections::BTreeMap;
 
 use schedlab_tables::CpuRow;
 
+use crate::cpu_numbers::CpuNumbers;
+
 /// One run's classes, fastest first, and each CPU's place in that order.
 #[derive(Debug, Clone, Default)]
 pub struct ClassOrder {
     fastest_first: Vec<String>,
-    /// Each CPU with a ranked class and its rank, by CPU: asked for every slice and wait of the
-    /// "why here" figures, so where CPUs are numbered from 0 up a CPU is found at its number.
-    rank_of_cpu: Vec<(i32, usize)>,
+    /// Each CPU with a ranked class: asked for every slice and wait of the "why here" figures.
+    ranked: CpuNumbers,
+    /// The rank of each of `ranked`, by its index there.
+    ranks: Vec<usize>,
 }
 
 impl ClassOrder {
@@ -39,10 +42,10 @@ impl ClassOrder {
         let rank_of_cpu: BTreeMap<i32, usize> = (cpus.iter())
             .filter_map(|c| Some((c.cpu, fastest_first.iter().position(|f| *f == c.class)?)))
             .collect();
-        let rank_of_cpu = rank_of_cpu.into_iter().collect();
         ClassOrder {
             fastest_first,
-            rank_of_cpu,
+            ranked: CpuNumbers::of(rank_of_cpu.keys().copied()),
+            ranks: rank_of_cpu.into_values().collect(),
         }
     }
 
@@ -59,11 +62,7 @@ impl ClassOrder {
 
     /// `cpu`'s place in the order (0: fastest class); `None` for a CPU without a ranked class.
     pub fn rank(&self, cpu: i32) -> Option<usize> {
-        let ranks = &self.rank_of_cpu;
-        match usize::try_from(cpu).ok().and_then(|at| ranks.get(at)) {
-            Some(&(at, rank)) if at == cpu => Some(rank),
-            _ => (ranks.binary_search_by_key(&cpu, |&(c, _)| c).ok()).map(|at| ranks[at].1),
-        }
+        self.ranked.find(cpu).map(|at| self.ranks[at])
     }
 
     /// Whether `cpu`'s class is as fast as `than`'s or faster (false when either has no rank).
@@ -73,7 +72,7 @@ impl ClassOrder {
 
     /// Every CPU with a ranked class.
     pub fn cpus(&self) -> impl Iterator<Item = i32> + '_ {
-        self.rank_of_cpu.iter().map(|&(cpu, _)| cpu)
+        self.ranked.cpus().iter().copied()
     }
 }
 

@@ -19,6 +19,7 @@ pub mod by_thread;
 pub mod classes;
 pub mod compare;
 pub mod cpu_activity;
+mod cpu_numbers;
 pub mod cpu_share;
 pub mod events;
 pub mod expectations;

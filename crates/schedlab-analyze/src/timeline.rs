@@ -7,11 +7,11 @@
 //! events are lost (the quality table's "went idle … never shows it leaving idle") idle time is
 //! folded into the next task's slice, and the idle figures there are too low, never too high.
 
-use std::collections::BTreeSet;
 use std::ops::Range;
 use std::sync::Arc;
 
 use crate::RunTables;
+use crate::cpu_numbers::CpuNumbers;
 use crate::placement_cost::IdleWhileWaiting;
 use crate::slices::{NO_TEXT, Slice, Slices, rows_by_group};
 use crate::stretches::{RunTexts, State, Stretch, Stretches};
@@ -25,105 +25,43 @@ pub struct Timeline<'a> {
     of: &'a Slices,
     /// Every CPU's rows, CPU after CPU.
     rows: Vec<u32>,
-    /// Each CPU with slices and where its rows lie in `rows`, by CPU.
-    cpus: Vec<(i32, Range<usize>)>,
-    /// The CPUs of `cpus` by number, for the place of each: every query names a CPU.
-    places: CpuNumbers,
-}
-
-/// In [`CpuNumbers::index_of_cpu`], a number not among them.
-const NO_PLACE: u32 = u32::MAX;
-
-/// Distinct CPU numbers in order, and a table from a number to its index among them: asked
-/// for every slice and every query, where a search would cost more than the rest of the
-/// timeline, and most CPUs are numbered from 0 up.
-#[derive(Debug)]
-struct CpuNumbers {
-    cpus: Vec<i32>,
-    /// By CPU number, its index in `cpus` ([`NO_PLACE`] for a number not there). Numbers no
-    /// trace has (negative, or past any machine's CPUs) are only in `cpus`, found by a search.
-    index_of_cpu: Vec<u32>,
-}
-
-impl CpuNumbers {
-    fn of(numbers: impl Iterator<Item = i32>) -> CpuNumbers {
-        let (mut seen, mut odd) = (Vec::<bool>::new(), BTreeSet::new());
-        for cpu in numbers {
-            match u16::try_from(cpu).map(usize::from) {
-                Ok(at) => {
-                    if seen.len() <= at {
-                        seen.resize(at + 1, false);
-                    }
-                    seen[at] = true;
-                }
-                Err(_) => {
-                    odd.insert(cpu);
-                }
-            }
-        }
-        let numbered =
-            (seen.iter().enumerate()).filter_map(|(cpu, &seen)| seen.then_some(cpu as i32));
-        let mut cpus: Vec<i32> = odd.into_iter().chain(numbered).collect();
-        cpus.sort_unstable();
-        let mut index_of_cpu = vec![NO_PLACE; seen.len()];
-        for (index, &cpu) in cpus.iter().enumerate() {
-            if let Ok(cpu) = u16::try_from(cpu).map(usize::from) {
-                index_of_cpu[cpu] = index as u32;
-            }
-        }
-        CpuNumbers { cpus, index_of_cpu }
-    }
-
-    /// The index of `cpu`, if it is one of the numbers.
-    fn find(&self, cpu: i32) -> Option<usize> {
-        match usize::try_from(cpu)
-            .ok()
-            .and_then(|at| self.index_of_cpu.get(at))
-        {
-            Some(&NO_PLACE) => None,
-            Some(&index) => Some(index as usize),
-            None => self.cpus.binary_search(&cpu).ok(),
-        }
-    }
+    /// Every CPU of the slices; a CPU's place is its index here.
+    cpus: CpuNumbers,
+    /// By place, where the CPU's rows lie in `rows` (empty for a CPU whose slices all have no
+    /// length).
+    ranges: Vec<Range<usize>>,
 }
 
 impl<'a> Timeline<'a> {
     /// The timeline of `slices` (all of a run's slices, idle and other tasks' included), its
     /// slices of no length left out (see [`rows_by_group`]).
     pub fn new(slices: &'a Slices) -> Timeline<'a> {
-        let numbered = CpuNumbers::of(slices.iter().map(|s| s.cpu()));
-        let (rows, ends) = rows_by_group(slices, numbered.cpus.len(), |s| {
-            (s.end_ns() > s.start_ns()).then(|| numbered.find(s.cpu()).expect("numbered"))
+        let cpus = CpuNumbers::of(slices.iter().map(|s| s.cpu()));
+        let (rows, ends) = rows_by_group(slices, cpus.cpus().len(), |s| {
+            (s.end_ns() > s.start_ns()).then(|| cpus.find(s.cpu()).expect("one of the CPUs"))
         });
         let starts = std::iter::once(0).chain(ends.iter().copied());
-        let cpus: Vec<(i32, Range<usize>)> = (numbered.cpus.iter().zip(ends.iter().zip(starts)))
-            .filter(|&(_, (&end, start))| end > start)
-            .map(|(&cpu, (&end, start))| (cpu, start as usize..end as usize))
+        let ranges = (starts.zip(&ends))
+            .map(|(start, &end)| start as usize..end as usize)
             .collect();
-        let places = CpuNumbers::of(cpus.iter().map(|&(cpu, _)| cpu));
         Timeline {
             of: slices,
             rows,
             cpus,
-            places,
+            ranges,
         }
-    }
-
-    /// The place of `cpu` in `cpus`, if it has slices.
-    fn place(&self, cpu: i32) -> Option<usize> {
-        self.places.find(cpu)
     }
 
     /// The rows of the slices of the CPU at `place` in `cpus`, in time order.
     fn rows_at(&self, place: usize) -> &[u32] {
-        &self.rows[self.cpus[place].1.clone()]
+        &self.rows[self.ranges[place].clone()]
     }
 
     /// A cursor for queries of this timeline.
     pub fn cursor(&self) -> Cursor<'_, 'a> {
         Cursor {
             timeline: self,
-            hints: vec![0; self.cpus.len()],
+            hints: vec![0; self.ranges.len()],
         }
     }
 
@@ -148,8 +86,11 @@ impl<'a> Timeline<'a> {
             texts: self.of.texts().to_vec(),
             waiting: names.iter().map(|&w| Arc::from(w)).collect(),
         });
-        for (place, &(cpu, _)) in self.cpus.iter().enumerate() {
+        for (place, &cpu) in self.cpus.cpus().iter().enumerate() {
             let on_cpu = self.rows_at(place);
+            if on_cpu.is_empty() {
+                continue;
+            }
             let marks: Vec<((i64, i64), u32)> =
                 merged_marks(waiting.get(&cpu).map_or(&[][..], Vec::as_slice))
                     .into_iter()
@@ -243,7 +184,7 @@ impl<'t, 'a> Cursor<'t, 'a> {
         (start, end): (i64, i64),
     ) -> impl Iterator<Item = (Slice<'a>, (i64, i64))> + use<'t, 'a> {
         let of = self.timeline.of;
-        let (rows, first) = match self.timeline.place(cpu) {
+        let (rows, first) = match self.timeline.cpus.find(cpu) {
             Some(place) => {
                 let rows = self.timeline.rows_at(place);
                 let end_of = |row: u32| of.get(row as usize).end_ns();

@@ -11,6 +11,7 @@
 use schedlab_tables::{NO_EARLIER_RUN, WakeupPlacementRow};
 
 use crate::UNKNOWN_CLASS;
+use crate::cpu_numbers::CpuNumbers;
 
 use crate::RunTables;
 use crate::placement_cost::WorkloadThread;
@@ -51,7 +52,15 @@ pub fn wakeup_placement(
             (from == NO_EARLIER_RUN || classes.contains(&from)) && classes.contains(&to)
         })
         .collect();
-    let mut class_of = ClassOfCpu::default();
+    // By each CPU of the `cpus` table, its name's index; any other CPU's class is `?`.
+    let known = CpuNumbers::of(run.class_of_cpu.keys().copied());
+    let name_of_known: Vec<usize> = (known.cpus().iter())
+        .map(|&cpu| index_of(run.class_name(cpu)))
+        .collect();
+    let class_of = |cpu: i32| match known.find(cpu) {
+        Some(at) => name_of_known[at],
+        None => index_of(UNKNOWN_CLASS),
+    };
     let mut rows = Vec::new();
     for WorkloadThread {
         slices,
@@ -68,10 +77,10 @@ pub fn wakeup_placement(
             if s.sched_delay_ns() > 0 {
                 let woken = s.start_ns() - s.sched_delay_ns();
                 let from = match previous {
-                    Some(cpu) => class_of.index(run, cpu, index_of),
+                    Some(cpu) => class_of(cpu),
                     None => index_of(NO_EARLIER_RUN),
                 };
-                let to = class_of.index(run, s.cpu(), index_of);
+                let to = class_of(s.cpu());
                 let counts = &mut pairs[from * names.len() + to];
                 counts.wakeups += 1;
                 counts.same_cpu += i64::from(previous == Some(s.cpu()));
@@ -115,27 +124,6 @@ pub fn wakeup_placement(
         }));
     }
     rows
-}
-
-/// The index of each CPU's class name among the names of [`wakeup_placement`]'s pairs, found
-/// once per CPU number.
-#[derive(Default)]
-struct ClassOfCpu {
-    /// By CPU number; numbers no trace has (negative, or past any machine's CPUs) are looked
-    /// up each time.
-    known: Vec<Option<usize>>,
-}
-
-impl ClassOfCpu {
-    fn index(&mut self, run: &RunTables<'_>, cpu: i32, index_of: impl Fn(&str) -> usize) -> usize {
-        let Ok(at) = u16::try_from(cpu).map(usize::from) else {
-            return index_of(run.class_name(cpu));
-        };
-        if self.known.len() <= at {
-            self.known.resize(at + 1, None);
-        }
-        *self.known[at].get_or_insert_with(|| index_of(run.class_name(cpu)))
-    }
 }
 
 #[cfg(test)]
