@@ -73,15 +73,17 @@ pub fn open_regular(path: &Path) -> io::Result<(File, Metadata)> {
 
 /// Bytes hashed at a time: enough for BLAKE3 to share each among rayon's threads, few enough that
 /// memory stays flat on a large trace (a memory map made every page of the file resident in the
-/// process).
-const CHUNK: u64 = 4 << 20;
+/// process). Below the allocator's own mappings (`huge_pages` in the schedlab binary), so the
+/// buffer comes from the heap's freed memory: a stage stamps each table it wrote, and a fresh
+/// mapping per file cost a huge page faulted in and zeroed for a table of a few kilobytes.
+const CHUNK: u64 = 1 << 20;
 
 /// Hashes `path` (a regular file: [`open_regular`]) a chunk at a time on rayon's threads. The
 /// bytes read advance `bar`, if any.
 pub fn stamp(path: &Path, bar: Option<&ProgressBar>) -> io::Result<Stamp> {
     let (file, meta) = open_regular(path)?;
     let mut hasher = blake3::Hasher::new();
-    let mut chunk = Vec::with_capacity(CHUNK as usize);
+    let mut chunk = Vec::with_capacity(CHUNK.min(meta.len()) as usize);
     loop {
         chunk.clear();
         let read = (&file).take(CHUNK).read_to_end(&mut chunk)?;
