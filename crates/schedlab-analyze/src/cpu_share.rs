@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 use schedlab_tables::CpuShareRow;
 
 use crate::RunTables;
-use crate::headline::Headline;
+use crate::headline::{Headline, Scale};
 
 /// The one phase of a run without a reference workload.
 pub const RUN_PHASE: &str = "run";
@@ -84,17 +84,43 @@ fn cpu_time(
                 Some(Headline::Proc) => 1,
                 _ => 0,
             };
+            // A thread's slices run on the same CPU, in the same workload and phase, for
+            // long stretches: what the last slice looked up serves the next, and its time is
+            // summed before it is booked in the map.
+            let (mut ranked, mut scale) = (None, None);
+            let mut pending: Option<((usize, u32, i32), i64)> = None;
             for s in slices.iter() {
-                let workload = s.workload_key();
-                let known = ranks.entry(workload).or_insert(rank);
-                *known = (*known).max(rank);
+                let (workload, cpu) = (s.workload_key(), s.cpu());
+                if ranked != Some(workload) {
+                    let known = ranks.entry(workload).or_insert(rank);
+                    *known = (*known).max(rank);
+                    ranked = Some(workload);
+                }
+                let on_cpu = match scale {
+                    Some((at, on_cpu)) if at == cpu => on_cpu,
+                    _ => {
+                        let on_cpu = time.map_or(Scale::WHOLE, |t| t.scale(cpu));
+                        scale = Some((cpu, on_cpu));
+                        on_cpu
+                    }
+                };
                 for (i, (_, span)) in phases.iter().enumerate() {
                     let inside = s.overlap_ns(*span);
                     if inside > 0 {
-                        let ns = time.map_or(inside, |t| t.scaled(s.cpu(), inside));
-                        *per_cpu.entry((i, workload, s.cpu())).or_default() += ns;
+                        let key = (i, workload, cpu);
+                        match &mut pending {
+                            Some((at, sum)) if *at == key => *sum += on_cpu.of(inside),
+                            _ => {
+                                if let Some((at, sum)) = pending.replace((key, on_cpu.of(inside))) {
+                                    *per_cpu.entry(at).or_default() += sum;
+                                }
+                            }
+                        }
                     }
                 }
+            }
+            if let Some((at, sum)) = pending {
+                *per_cpu.entry(at).or_default() += sum;
             }
         }
         let texts = run.threads.texts();

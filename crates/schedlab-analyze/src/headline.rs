@@ -68,16 +68,18 @@ pub struct ThreadTime {
 }
 
 impl ThreadTime {
-    /// The headline's part of `ns` of the thread's slices on `cpu`. Time the headline has on a
-    /// CPU where the thread had no slice (a few kernel updates are recorded by another CPU)
-    /// counts in its totals only.
-    pub fn scaled(&self, cpu: i32, ns: i64) -> i64 {
+    /// The headline's part of the thread's slices on `cpu`, to apply to each of many slices
+    /// there without looking the CPU up again. Time the headline has on a CPU where the thread
+    /// had no slice (a few kernel updates are recorded by another CPU) counts in its totals
+    /// only.
+    pub fn scale(&self, cpu: i32) -> Scale {
         match (self.headline, self.slices.get(&cpu)) {
-            (Headline::Slices, _) => ns,
-            (_, Some(&sliced)) if sliced > 0 => {
-                ratio(ns, self.per_cpu.get(&cpu).copied().unwrap_or(0), sliced)
-            }
-            _ => 0,
+            (Headline::Slices, _) => Scale::WHOLE,
+            (_, Some(&sliced)) if sliced > 0 => Scale {
+                part: self.per_cpu.get(&cpu).copied().unwrap_or(0),
+                whole: sliced,
+            },
+            _ => Scale { part: 0, whole: 1 },
         }
     }
 
@@ -101,6 +103,23 @@ impl ThreadTime {
                 (cpu, inside)
             })
             .collect()
+    }
+}
+
+/// A fraction `part / whole` of a thread's slices on a CPU: its headline's share of them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Scale {
+    part: i64,
+    whole: i64,
+}
+
+impl Scale {
+    /// All of it: the slices are the headline.
+    pub const WHOLE: Scale = Scale { part: 1, whole: 1 };
+
+    /// The part of `ns`, rounded toward zero.
+    pub fn of(self, ns: i64) -> i64 {
+        ratio(ns, self.part, self.whole)
     }
 }
 
@@ -368,6 +387,6 @@ mod tests {
             time.within(&time.per_cpu, &part),
             BTreeMap::from([(0, 15), (1, 25), (2, 2)])
         );
-        assert_eq!((time.scaled(1, 100), time.scaled(2, 100)), (25, 0));
+        assert_eq!((time.scale(1).of(100), time.scale(2).of(100)), (25, 0));
     }
 }
