@@ -24,8 +24,7 @@
 //! they mean for perf.data. The threads' processes come from the `ProcessTree` packets (the
 //! tasks that existed when recording started, as perf's own records of them) and from
 //! task_newtask events (`CLONE_THREAD` says whether a new task is a thread of its parent's
-//! process); names from the tree, sched_switch, task_rename, sched_process_exec and
-//! sched_stat_runtime.
+//! process); names from the tree, sched_switch, task_rename and sched_process_exec.
 //! `prev_state` is the kernel's bits, lettered as Linux 4.14 and later do. Times are ftrace's,
 //! on Perfetto's boot clock unless the bundles name another; the first `ClockSnapshot` that
 //! gives both CLOCK_BOOTTIME and CLOCK_MONOTONIC moves them onto CLOCK_MONOTONIC, schedlab's

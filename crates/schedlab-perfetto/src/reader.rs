@@ -598,23 +598,7 @@ impl Merge<'_> {
             }
             // Summed as perf.data's reader sums them, with the thread's process where the
             // process tree or a task_newtask gave it (the event itself does not say).
-            // The update names the thread it accounts by the name it has then: a thread
-            // renamed after its last switch-in (a kworker a moment after kthreadd forked it)
-            // may not switch out again before the trace ends.
             Item::Runtime { pid, runtime, comm } => {
-                if comm != [0; 16]
-                    && let Some(renamed) = self.names.name(pid, comm)
-                {
-                    self.tree_names.named(pid);
-                    let process = self.tgids.get(&pid).copied().unwrap_or(-1);
-                    self.feed.event(&Event {
-                        time: e.time,
-                        cpu,
-                        pid: process,
-                        tid: pid,
-                        body: renamed,
-                    });
-                }
                 let process = self.tgids.get(&pid).copied();
                 self.feed
                     .runtime((cpu, pid, process), runtime, e.time, comm);

@@ -142,19 +142,6 @@ pub(crate) fn run(
                         match (pid.i32(payload), runtime.int(payload)) {
                             (Some(of), Some(ran)) => {
                                 let comm = comm.comm(payload).unwrap_or_default();
-                                // The update names the thread it accounts: one renamed since
-                                // its last switch-in may not switch out before the trace ends.
-                                if comm != [0; 16]
-                                    && let Some(renamed) = names.name(of, comm)
-                                {
-                                    feed.event(&Event {
-                                        time,
-                                        cpu: stream.cpu,
-                                        pid: -1,
-                                        tid: of,
-                                        body: renamed,
-                                    });
-                                }
                                 feed.runtime((stream.cpu, of, None), ran as u64, time, comm);
                             }
                             _ => notes.bad(

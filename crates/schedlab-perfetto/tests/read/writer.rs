@@ -27,18 +27,13 @@ impl Recording {
     /// Writes `out` in the recording's folder from its `perf script` text, with the writer's
     /// `flags`.
     pub fn write(&self, out: &str, flags: &[&str]) -> PathBuf {
-        self.write_from(&self.path("perf-script.txt"), out, flags)
-    }
-
-    /// Writes `out` in the recording's folder from the `perf script` text `script`.
-    pub fn write_from(&self, script: &Path, out: &str, flags: &[&str]) -> PathBuf {
         let writer = concat!(
             env!("CARGO_MANIFEST_DIR"),
             "/tests/read/perf_script_to_pftrace.py"
         );
         let wrote = Command::new(&self.python)
             .arg(writer)
-            .arg(script)
+            .arg(self.path("perf-script.txt"))
             .arg(self.path(out))
             .args(flags)
             .output()
@@ -224,76 +219,6 @@ fn sched_stat_runtime_in_either_generic_encoding_gives_the_kernels_accounting_of
         plain.unwrap().sched.sched_runtime.is_empty(),
         "the trace written without sched_stat_runtime has no kernel accounting"
     );
-}
-
-/// A thread renamed since it was switched in (stress-ng's workers name themselves after their
-/// stressor; an exec renames `perf-exec`) is named by its next sched_stat_runtime update,
-/// though the trace may end before the switch-out that would name it.
-#[test]
-fn a_thread_renamed_since_its_switch_in_is_named_by_its_runtime_updates() {
-    let Some(recording) = recorded() else {
-        return;
-    };
-    let text = std::fs::read_to_string(recording.path("perf-script.txt")).unwrap();
-    let (cut, tid, name) = first_rename_by_runtime(&text)
-        .expect("a stress-ng worker renames itself while it runs, before switching out");
-    let script = recording.path("cut-at-rename.txt");
-    std::fs::write(
-        &script,
-        text.split_inclusive('\n').take(cut + 1).collect::<String>(),
-    )
-    .unwrap();
-    let pftrace = recording.write_from(&script, "cut-at-rename.pftrace", &["--runtime", "generic"]);
-    let read = schedlab_perfetto::read_sched(&pftrace, &options()).unwrap();
-    let rows: Vec<_> = (read.sched.sched_runtime.iter())
-        .filter(|r| r.tid == tid)
-        .collect();
-    assert!(!rows.is_empty(), "thread {tid} has its runtime rows");
-    for row in rows {
-        assert_eq!(row.comm, name, "the trace's last name of thread {tid}");
-    }
-}
-
-/// The first sched_stat_runtime line of `perf script` text that names its thread otherwise
-/// than the events before it did (a sched_switch, a sched_process_fork or an update), by its
-/// line index, with the thread and its new name.
-fn first_rename_by_runtime(text: &str) -> Option<(usize, i32, String)> {
-    let mut names: HashMap<i32, &str> = HashMap::new();
-    for (i, line) in text.lines().enumerate() {
-        let Some((_, event)) = line.split_once(" sched:") else {
-            continue;
-        };
-        let Some((kind, payload)) = event.split_once(": ") else {
-            continue;
-        };
-        // A payload's comm may hold spaces: each name ends where its pid field begins.
-        let named = |comm: &str, pid: &str| -> Option<(i32, &str)> {
-            let from = payload.find(comm)? + comm.len();
-            let to = from + payload[from..].find(pid)?;
-            let tid = payload[to + pid.len()..].split(' ').next()?.parse().ok()?;
-            Some((tid, &payload[from..to]))
-        };
-        match kind {
-            "sched_stat_runtime" => {
-                let (tid, name) = named("comm=", " pid=")?;
-                if names.insert(tid, name).is_some_and(|before| before != name) {
-                    return Some((i, tid, name.to_string()));
-                }
-            }
-            "sched_switch" => {
-                for (comm, pid) in [("prev_comm=", " prev_pid="), ("next_comm=", " next_pid=")] {
-                    let (tid, name) = named(comm, pid)?;
-                    names.insert(tid, name);
-                }
-            }
-            "sched_process_fork" => {
-                let (tid, name) = named("child_comm=", " child_pid=")?;
-                names.insert(tid, name);
-            }
-            _ => {}
-        }
-    }
-    None
 }
 
 /// Where the recording's own switches do not follow on (a switch whose prev is not the task
