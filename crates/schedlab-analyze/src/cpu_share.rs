@@ -60,6 +60,31 @@ type Sources = BTreeMap<String, (u8, &'static str)>;
 /// slices.
 const SOURCES: [&str; 3] = ["sched", "proc", "kernel"];
 
+/// CPU time per (phase, workload text key, CPU).
+type PerCpu = foldhash::HashMap<(usize, u32, i32), i64>;
+
+/// The time of consecutive slices booked to the same key, summed before it goes into the map.
+#[derive(Default)]
+struct RunningSum(Option<((usize, u32, i32), i64)>);
+
+impl RunningSum {
+    fn add(&mut self, key: (usize, u32, i32), ns: i64, into: &mut PerCpu) {
+        match &mut self.0 {
+            Some((at, sum)) if *at == key => *sum += ns,
+            _ => {
+                self.flush(into);
+                self.0 = Some((key, ns));
+            }
+        }
+    }
+
+    fn flush(&mut self, into: &mut PerCpu) {
+        if let Some((at, sum)) = self.0.take() {
+            *into.entry(at).or_default() += sum;
+        }
+    }
+}
+
 /// CPU time per (phase, workload, class) of one run, and where each workload's came from.
 fn cpu_time(
     run: &RunTables<'_>,
@@ -74,7 +99,7 @@ fn cpu_time(
     let mut sources = Sources::new();
     if !run.threads.is_empty() {
         // Summed per CPU first, by text key: a slice's texts are neither compared nor copied.
-        let mut per_cpu: foldhash::HashMap<(usize, u32, i32), i64> = Default::default();
+        let mut per_cpu = PerCpu::default();
         let mut ranks: foldhash::HashMap<u32, u8> = Default::default();
         let headlines = run.headlines();
         for (tid, slices) in run.threads.threads() {
@@ -88,7 +113,7 @@ fn cpu_time(
             // long stretches: what the last slice looked up serves the next, and its time is
             // summed before it is booked in the map.
             let (mut ranked, mut scale) = (None, None);
-            let mut pending: Option<((usize, u32, i32), i64)> = None;
+            let mut booked = RunningSum::default();
             for s in slices.iter() {
                 let (workload, cpu) = (s.workload_key(), s.cpu());
                 if ranked != Some(workload) {
@@ -107,21 +132,11 @@ fn cpu_time(
                 for (i, (_, span)) in phases.iter().enumerate() {
                     let inside = s.overlap_ns(*span);
                     if inside > 0 {
-                        let key = (i, workload, cpu);
-                        match &mut pending {
-                            Some((at, sum)) if *at == key => *sum += on_cpu.of(inside),
-                            _ => {
-                                if let Some((at, sum)) = pending.replace((key, on_cpu.of(inside))) {
-                                    *per_cpu.entry(at).or_default() += sum;
-                                }
-                            }
-                        }
+                        booked.add((i, workload, cpu), on_cpu.of(inside), &mut per_cpu);
                     }
                 }
             }
-            if let Some((at, sum)) = pending {
-                *per_cpu.entry(at).or_default() += sum;
-            }
+            booked.flush(&mut per_cpu);
         }
         let texts = run.threads.texts();
         for ((phase, workload, cpu), ns) in per_cpu {

@@ -79,7 +79,7 @@ impl ThreadTime {
                 part: self.per_cpu.get(&cpu).copied().unwrap_or(0),
                 whole: sliced,
             },
-            _ => Scale { part: 0, whole: 1 },
+            _ => Scale::NONE,
         }
     }
 
@@ -116,9 +116,15 @@ pub struct Scale {
 impl Scale {
     /// All of it: the slices are the headline.
     pub const WHOLE: Scale = Scale { part: 1, whole: 1 };
+    /// None of it: the thread had no slice time on the CPU.
+    const NONE: Scale = Scale { part: 0, whole: 1 };
 
-    /// The part of `ns`, rounded toward zero.
+    /// The part of `ns`, rounded toward zero. All of it is `ns` itself, without the wide
+    /// multiplication: most threads' slices are their headline, and this runs per slice.
     pub fn of(self, ns: i64) -> i64 {
+        if self == Scale::WHOLE {
+            return ns;
+        }
         ratio(ns, self.part, self.whole)
     }
 }
