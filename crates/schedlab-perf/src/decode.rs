@@ -280,6 +280,11 @@ pub(crate) fn payload_body(tp: &Tracepoint, raw: &[u8]) -> Result<Body, &'static
         Tracepoint::Exit { pid } => Body::ProcessExit {
             pid: pid.i32(raw).ok_or(FIELD)?,
         },
+        Tracepoint::Rename { pid, newcomm } => Body::Comm {
+            pid: -1,
+            tid: pid.i32(raw).ok_or(FIELD)?,
+            comm: newcomm.comm(raw).ok_or(FIELD)?,
+        },
         // Summed per thread and CPU where a sample is decoded (`decode_sample`): no event.
         Tracepoint::Runtime { .. } => return Err("sched_stat_runtime is summed, not an event"),
     })

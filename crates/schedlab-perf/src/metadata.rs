@@ -206,6 +206,12 @@ pub enum Tracepoint {
     Exit {
         pid: Field,
     },
+    /// task:task_rename: thread `pid` renamed `newcomm` (by prctl, a kthread's naming or an
+    /// exec), as perf's COMM record says where a trace has no such records.
+    Rename {
+        pid: Field,
+        newcomm: Field,
+    },
     /// sched_stat_runtime: the kernel's accounting of CPU time a task ran since its last update.
     Runtime {
         pid: Field,
@@ -890,6 +896,10 @@ pub(crate) fn bind(f: &Format) -> Result<Option<Tracepoint>, &'static str> {
             pid: need("pid")?,
         },
         "sched_process_exit" => Tracepoint::Exit { pid: need("pid")? },
+        "task_rename" => Tracepoint::Rename {
+            pid: need("pid")?,
+            newcomm: need("newcomm")?,
+        },
         "sched_stat_runtime" => Tracepoint::Runtime {
             pid: need("pid")?,
             runtime: need("runtime")?,

@@ -1,5 +1,5 @@
 //! The file's event formats bound to what the reader does with each event: the sched
-//! tracepoints go to perf's state machine, cpu_frequency and cpu_idle to the per-CPU table.
+//! tracepoints and task_rename go to perf's state machine, cpu_frequency and cpu_idle to the per-CPU table.
 
 use std::collections::HashMap;
 
@@ -70,7 +70,9 @@ impl Events {
                     let (pid, runtime, comm) = (need("pid")?, need("runtime")?, need("comm")?);
                     Some(Kind::Runtime { pid, runtime, comm })
                 }
-                ("sched", _) => Tracepoint::bind(f).map_err(missing)?.map(Kind::Sched),
+                ("sched", _) | ("task", "task_rename") => {
+                    Tracepoint::bind(f).map_err(missing)?.map(Kind::Sched)
+                }
                 ("power", "cpu_frequency" | "cpu_idle") => {
                     let need = |n| f.field(n).ok_or_else(|| missing(n));
                     let (state, cpu_id) = (need("state")?, need("cpu_id")?);

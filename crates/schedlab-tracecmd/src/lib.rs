@@ -20,7 +20,7 @@
 //! (`schedlab_perf::feed`) and run through its `perf sched timehist` state machine: slices,
 //! waits, delays, migrations and `prev_state` letters (from the file's own sched_switch print
 //! format) mean what they mean for perf.data. A thread's command name follows the names its
-//! sched_switch and sched_process_exec events give it, as perf's COMM records do (so `comm:`
+//! sched_switch, sched_process_exec and task_rename events give it, as perf's COMM records do (so `comm:`
 //! selectors find a process after it execs). Two things differ from a perf.data: a trace.dat
 //! names only each event's thread (`common_pid`), not its process, so a thread's `pid` is its
 //! own tid unless a fork says otherwise (`pid:` selectors find a process's main thread, while

@@ -189,6 +189,15 @@ fn a_v7_recording_of_the_top_buffer_agrees_with_trace_cmd_report() {
         stress.iter().all(|th| th.comm.starts_with("stress-ng")),
         "{stress:?}"
     );
+    // The shell that turned tracing off renamed itself just before, while it ran: only its
+    // task_rename names it so.
+    let ender = (t.sched.threads.iter()).find(|th| th.tid == rec.ender_pid);
+    assert_eq!(
+        ender.map(|th| &*th.comm),
+        Some(crate::record::ENDER),
+        "the thread that renamed itself and stopped the trace (pid {})",
+        rec.ender_pid
+    );
     // The workers' time on a CPU in the trace is the CPU time /usr/bin/time measured of
     // stress-ng, within a tenth (and the 10 ms of a clock tick): the parent's own few
     // milliseconds and stress-ng's start-up and exit lie partly outside the recording. The

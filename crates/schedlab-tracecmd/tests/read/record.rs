@@ -15,7 +15,7 @@ const TOP_LOCK: &str = "/tmp/schedlab-tests-ftrace-top.lock";
 const BUFFER_KB: &str = "32768";
 
 /// The events a sched recording enables, by `system/name`; those the kernel lacks are skipped.
-const EVENTS: [&str; 10] = [
+const EVENTS: [&str; 11] = [
     "sched/sched_switch",
     "sched/sched_stat_runtime",
     "sched/sched_wakeup",
@@ -24,6 +24,7 @@ const EVENTS: [&str; 10] = [
     "sched/sched_migrate_task",
     "sched/sched_process_fork",
     "sched/sched_process_exit",
+    "task/task_rename",
     "power/cpu_frequency",
     "power/cpu_idle",
 ];
@@ -101,6 +102,9 @@ pub struct Recorded {
     pub stress_cpu_ns: i64,
     /// The pid of `/usr/bin/time`, whose child stress-ng is.
     pub root_pid: i32,
+    /// The shell that ended the recording: it renamed itself [`ENDER`], then turned tracing
+    /// off while it ran, so only its rename names it so.
+    pub ender_pid: i32,
     pub dir: tempfile::TempDir,
 }
 
@@ -181,7 +185,7 @@ pub fn record_with(buffer: Buffer, clock: &str, stressors: &[&str], buffer_kb: &
     let mut workload = Command::new("/usr/bin/time").args(&args).spawn();
     let root_pid = workload.as_ref().map_or(0, |child| child.id() as i32);
     let workload = workload.as_mut().map(|child| child.wait());
-    write(&root.join("tracing_on"), "0");
+    let ender_pid = stop_renamed(&root);
     let mut extract = Command::new("trace-cmd");
     extract.arg("extract").arg("-o").arg(&path);
     if let Some(name) = &name {
@@ -225,8 +229,27 @@ pub fn record_with(buffer: Buffer, clock: &str, stressors: &[&str], buffer_kb: &
         instance: name,
         stress_cpu_ns: (seconds * 1e9) as i64,
         root_pid,
+        ender_pid,
         dir,
     }
+}
+
+/// The name the shell that ends a recording gives itself.
+pub const ENDER: &str = "schedlab-ender";
+
+/// Turns tracing under `root` off from a shell that first renames itself [`ENDER`] (both
+/// builtins, so the shell itself writes its `/proc/self/comm` and then `tracing_on`), so the
+/// trace ends while a thread renamed since its last switch-in runs; its pid.
+fn stop_renamed(root: &Path) -> i32 {
+    let script = format!(
+        "printf %s {ENDER} > /proc/self/comm && echo 0 > {}",
+        root.join("tracing_on").display()
+    );
+    let shell = Command::new("sh").args(["-c", &script]).spawn().unwrap();
+    let pid = shell.id() as i32;
+    let out = shell.wait_with_output().unwrap();
+    assert!(out.status.success(), "sh -c {script:?}");
+    pid
 }
 
 /// `trace-cmd convert` of `from` into `name` beside it, at file `version` with `compression`.
