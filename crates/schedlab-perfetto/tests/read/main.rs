@@ -5,5 +5,6 @@
 //! damage with `salvage`.
 
 mod bad_input;
+mod renames;
 mod tree_names;
 mod writer;

@@ -1,7 +1,10 @@
 """Writes a Perfetto trace from `perf script -F pid,tid,cpu,time,event,trace --ns --show-task-events` text, with
 Perfetto's own Python protos (PyPI `perfetto`): an FtraceEventBundle per CPU of up to 1000 events
 (sched_switch, sched_waking, sched_wakeup, sched_wakeup_new, sched_migrate_task,
-sched_process_fork, each from its print format's text), and a ProcessTree naming each thread's process.
+sched_process_fork, each from its print format's text; a task_rename for each rename perf
+recorded during the trace, exec or not, as the kernel's __set_task_comm traces both and the
+recorder writes them with `task/task_rename` in its config, as its scheduling configs have it;
+no oldcomm, which perf's record lacks), and a ProcessTree naming each thread's process.
 
 With --compact, switches and wakings go into each bundle's compact_sched arrays instead, as
 Perfetto's recorder writes them by default: timestamps delta-encoded (the first absolute), names
@@ -43,6 +46,11 @@ MIGRATE = re.compile(r"comm=(.*) pid=(-?\d+) prio=(-?\d+) orig_cpu=(\d+) dest_cp
 # them: each thread's process, as Perfetto's process scan gives it. An exiting thread's last
 # events carry no pid (perf names the task -1), so its events alone may never name it.
 TASK = re.compile(r"PERF_RECORD_FORK\((\d+):(\d+)\)")
+# perf's record of a rename (by prctl, a kthread's naming or an exec); those at time 0 are its
+# records of the tasks found at the start, not renames.
+COMM = re.compile(
+    r"^\s*(-?\d+)/(-?\d+)\s+\[(\d+)\]\s+(\d+)\.(\d{9}):\s+PERF_RECORD_COMM(?: exec)?: (.*):(-?\d+)/(-?\d+)$"
+)
 FORK = re.compile(r"comm=(.*) pid=(-?\d+) child_comm=(.*) child_pid=(-?\d+)$")
 # Linux 6.8 dropped vruntime from sched_stat_runtime.
 RUNTIME = re.compile(r"comm=(.*) pid=(-?\d+) runtime=(\d+) \[ns\](?: vruntime=(\d+) \[ns\])?$")
@@ -176,6 +184,15 @@ def main(script, path, compact_sched, deflate, encoding, tree_names):
         task = TASK.search(line)
         if task:
             tgids[int(task.group(2))] = int(task.group(1))
+            continue
+        rename = COMM.match(line.rstrip("\n"))
+        if rename:
+            time = int(rename.group(4)) * 1_000_000_000 + int(rename.group(5))
+            if time > 0:
+                e = pb.FtraceEvent(timestamp=time, pid=int(rename.group(2)))
+                r = e.task_rename
+                r.pid, r.newcomm = int(rename.group(8)), rename.group(6)
+                per_cpu.setdefault(int(rename.group(3)), []).append(e)
             continue
         m = LINE.match(line)
         if not m:

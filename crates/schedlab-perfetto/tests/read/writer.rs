@@ -27,13 +27,18 @@ impl Recording {
     /// Writes `out` in the recording's folder from its `perf script` text, with the writer's
     /// `flags`.
     pub fn write(&self, out: &str, flags: &[&str]) -> PathBuf {
+        self.write_from(&self.path("perf-script.txt"), out, flags)
+    }
+
+    /// Writes `out` in the recording's folder from the `perf script` text `script`.
+    pub fn write_from(&self, script: &Path, out: &str, flags: &[&str]) -> PathBuf {
         let writer = concat!(
             env!("CARGO_MANIFEST_DIR"),
             "/tests/read/perf_script_to_pftrace.py"
         );
         let wrote = Command::new(&self.python)
             .arg(writer)
-            .arg(self.path("perf-script.txt"))
+            .arg(script)
             .arg(self.path(out))
             .args(flags)
             .output()
