@@ -1,5 +1,6 @@
 //! The file's event formats bound to what the reader does with each event: the sched
-//! tracepoints and task_rename go to perf's state machine, cpu_frequency and cpu_idle to the per-CPU table.
+//! tracepoints and task_rename go to perf's state machine, cpu_frequency and cpu_idle to the
+//! per-CPU table.
 
 use std::collections::HashMap;
 

@@ -20,13 +20,13 @@
 //! (`schedlab_perf::feed`) and run through its `perf sched timehist` state machine: slices,
 //! waits, delays, migrations and `prev_state` letters (from the file's own sched_switch print
 //! format) mean what they mean for perf.data. A thread's command name follows the names its
-//! sched_switch, sched_process_exec and task_rename events give it, as perf's COMM records do (so `comm:`
-//! selectors find a process after it execs). Two things differ from a perf.data: a trace.dat
-//! names only each event's thread (`common_pid`), not its process, so a thread's `pid` is its
-//! own tid unless a fork says otherwise (`pid:` selectors find a process's main thread, while
-//! `tree:` and `comm:` find all of it); and its times are on the trace clock the file names
-//! (`traces.trace_clock`: `local` unless recorded with `-C mono`), which the quality table
-//! flags when it is not CLOCK_MONOTONIC.
+//! sched_switch, sched_process_exec and task_rename events give it, as perf's COMM records do
+//! (so `comm:` selectors find a process after it execs). Two things differ from a perf.data:
+//! a trace.dat names only each event's thread (`common_pid`), not its process, so a thread's
+//! `pid` is its own tid unless a fork says otherwise (`pid:` selectors find a process's main
+//! thread, while `tree:` and `comm:` find all of it); and its times are on the trace clock the
+//! file names (`traces.trace_clock`: `local` unless recorded with `-C mono`), which the quality
+//! table flags when it is not CLOCK_MONOTONIC.
 //!
 //! # Key design decision
 //!

@@ -185,7 +185,7 @@ pub fn record_with(buffer: Buffer, clock: &str, stressors: &[&str], buffer_kb: &
     let mut workload = Command::new("/usr/bin/time").args(&args).spawn();
     let root_pid = workload.as_ref().map_or(0, |child| child.id() as i32);
     let workload = workload.as_mut().map(|child| child.wait());
-    let ender_pid = stop_renamed(&root);
+    let ender = stop_renamed(&root);
     let mut extract = Command::new("trace-cmd");
     extract.arg("extract").arg("-o").arg(&path);
     if let Some(name) = &name {
@@ -213,6 +213,7 @@ pub fn record_with(buffer: Buffer, clock: &str, stressors: &[&str], buffer_kb: &
     }
     drop(lock);
     assert!(workload.unwrap().unwrap().success(), "{args:?}");
+    let ender_pid = ender.unwrap_or_else(|why| panic!("{why}"));
     let times = std::fs::read_to_string(&times).unwrap();
     let seconds: f64 = times
         .split_whitespace()
@@ -239,17 +240,30 @@ pub const ENDER: &str = "schedlab-ender";
 
 /// Turns tracing under `root` off from a shell that first renames itself [`ENDER`] (both
 /// builtins, so the shell itself writes its `/proc/self/comm` and then `tracing_on`), so the
-/// trace ends while a thread renamed since its last switch-in runs; its pid.
-fn stop_renamed(root: &Path) -> i32 {
+/// trace ends while a thread renamed since its last switch-in runs; its pid. Tracing is off
+/// when this returns, whatever the shell did, so the caller puts the buffer back either way.
+fn stop_renamed(root: &Path) -> Result<i32, String> {
+    let on = root.join("tracing_on");
     let script = format!(
         "printf %s {ENDER} > /proc/self/comm && echo 0 > {}",
-        root.join("tracing_on").display()
+        on.display()
     );
-    let shell = Command::new("sh").args(["-c", &script]).spawn().unwrap();
-    let pid = shell.id() as i32;
-    let out = shell.wait_with_output().unwrap();
-    assert!(out.status.success(), "sh -c {script:?}");
-    pid
+    let ran = Command::new("sh")
+        .args(["-c", &script])
+        .spawn()
+        .and_then(|shell| {
+            let pid = shell.id() as i32;
+            Ok((pid, shell.wait_with_output()?))
+        });
+    write(&on, "0");
+    match ran {
+        Ok((pid, out)) if out.status.success() => Ok(pid),
+        Ok((_, out)) => Err(format!(
+            "sh -c {script:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        )),
+        Err(e) => Err(format!("sh -c {script:?}: {e}")),
+    }
 }
 
 /// `trace-cmd convert` of `from` into `name` beside it, at file `version` with `compression`.
