@@ -35,7 +35,9 @@ import zlib
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
 
-LINE = re.compile(r"^\s*(-?\d+)/(-?\d+)\s+\[(\d+)\]\s+(\d+)\.(\d{9}):\s+sched:(\w+):\s?(.*)$")
+# Every event's `pid/tid [cpu] seconds.nanoseconds:`, then what it is.
+PREFIX = r"^\s*(-?\d+)/(-?\d+)\s+\[(\d+)\]\s+(\d+)\.(\d{9}):\s+"
+LINE = re.compile(PREFIX + r"sched:(\w+):\s?(.*)$")
 SWITCH = re.compile(
     r"prev_comm=(.*) prev_pid=(-?\d+) prev_prio=(-?\d+) prev_state=(\S+) ==> "
     r"next_comm=(.*) next_pid=(-?\d+) next_prio=(-?\d+)$"
@@ -48,9 +50,7 @@ MIGRATE = re.compile(r"comm=(.*) pid=(-?\d+) prio=(-?\d+) orig_cpu=(\d+) dest_cp
 TASK = re.compile(r"PERF_RECORD_FORK\((\d+):(\d+)\)")
 # perf's record of a rename (by prctl, a kthread's naming or an exec); those at time 0 are its
 # records of the tasks found at the start, not renames.
-COMM = re.compile(
-    r"^\s*(-?\d+)/(-?\d+)\s+\[(\d+)\]\s+(\d+)\.(\d{9}):\s+PERF_RECORD_COMM(?: exec)?: (.*):(-?\d+)/(-?\d+)$"
-)
+COMM = re.compile(PREFIX + r"PERF_RECORD_COMM(?: exec)?: (.*):(-?\d+)/(-?\d+)$")
 FORK = re.compile(r"comm=(.*) pid=(-?\d+) child_comm=(.*) child_pid=(-?\d+)$")
 # Linux 6.8 dropped vruntime from sched_stat_runtime.
 RUNTIME = re.compile(r"comm=(.*) pid=(-?\d+) runtime=(\d+) \[ns\](?: vruntime=(\d+) \[ns\])?$")
@@ -65,6 +65,11 @@ DENSE_FIELD = 65536
 # The kernel's TASK_* report bits (Linux 4.14 and later), as sched_switch prints them.
 STATE_BITS = {"S": 1, "D": 2, "T": 4, "t": 8, "X": 16, "Z": 32, "P": 64, "I": 128}
 PREEMPTED = 256
+
+
+def ns(prefixed):
+    """The time of a line matched by a pattern that starts with PREFIX, in nanoseconds."""
+    return int(prefixed.group(4)) * 1_000_000_000 + int(prefixed.group(5))
 
 
 def prev_state(text):
@@ -185,9 +190,9 @@ def main(script, path, compact_sched, deflate, encoding, tree_names):
         if task:
             tgids[int(task.group(2))] = int(task.group(1))
             continue
-        rename = COMM.match(line.rstrip("\n"))
+        rename = COMM.match(line)
         if rename:
-            time = int(rename.group(4)) * 1_000_000_000 + int(rename.group(5))
+            time = ns(rename)
             if time > 0:
                 e = pb.FtraceEvent(timestamp=time, pid=int(rename.group(2)))
                 r = e.task_rename
@@ -198,7 +203,7 @@ def main(script, path, compact_sched, deflate, encoding, tree_names):
         if not m:
             continue
         pid, tid, cpu = int(m.group(1)), int(m.group(2)), int(m.group(3))
-        time = int(m.group(4)) * 1_000_000_000 + int(m.group(5))
+        time = ns(m)
         # perf names an exiting task -1; the event then has no pid, as perf has none.
         e = pb.FtraceEvent(timestamp=time)
         if tid >= 0:

@@ -2,57 +2,30 @@
 //! `task/task_rename` on) names its thread from then on, though the thread may still be running
 //! when the trace ends and no switch-out names it.
 
-use std::collections::HashMap;
-
 use schedlab_perfetto::read_sched;
 
 use crate::writer::{options, recorded};
 
-/// The fields a sched event names a thread by: its comm, then its pid.
-const FIELDS: [(&str, &str); 5] = [
-    ("comm=", " pid="),
-    ("prev_comm=", " prev_pid="),
-    ("next_comm=", " next_pid="),
-    ("parent_comm=", " parent_pid="),
-    ("child_comm=", " child_pid="),
-];
-
-/// The thread and name of an event's field: a name may hold spaces, so it ends where its pid
-/// field begins.
-fn field<'a>(payload: &'a str, comm: &str, pid: &str) -> Option<(i32, &'a str)> {
-    let at = (payload.match_indices(comm))
-        .find(|&(i, _)| i == 0 || payload.as_bytes()[i - 1] == b' ')?
-        .0;
-    let from = at + comm.len();
-    let to = from + payload[from..].find(pid)?;
-    let tid = payload[to + pid.len()..].split(' ').next()?.parse().ok()?;
-    Some((tid, &payload[from..to]))
-}
-
 /// The first rename perf recorded during the trace (a PERF_RECORD_COMM after time 0) to a name
-/// no event before it gave the thread, by its line index in the `perf script` text, with the
+/// no sched event before it carries, by its line index in the `perf script` text, with the
 /// thread and its new name.
 fn first_rename(text: &str) -> Option<(usize, i32, String)> {
-    let mut names: HashMap<i32, Vec<&str>> = HashMap::new();
-    for (i, line) in text.lines().enumerate() {
-        if let Some((_, record)) = line.split_once("PERF_RECORD_COMM") {
-            let at_start = line.contains(" 0.000000000:");
-            let (_, named) = record.split_once(": ")?;
-            let (name, ids) = named.rsplit_once(':')?;
-            let tid: i32 = ids.split('/').nth(1)?.parse().ok()?;
-            if !at_start && !names.get(&tid).is_some_and(|n| n.contains(&name)) {
-                return Some((i, tid, name.to_string()));
-            }
-            names.entry(tid).or_default().push(name);
-            continue;
-        }
-        let Some((_, payload)) = line.split_once(" sched:") else {
+    let lines: Vec<&str> = text.lines().collect();
+    for (i, line) in lines.iter().enumerate() {
+        let Some((_, record)) = line.split_once("PERF_RECORD_COMM") else {
             continue;
         };
-        for (comm, pid) in FIELDS {
-            if let Some((tid, name)) = field(payload, comm, pid) {
-                names.entry(tid).or_default().push(name);
-            }
+        if line.contains(" 0.000000000:") {
+            continue;
+        }
+        let (_, named) = record.split_once(": ")?;
+        let (name, ids) = named.rsplit_once(':')?;
+        let tid: i32 = ids.split('/').nth(1)?.parse().ok()?;
+        // Every comm field (`comm=`, `prev_comm=`, `child_comm=`…) is followed by a space.
+        let field = format!("comm={name} ");
+        let carried = (lines[..i].iter()).any(|l| l.contains(" sched:") && l.contains(&field));
+        if !carried {
+            return Some((i, tid, name.to_string()));
         }
     }
     None
